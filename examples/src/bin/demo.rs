@@ -1,0 +1,2 @@
+//! The README's main command (work in progress).
+fn main() {}

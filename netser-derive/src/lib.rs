@@ -1,0 +1,1 @@
+//! `#[derive(NetSerialize)]` for netser (work in progress).

@@ -1,0 +1,1 @@
+//! chunk (work in progress).

@@ -1,0 +1,1 @@
+//! endpoint (work in progress).
