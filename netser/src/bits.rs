@@ -1,0 +1,642 @@
+//! The bit layer: a word-at-a-time bit writer and reader, as "Reading and Writing
+//! Packets" describes, with the reference library's 64-bit flush.
+//!
+//! Bits are packed LSB-first: the stream is one little-endian integer built with
+//! `acc |= value << position`. The writer gathers bits in a scratch register and stores
+//! them eight bytes at a time; the reader loads eight bytes at a time into its scratch.
+//! Both work on slices of any length and never touch a byte outside them.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Bits needed to send any value in `min..=max` as an offset from `min`: 0 when
+/// `min == max`, else the bit length of `max - min`.
+///
+/// ```
+/// use netser::bits::bits_required;
+/// assert_eq!(bits_required(0, 7), 3);
+/// assert_eq!(bits_required(0, 8), 4);
+/// assert_eq!(bits_required(5, 5), 0);
+/// assert_eq!(bits_required(0, u64::MAX), 64);
+/// ```
+#[inline]
+pub const fn bits_required(min: u64, max: u64) -> u32 {
+    if max <= min {
+        0
+    } else {
+        64 - (max - min).leading_zeros()
+    }
+}
+
+/// [`bits_required`] for 128-bit ranges (the offset in the unsigned 128-bit domain).
+///
+/// ```
+/// use netser::bits::bits_required_u128;
+/// assert_eq!(bits_required_u128(0, u128::MAX), 128);
+/// ```
+#[inline]
+pub const fn bits_required_u128(min: u128, max: u128) -> u32 {
+    if max <= min {
+        0
+    } else {
+        128 - (max - min).leading_zeros()
+    }
+}
+
+/// [`bits_required`] for signed 64-bit bounds (the difference taken in the unsigned domain).
+///
+/// ```
+/// use netser::bits::bits_required_i64;
+/// assert_eq!(bits_required_i64(-10, 10), 5);
+/// assert_eq!(bits_required_i64(i64::MIN, i64::MAX), 64);
+/// ```
+#[inline]
+pub const fn bits_required_i64(min: i64, max: i64) -> u32 {
+    if max <= min {
+        0
+    } else {
+        64 - (max.wrapping_sub(min) as u64).leading_zeros()
+    }
+}
+
+#[inline(always)]
+const fn low_mask(bits: u32) -> u64 {
+    // Valid for 0..=64 without a shift overflow.
+    ((1u128 << bits) - 1) as u64
+}
+
+/// Writes bits LSB-first into a caller's buffer, a 64-bit word at a time.
+///
+/// The buffer may have any length; writing past its end is an error, never a silent
+/// truncation. Call [`BitWriter::finish`] to flush the last partial word and get the
+/// packet length, `ceil(bits / 8)` bytes.
+///
+/// ```
+/// use netser::bits::BitWriter;
+/// let mut buf = [0u8; 8];
+/// let mut w = BitWriter::new(&mut buf);
+/// w.write_bits(5, 3)?;
+/// w.write_bits(1000, 10)?;
+/// w.write_bits(0xABCDEF, 24)?;
+/// let len = w.finish();
+/// assert_eq!(&buf[..len], &[0x45, 0xff, 0xbd, 0x79, 0x15]);
+/// # Ok::<(), netser::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BitWriter<'a> {
+    buf: &'a mut [u8],
+    /// Pending bits, low bits first; at most 63 between calls.
+    scratch: u128,
+    scratch_bits: u32,
+    /// Byte index where the scratch word will be stored.
+    word_byte: usize,
+    bits_written: u64,
+    capacity_bits: u64,
+}
+
+impl<'a> BitWriter<'a> {
+    /// A writer over `buf`; its capacity is `8 * buf.len()` bits.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        let capacity_bits = (buf.len() as u64) * 8;
+        BitWriter {
+            buf,
+            scratch: 0,
+            scratch_bits: 0,
+            word_byte: 0,
+            bits_written: 0,
+            capacity_bits,
+        }
+    }
+
+    /// Bits written so far.
+    #[inline]
+    pub fn bits_written(&self) -> u64 {
+        self.bits_written
+    }
+
+    /// Room left, in bits.
+    #[inline]
+    pub fn bits_available(&self) -> u64 {
+        self.capacity_bits - self.bits_written
+    }
+
+    /// Writes the low `bits` bits of `value` (0..=64 bits).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidBitCount`] above 64 bits, [`ErrorKind::ValueTooWide`] when
+    /// `value` has bits set above `bits`, [`ErrorKind::BufferFull`] when the buffer has
+    /// no room. Nothing is written on error.
+    #[inline]
+    pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
+        if bits > 64 {
+            return Err(Error::new(
+                ErrorKind::InvalidBitCount { bits },
+                self.bits_written,
+            ));
+        }
+        if value & !low_mask(bits) != 0 {
+            return Err(Error::new(
+                ErrorKind::ValueTooWide {
+                    value: value as u128,
+                    bits,
+                },
+                self.bits_written,
+            ));
+        }
+        if bits as u64 > self.capacity_bits - self.bits_written {
+            return Err(self.full(bits as u64));
+        }
+        self.push(value, bits);
+        Ok(())
+    }
+
+    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
+    #[inline(always)]
+    fn push(&mut self, value: u64, bits: u32) {
+        self.scratch |= (value as u128) << self.scratch_bits;
+        self.scratch_bits += bits;
+        self.bits_written += bits as u64;
+        if self.scratch_bits >= 64 {
+            self.store_word(self.scratch as u64);
+            self.scratch >>= 64;
+            self.scratch_bits -= 64;
+        }
+    }
+
+    #[inline(always)]
+    fn store_word(&mut self, word: u64) {
+        let at = self.word_byte;
+        match self.buf.get_mut(at..at + 8) {
+            Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
+            // The last word of a buffer whose length is not a multiple of 8: the room
+            // check guarantees the bits beyond the buffer are zero.
+            None => {
+                let n = self.buf.len() - at;
+                self.buf[at..].copy_from_slice(&word.to_le_bytes()[..n]);
+            }
+        }
+        self.word_byte += 8;
+    }
+
+    #[cold]
+    fn full(&self, wanted: u64) -> Error {
+        Error::new(
+            ErrorKind::BufferFull {
+                wanted,
+                remaining: self.bits_available(),
+            },
+            self.bits_written,
+        )
+    }
+
+    /// Writes zero bits up to the next byte boundary (nothing when already aligned).
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`] when the padding does not fit.
+    #[inline]
+    pub fn align(&mut self) -> Result<()> {
+        let pad = (8 - (self.bits_written % 8) as u32) % 8;
+        if pad as u64 > self.bits_available() {
+            return Err(self.full(pad as u64));
+        }
+        self.push(0, pad);
+        Ok(())
+    }
+
+    /// Number of padding bits [`BitWriter::align`] would write now.
+    #[inline]
+    pub fn align_bits(&self) -> u32 {
+        (8 - (self.bits_written % 8) as u32) % 8
+    }
+
+    /// Aligns, then copies `data` in bulk.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`] when padding and data do not fit; nothing is written.
+    pub fn write_bytes(&mut self, data: &[u8]) -> Result<()> {
+        let pad = self.align_bits() as u64;
+        let need = pad + (data.len() as u64) * 8;
+        if need > self.bits_available() {
+            return Err(self.full(need));
+        }
+        self.push(0, pad as u32);
+        if data.len() < 16 {
+            // Short runs are cheaper through the scratch word than a flush and reload.
+            for &b in data {
+                self.push(b as u64, 8);
+            }
+            return Ok(());
+        }
+        // Store the whole bytes pending in scratch, copy, then reload the partial word.
+        let pos = (self.bits_written / 8) as usize;
+        let pending = (self.scratch_bits / 8) as usize;
+        let bytes = (self.scratch as u64).to_le_bytes();
+        self.buf[self.word_byte..self.word_byte + pending].copy_from_slice(&bytes[..pending]);
+        self.buf[pos..pos + data.len()].copy_from_slice(data);
+        let end = pos + data.len();
+        self.bits_written += (data.len() as u64) * 8;
+        self.word_byte = end - end % 8;
+        let tail = end % 8;
+        let mut word = [0u8; 8];
+        word[..tail].copy_from_slice(&self.buf[self.word_byte..end]);
+        self.scratch = u64::from_le_bytes(word) as u128;
+        self.scratch_bits = (tail * 8) as u32;
+        Ok(())
+    }
+
+    /// Flushes the last partial word and returns the packet length, `ceil(bits / 8)`.
+    /// Bytes of the buffer after that length are left untouched.
+    pub fn finish(mut self) -> usize {
+        self.flush()
+    }
+
+    /// Flushes the pending bits without consuming the writer; returns the length so far.
+    pub fn flush(&mut self) -> usize {
+        let len = self.bits_written.div_ceil(8) as usize;
+        let pending = len - self.word_byte;
+        let bytes = (self.scratch as u64).to_le_bytes();
+        self.buf[self.word_byte..len].copy_from_slice(&bytes[..pending]);
+        len
+    }
+}
+
+/// Reads bits LSB-first from any byte slice, a 64-bit word at a time.
+///
+/// Reading past the end is an error, never zeros. Trailing bits after the last read are
+/// accepted (framing decides whether a packet must be consumed).
+///
+/// ```
+/// use netser::bits::BitReader;
+/// let mut r = BitReader::new(&[0x45, 0xff, 0xbd, 0x79, 0x15]);
+/// assert_eq!(r.read_bits(3)?, 5);
+/// assert_eq!(r.read_bits(10)?, 1000);
+/// assert_eq!(r.read_bits(24)?, 0xABCDEF);
+/// assert!(r.read_bits(4).is_err()); // only 3 bits left
+/// # Ok::<(), netser::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct BitReader<'a> {
+    buf: &'a [u8],
+    /// Loaded but unread bits, low bits first.
+    scratch: u128,
+    scratch_bits: u32,
+    /// Next byte to load into scratch.
+    next_byte: usize,
+    bits_read: u64,
+    len_bits: u64,
+}
+
+impl<'a> BitReader<'a> {
+    /// A reader over all of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        BitReader {
+            buf,
+            scratch: 0,
+            scratch_bits: 0,
+            next_byte: 0,
+            bits_read: 0,
+            len_bits: (buf.len() as u64) * 8,
+        }
+    }
+
+    /// Bits read so far.
+    #[inline]
+    pub fn bits_read(&self) -> u64 {
+        self.bits_read
+    }
+
+    /// Bits left to read.
+    #[inline]
+    pub fn bits_remaining(&self) -> u64 {
+        self.len_bits - self.bits_read
+    }
+
+    /// The bytes the reader was made from.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    #[cold]
+    fn end(&self, wanted: u64) -> Error {
+        Error::new(
+            ErrorKind::EndOfBuffer {
+                wanted,
+                remaining: self.bits_remaining(),
+            },
+            self.bits_read,
+        )
+    }
+
+    #[inline(always)]
+    fn load_word(&mut self) {
+        let at = self.next_byte;
+        let word = match self.buf.get(at..at + 8) {
+            Some(src) => u64::from_le_bytes(src.try_into().unwrap_or([0; 8])),
+            None => {
+                let mut w = [0u8; 8];
+                let n = self.buf.len().saturating_sub(at);
+                w[..n].copy_from_slice(&self.buf[at..at + n]);
+                u64::from_le_bytes(w)
+            }
+        };
+        self.scratch |= (word as u128) << self.scratch_bits;
+        self.scratch_bits += 64;
+        self.next_byte += 8;
+    }
+
+    /// Reads `bits` bits (0..=64).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidBitCount`] above 64, [`ErrorKind::EndOfBuffer`] when fewer bits
+    /// remain; nothing is consumed on error.
+    #[inline]
+    pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
+        if bits > 64 {
+            return Err(Error::new(
+                ErrorKind::InvalidBitCount { bits },
+                self.bits_read,
+            ));
+        }
+        if bits as u64 > self.len_bits - self.bits_read {
+            return Err(self.end(bits as u64));
+        }
+        Ok(self.pull(bits))
+    }
+
+    #[inline(always)]
+    fn pull(&mut self, bits: u32) -> u64 {
+        if self.scratch_bits < bits {
+            self.load_word();
+        }
+        let value = (self.scratch as u64) & low_mask(bits);
+        self.scratch >>= bits;
+        self.scratch_bits -= bits;
+        self.bits_read += bits as u64;
+        value
+    }
+
+    /// Padding bits [`BitReader::align`] would consume now.
+    #[inline]
+    pub fn align_bits(&self) -> u32 {
+        (8 - (self.bits_read % 8) as u32) % 8
+    }
+
+    /// Skips to the next byte boundary.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NonZeroPadding`] when the padding is not all zeros,
+    /// [`ErrorKind::EndOfBuffer`] when it runs past the end.
+    #[inline]
+    pub fn align(&mut self) -> Result<()> {
+        let pad = self.align_bits();
+        let at = self.bits_read;
+        let found = self.read_bits(pad)?;
+        if found != 0 {
+            return Err(Error::new(
+                ErrorKind::NonZeroPadding { found: found as u8 },
+                at,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Aligns, then fills `out` with the next `out.len()` bytes in bulk.
+    ///
+    /// # Errors
+    /// As [`BitReader::align`], and [`ErrorKind::EndOfBuffer`] when fewer bytes remain.
+    pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<()> {
+        let start = self.bits_read;
+        let pad = self.align_bits() as u64;
+        let need = pad + (out.len() as u64) * 8;
+        if need > self.bits_remaining() {
+            return Err(self.end(need));
+        }
+        self.align()
+            .map_err(|e| Error::new(e.kind().clone(), start))?;
+        if out.len() < 16 {
+            for b in out.iter_mut() {
+                *b = self.pull(8) as u8;
+            }
+            return Ok(());
+        }
+        // Aligned: drain whole bytes still in scratch, copy the rest straight from the slice.
+        let pos = (self.bits_read / 8) as usize;
+        let end = pos + out.len();
+        out.copy_from_slice(&self.buf[pos..end]);
+        self.bits_read += (out.len() as u64) * 8;
+        self.scratch = 0;
+        self.scratch_bits = 0;
+        self.next_byte = end - end % 8;
+        let skip = (end % 8) as u32 * 8;
+        if skip > 0 {
+            self.load_word();
+            self.scratch >>= skip;
+            self.scratch_bits -= skip;
+        }
+        Ok(())
+    }
+}
+
+/// Counts bits exactly, for the measure stream: it knows the position, so alignment is
+/// charged exactly (the reference charges a worst case of 7 bits per align).
+///
+/// ```
+/// use netser::bits::BitCounter;
+/// let mut c = BitCounter::default();
+/// c.add(8);
+/// c.align();
+/// c.add(8);
+/// assert_eq!(c.bits(), 16);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BitCounter {
+    bits: u64,
+}
+
+impl BitCounter {
+    /// Counts `bits` more bits.
+    #[inline(always)]
+    pub fn add(&mut self, bits: u64) {
+        self.bits += bits;
+    }
+
+    /// Counts the padding to the next byte boundary.
+    #[inline(always)]
+    pub fn align(&mut self) {
+        self.bits = self.bits.div_ceil(8) * 8;
+    }
+
+    /// Bits counted so far.
+    #[inline(always)]
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_example_bytes() {
+        let mut buf = [0u8; 5];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(5, 3).unwrap();
+        w.write_bits(1000, 10).unwrap();
+        w.write_bits(0xABCDEF, 24).unwrap();
+        assert_eq!(w.bits_written(), 37);
+        assert_eq!(w.finish(), 5);
+        assert_eq!(buf, [0x45, 0xff, 0xbd, 0x79, 0x15]);
+    }
+
+    #[test]
+    fn writer_refuses_past_end_and_keeps_state() {
+        let mut buf = [0u8; 1];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(0x7f, 7).unwrap();
+        let e = w.write_bits(3, 2).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::BufferFull {
+                wanted: 2,
+                remaining: 1
+            }
+        );
+        assert_eq!(e.bit(), 7);
+        w.write_bits(1, 1).unwrap();
+        assert_eq!(w.finish(), 1);
+        assert_eq!(buf, [0xff]);
+    }
+
+    #[test]
+    fn writer_refuses_too_wide_values() {
+        let mut buf = [0u8; 8];
+        let mut w = BitWriter::new(&mut buf);
+        assert_eq!(
+            w.write_bits(8, 3).unwrap_err().kind(),
+            &ErrorKind::ValueTooWide { value: 8, bits: 3 }
+        );
+        assert_eq!(
+            w.write_bits(1, 0).unwrap_err().kind(),
+            &ErrorKind::ValueTooWide { value: 1, bits: 0 }
+        );
+        assert_eq!(
+            w.write_bits(0, 65).unwrap_err().kind(),
+            &ErrorKind::InvalidBitCount { bits: 65 }
+        );
+        w.write_bits(u64::MAX, 64).unwrap();
+        assert_eq!(w.finish(), 8);
+        assert_eq!(buf, [0xff; 8]);
+    }
+
+    #[test]
+    fn reader_refuses_past_end_never_zeros() {
+        let mut r = BitReader::new(&[]);
+        assert_eq!(r.read_bits(0).unwrap(), 0);
+        assert_eq!(
+            r.read_bits(1).unwrap_err().kind(),
+            &ErrorKind::EndOfBuffer {
+                wanted: 1,
+                remaining: 0
+            }
+        );
+        let mut r = BitReader::new(&[0xff, 0x01]);
+        assert_eq!(r.read_bits(9).unwrap(), 0x1ff);
+        let e = r.read_bits(8).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::EndOfBuffer {
+                wanted: 8,
+                remaining: 7
+            }
+        );
+        assert_eq!(e.bit(), 9);
+        assert_eq!(r.read_bits(7).unwrap(), 0);
+    }
+
+    #[test]
+    fn odd_lengths_round_trip_every_width() {
+        // Buffers of every length around word boundaries, every width 1..=64.
+        for len in 0..=27usize {
+            let mut buf = alloc::vec![0u8; len];
+            let cap = len as u64 * 8;
+            let mut w = BitWriter::new(&mut buf);
+            let mut written = alloc::vec::Vec::new();
+            let mut width = 1u32;
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            loop {
+                if w.bits_written() + width as u64 > cap {
+                    break;
+                }
+                x = x.rotate_left(13).wrapping_mul(0x2545_F491_4F6C_DD1D);
+                let v = x & low_mask(width);
+                w.write_bits(v, width).unwrap();
+                written.push((v, width));
+                width = width % 64 + 1;
+            }
+            let n = w.finish();
+            let mut r = BitReader::new(&buf[..n]);
+            for &(v, bits) in &written {
+                assert_eq!(r.read_bits(bits).unwrap(), v, "len {len} width {bits}");
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_round_trip_at_every_offset() {
+        for lead in 0..70u32 {
+            for count in [0usize, 1, 7, 15, 16, 17, 40] {
+                let data: alloc::vec::Vec<u8> = (0..count as u8)
+                    .map(|i| i.wrapping_mul(37) ^ 0xA5)
+                    .collect();
+                let mut buf = [0u8; 128];
+                let mut w = BitWriter::new(&mut buf);
+                w.write_bits((1u64 << lead.min(63)) - 1, lead.min(63))
+                    .unwrap();
+                w.write_bytes(&data).unwrap();
+                w.write_bits(0b101, 3).unwrap();
+                let n = w.finish();
+                let mut r = BitReader::new(&buf[..n]);
+                assert_eq!(
+                    r.read_bits(lead.min(63)).unwrap(),
+                    (1u64 << lead.min(63)) - 1
+                );
+                let mut out = alloc::vec![0u8; count];
+                r.read_bytes(&mut out).unwrap();
+                assert_eq!(out, data, "lead {lead} count {count}");
+                assert_eq!(r.read_bits(3).unwrap(), 0b101);
+            }
+        }
+    }
+
+    #[test]
+    fn reader_refuses_non_zero_padding() {
+        let mut r = BitReader::new(&[0b0000_0101]);
+        assert_eq!(r.read_bits(1).unwrap(), 1);
+        let e = r.align().unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::NonZeroPadding { found: 0b10 });
+        assert_eq!(e.bit(), 1);
+    }
+
+    #[test]
+    fn read_bytes_refuses_count_beyond_remaining() {
+        let mut r = BitReader::new(&[1, 2, 3]);
+        let mut out = [0u8; 4];
+        assert_eq!(
+            r.read_bytes(&mut out).unwrap_err().kind(),
+            &ErrorKind::EndOfBuffer {
+                wanted: 32,
+                remaining: 24
+            }
+        );
+    }
+
+    #[test]
+    fn bits_required_edges() {
+        assert_eq!(bits_required(0, 0), 0);
+        assert_eq!(bits_required(0, 1), 1);
+        assert_eq!(bits_required(0, 255), 8);
+        assert_eq!(bits_required(0, 256), 9);
+        assert_eq!(bits_required_i64(-100, 100), 8);
+        assert_eq!(bits_required_u128(0, 1 << 64), 65);
+    }
+}

@@ -1,0 +1,104 @@
+//! Integers that can be sent as an offset from a minimum ("ranged integers").
+//!
+//! A value in `min..=max` goes on the wire as `value - min` in
+//! `bits_required(min, max)` bits. The subtraction is done in the unsigned domain of the
+//! type's width, as the reference does for its 32, 64 and 128-bit forms; the offsets of
+//! narrower types are the same numbers, so every width gives the reference's bytes.
+
+use crate::error::Num;
+use core::fmt::Debug;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An integer type usable with ranged reads and writes: `u8`..`u128`, `i8`..`i128`,
+/// `usize` and `isize`. Sealed: the offset arithmetic is part of the wire format.
+///
+/// ```
+/// use netser::RangedInt;
+/// assert_eq!(RangedInt::offset_from(-5i32, -10), 5);
+/// assert_eq!(i32::from_offset(-10, 5), -5);
+/// assert_eq!(<i32 as RangedInt>::range_bits(-100, 100), 8);
+/// ```
+pub trait RangedInt: Copy + PartialOrd + Debug + sealed::Sealed {
+    /// The type's width in bits.
+    const WIDTH: u32;
+    /// The smallest value.
+    const MIN: Self;
+    /// The largest value.
+    const MAX: Self;
+    /// Zero.
+    const ZERO: Self;
+    /// `self - min` in the unsigned domain of the type's width, zero-extended.
+    fn offset_from(self, min: Self) -> u128;
+    /// `min + offset`, wrapping in the type's width.
+    fn from_offset(min: Self, offset: u128) -> Self;
+    /// The value for error messages.
+    fn to_num(self) -> Num;
+    /// Bits needed for an offset in `min..=max` (0 when `min >= max`).
+    #[inline(always)]
+    fn range_bits(min: Self, max: Self) -> u32 {
+        if max <= min {
+            0
+        } else {
+            128 - max.offset_from(min).leading_zeros()
+        }
+    }
+}
+
+macro_rules! ranged_int {
+    ($($t:ty => $u:ty, $num:ident, $wide:ty;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl RangedInt for $t {
+            const WIDTH: u32 = <$t>::BITS;
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn offset_from(self, min: Self) -> u128 {
+                self.wrapping_sub(min) as $u as u128
+            }
+            #[inline(always)]
+            fn from_offset(min: Self, offset: u128) -> Self {
+                min.wrapping_add(offset as $u as $t)
+            }
+            #[inline]
+            fn to_num(self) -> Num {
+                Num::$num(self as $wide)
+            }
+        }
+    )*};
+}
+
+ranged_int! {
+    u8 => u8, Uint, u128;
+    u16 => u16, Uint, u128;
+    u32 => u32, Uint, u128;
+    u64 => u64, Uint, u128;
+    u128 => u128, Uint, u128;
+    usize => usize, Uint, u128;
+    i8 => u8, Int, i128;
+    i16 => u16, Int, i128;
+    i32 => u32, Int, i128;
+    i64 => u64, Int, i128;
+    i128 => u128, Int, i128;
+    isize => usize, Int, i128;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_in_the_unsigned_domain() {
+        assert_eq!(i32::MAX.offset_from(i32::MIN), u32::MAX as u128);
+        assert_eq!(i64::MAX.offset_from(i64::MIN), u64::MAX as u128);
+        assert_eq!(i128::MAX.offset_from(i128::MIN), u128::MAX);
+        assert_eq!(i8::from_offset(i8::MIN, 255), i8::MAX);
+        assert_eq!(<i32 as RangedInt>::range_bits(i32::MIN, i32::MAX), 32);
+        assert_eq!(<i128 as RangedInt>::range_bits(i128::MIN, i128::MAX), 128);
+        assert_eq!(<u8 as RangedInt>::range_bits(3, 3), 0);
+        assert_eq!(<u8 as RangedInt>::range_bits(0, 8), 4);
+    }
+}

@@ -1,0 +1,217 @@
+//! Compressed floats: a bounded float sent as an integer in `[0, max_integer_value]`,
+//! as "Serialization Strategies" describes and the reference implements.
+//!
+//! Every step is float32 arithmetic that rounds (Rust never fuses a multiply and an add
+//! unless asked), so the bytes are identical on x86 and arm64.
+
+use crate::bits::bits_required;
+use crate::error::{Error, ErrorKind, Num, Result};
+
+/// The largest `delta / res` the reference allows (the largest float32 below 2^32).
+const MAX_VALUES: f32 = 4_294_967_040.0;
+
+/// A quantization: `min..=max` at resolution `res`, with its integer range and bit cost
+/// precomputed (usable in `const` items).
+///
+/// ```
+/// use netser::Quantize;
+/// const POS: Quantize = Quantize::new(-1024.0, 1024.0, 0.01);
+/// assert_eq!(POS.max_integer_value(), 204_800);
+/// assert_eq!(POS.bits(), 18);
+/// // The reference's `ceil`: 63.3 / 1 rounds up to 64 steps, which takes 7 bits.
+/// assert_eq!(Quantize::new(0.0, 63.3, 1.0).bits(), 7);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quantize {
+    min: f32,
+    max: f32,
+    res: f32,
+    delta: f32,
+    max_integer_value: u32,
+    bits: u32,
+    clamp: bool,
+}
+
+impl Quantize {
+    /// `min..=max` at resolution `res`. Values outside the range are an error when
+    /// written; see [`Quantize::clamping`].
+    ///
+    /// # Panics
+    /// When the parameters are invalid (see [`Quantize::try_new`]); in a `const` item
+    /// that is a compile error.
+    pub const fn new(min: f32, max: f32, res: f32) -> Self {
+        match Self::try_new(min, max, res) {
+            Some(q) => q,
+            None => panic!("invalid quantization: need finite min < max and 0 < res"),
+        }
+    }
+
+    /// `min..=max` at resolution `res`, or `None` unless all three are finite, `min < max`
+    /// and `res > 0`.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert!(Quantize::try_new(1.0, 0.0, 0.1).is_none());
+    /// assert!(Quantize::try_new(0.0, 1.0, 0.0).is_none());
+    /// ```
+    pub const fn try_new(min: f32, max: f32, res: f32) -> Option<Self> {
+        if !(min.is_finite() && max.is_finite() && res.is_finite()) || !(min < max) || !(res > 0.0)
+        {
+            return None;
+        }
+        let delta = max - min;
+        if !delta.is_finite() {
+            return None;
+        }
+        let mut values = delta / res;
+        if !(values >= 1.0) {
+            values = 1.0;
+        } else if values > MAX_VALUES {
+            values = MAX_VALUES;
+        }
+        // ceil(values), exact for the clamped range.
+        let truncated = values as u32;
+        let max_integer_value = if (truncated as f32) < values {
+            truncated + 1
+        } else {
+            truncated
+        };
+        Some(Quantize {
+            min,
+            max,
+            res,
+            delta,
+            max_integer_value,
+            bits: bits_required(0, max_integer_value as u64),
+            clamp: false,
+        })
+    }
+
+    /// The same quantization, but finite values outside the range clamp to its ends
+    /// instead of failing (the reference's behaviour). NaN is still an error.
+    pub const fn clamping(mut self) -> Self {
+        self.clamp = true;
+        self
+    }
+
+    /// Bits each value takes on the wire.
+    pub const fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The largest integer sent, `ceil((max - min) / res)`.
+    pub const fn max_integer_value(&self) -> u32 {
+        self.max_integer_value
+    }
+
+    /// The range minimum.
+    pub const fn min(&self) -> f32 {
+        self.min
+    }
+
+    /// The range maximum.
+    pub const fn max(&self) -> f32 {
+        self.max
+    }
+
+    /// The resolution asked for.
+    pub const fn res(&self) -> f32 {
+        self.res
+    }
+
+    /// Whether out-of-range values clamp.
+    pub const fn is_clamping(&self) -> bool {
+        self.clamp
+    }
+
+    /// The integer sent for `value`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
+    /// the range unless clamping; `bit` is the offset reported in the error.
+    #[inline]
+    pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
+        if !value.is_finite() {
+            return Err(Error::new(
+                ErrorKind::NotFinite {
+                    value: value as f64,
+                },
+                bit,
+            ));
+        }
+        if !self.clamp && !(value >= self.min && value <= self.max) {
+            return Err(Error::new(
+                ErrorKind::OutOfRange {
+                    value: Num::Float(value as f64),
+                    min: Num::Float(self.min as f64),
+                    max: Num::Float(self.max as f64),
+                },
+                bit,
+            ));
+        }
+        let mut n = (value - self.min) / self.delta;
+        if !(n >= 0.0) {
+            n = 0.0;
+        } else if !(n <= 1.0) {
+            n = 1.0;
+        }
+        let scaled = n * self.max_integer_value as f32;
+        // Non-negative, so truncation is floor.
+        Ok((scaled + 0.5) as u32)
+    }
+
+    /// The value an integer read from the wire stands for. The caller has checked
+    /// `integer <= max_integer_value`.
+    #[inline]
+    pub fn dequantize(&self, integer: u32) -> f32 {
+        (integer as f32 / self.max_integer_value as f32) * self.delta + self.min
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_discriminating_values() {
+        // [0,10] at 0.01: float32 rounding at every step gives 1, 3, 11, 1000.
+        let q = Quantize::new(0.0, 10.0, 0.01);
+        let got: [u32; 4] = [0.005, 0.025, 0.105, 9.995].map(|v| q.quantize(v, 0).unwrap());
+        assert_eq!(got, [1, 3, 11, 1000]);
+    }
+
+    #[test]
+    fn out_of_range_is_an_error_unless_clamping() {
+        let q = Quantize::new(-1.0, 1.0, 0.01);
+        assert!(matches!(
+            q.quantize(1.5, 9).unwrap_err().kind(),
+            ErrorKind::OutOfRange { .. }
+        ));
+        assert_eq!(
+            q.clamping().quantize(1.5, 0).unwrap(),
+            q.max_integer_value()
+        );
+        assert_eq!(q.clamping().quantize(-7.0, 0).unwrap(), 0);
+        assert!(matches!(
+            q.clamping().quantize(f32::NAN, 0).unwrap_err().kind(),
+            ErrorKind::NotFinite { .. }
+        ));
+    }
+
+    #[test]
+    fn ends_round_trip_exactly() {
+        let q = Quantize::new(-100.0, 100.0, 0.001);
+        assert_eq!(q.dequantize(q.quantize(-100.0, 0).unwrap()), -100.0);
+        assert_eq!(q.dequantize(q.quantize(100.0, 0).unwrap()), 100.0);
+    }
+
+    #[test]
+    fn values_clamp_to_the_reference_limits() {
+        assert_eq!(Quantize::new(0.0, 1.0, 10.0).max_integer_value(), 1);
+        assert_eq!(
+            Quantize::new(0.0, 1.0, 1e-12).max_integer_value(),
+            4_294_967_040
+        );
+        assert_eq!(Quantize::new(0.0, 1.0, 1e-12).bits(), 32);
+    }
+}

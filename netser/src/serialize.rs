@@ -1,0 +1,294 @@
+//! [`NetSerialize`]: what the derive implements, and its implementations for the
+//! primitive types at their full width.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::error::Result;
+use crate::schema::{combine, fnv1a};
+use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
+
+/// A type with one wire layout: encoded from `&self`, decoded into a fresh value, with
+/// its exact size bounds and a schema hash known at compile time.
+///
+/// Derive it with `#[derive(NetSerialize)]`, or implement it by hand:
+///
+/// ```
+/// use netser::{Decoder, Encoder, NetSerialize, Result};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Health(u8); // 0..=100
+///
+/// impl NetSerialize for Health {
+///     const MIN_BITS: u64 = 7;
+///     const MAX_BITS: u64 = 7;
+///     const SCHEMA_HASH: u64 = netser::schema::fnv1a(b"Health:u8:0..=100");
+///     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+///         e.write_int(self.0, 0, 100)
+///     }
+///     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+///         d.read_int(0, 100).map(Health)
+///     }
+/// }
+///
+/// let bytes = Health(99).to_vec()?;
+/// assert_eq!(bytes, [99]);
+/// assert_eq!(Health::decode_from_slice(&bytes)?, Health(99));
+/// assert!(Health(101).to_vec().is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
+pub trait NetSerialize: Sized {
+    /// The fewest bits any value takes.
+    const MIN_BITS: u64;
+    /// The most bits any value takes (the worst case a packet budget must allow).
+    const MAX_BITS: u64;
+    /// A hash of the wire layout (see [`crate::schema`]).
+    const SCHEMA_HASH: u64;
+    /// The most bytes any value takes on its own: `ceil(MAX_BITS / 8)`.
+    const MAX_BYTES: u64 = Self::MAX_BITS.div_ceil(8);
+
+    /// Writes `self` (to a write or a measure stream).
+    ///
+    /// # Errors
+    /// A value outside its declared bounds, or a full buffer.
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()>;
+
+    /// Reads a new value.
+    ///
+    /// # Errors
+    /// Any bound violated by the input, or the input running out.
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self>;
+
+    /// Bits `self` takes, exactly.
+    ///
+    /// # Errors
+    /// As [`NetSerialize::encode`].
+    fn measure_bits(&self) -> Result<u64> {
+        let mut m = MeasureStream::new();
+        self.encode(&mut m)?;
+        Ok(m.bits())
+    }
+
+    /// Encodes into `buf`; returns the length in bytes.
+    ///
+    /// # Errors
+    /// As [`NetSerialize::encode`].
+    fn encode_to_slice(&self, buf: &mut [u8]) -> Result<usize> {
+        let mut w = WriteStream::new(buf);
+        self.encode(&mut w)?;
+        Ok(w.finish())
+    }
+
+    /// Encodes into a new vector of exactly the measured length.
+    ///
+    /// # Errors
+    /// As [`NetSerialize::encode`].
+    fn to_vec(&self) -> Result<Vec<u8>> {
+        let bits = self.measure_bits()?;
+        let mut buf = alloc::vec![0u8; bits.div_ceil(8) as usize];
+        let len = self.encode_to_slice(&mut buf)?;
+        buf.truncate(len);
+        Ok(buf)
+    }
+
+    /// Decodes from `bytes` (trailing bits are allowed; see [`crate::framing`] for
+    /// packets that must be consumed whole).
+    ///
+    /// # Errors
+    /// As [`NetSerialize::decode`].
+    fn decode_from_slice(bytes: &[u8]) -> Result<Self> {
+        Self::decode(&mut ReadStream::new(bytes))
+    }
+}
+
+macro_rules! full_width_int {
+    ($($t:ty),*) => {$(
+        impl NetSerialize for $t {
+            const MIN_BITS: u64 = <$t>::BITS as u64;
+            const MAX_BITS: u64 = <$t>::BITS as u64;
+            const SCHEMA_HASH: u64 = fnv1a(stringify!($t).as_bytes());
+            #[inline]
+            fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+                e.write_int(*self, <$t>::MIN, <$t>::MAX)
+            }
+            #[inline]
+            fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+                d.read_int(<$t>::MIN, <$t>::MAX)
+            }
+        }
+    )*};
+}
+
+full_width_int!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+
+impl NetSerialize for bool {
+    const MIN_BITS: u64 = 1;
+    const MAX_BITS: u64 = 1;
+    const SCHEMA_HASH: u64 = fnv1a(b"bool");
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        e.write_bool(*self)
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        d.read_bool()
+    }
+}
+
+impl NetSerialize for f32 {
+    const MIN_BITS: u64 = 32;
+    const MAX_BITS: u64 = 32;
+    const SCHEMA_HASH: u64 = fnv1a(b"f32");
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        e.write_f32(*self)
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        d.read_f32()
+    }
+}
+
+impl NetSerialize for f64 {
+    const MIN_BITS: u64 = 64;
+    const MAX_BITS: u64 = 64;
+    const SCHEMA_HASH: u64 = fnv1a(b"f64");
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        e.write_f64(*self)
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        d.read_f64()
+    }
+}
+
+impl NetSerialize for () {
+    const MIN_BITS: u64 = 0;
+    const MAX_BITS: u64 = 0;
+    const SCHEMA_HASH: u64 = fnv1a(b"()");
+    #[inline]
+    fn encode<E: Encoder>(&self, _: &mut E) -> Result<()> {
+        Ok(())
+    }
+    #[inline]
+    fn decode<D: Decoder>(_: &mut D) -> Result<Self> {
+        Ok(())
+    }
+}
+
+/// An array: its elements in order, nothing else.
+impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
+    const MIN_BITS: u64 = T::MIN_BITS.saturating_mul(N as u64);
+    const MAX_BITS: u64 = T::MAX_BITS.saturating_mul(N as u64);
+    const SCHEMA_HASH: u64 = combine(combine(fnv1a(b"[T; N]"), N as u64), T::SCHEMA_HASH);
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        for (i, item) in self.iter().enumerate() {
+            item.encode(e).map_err(|err| err.at_index(i))?;
+        }
+        Ok(())
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        let mut items = Vec::with_capacity(N);
+        for i in 0..N {
+            items.push(T::decode(d).map_err(|err| err.at_index(i))?);
+        }
+        // Exactly N elements were pushed, so the conversion cannot fail.
+        items
+            .try_into()
+            .map_err(|_| crate::Error::new(crate::ErrorKind::Custom("array length"), 0))
+    }
+}
+
+/// An `Option`: one presence bit, then the value when present.
+impl<T: NetSerialize> NetSerialize for Option<T> {
+    const MIN_BITS: u64 = 1;
+    const MAX_BITS: u64 = 1 + T::MAX_BITS;
+    const SCHEMA_HASH: u64 = combine(fnv1a(b"Option"), T::SCHEMA_HASH);
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        e.write_option(self.as_ref())
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        d.read_option()
+    }
+}
+
+/// A box is its contents.
+impl<T: NetSerialize> NetSerialize for Box<T> {
+    const MIN_BITS: u64 = T::MIN_BITS;
+    const MAX_BITS: u64 = T::MAX_BITS;
+    const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    #[inline]
+    fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        (**self).encode(e)
+    }
+    #[inline]
+    fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+        T::decode(d).map(Box::new)
+    }
+}
+
+macro_rules! tuple {
+    ($($name:ident $idx:tt),+) => {
+        /// A tuple: its elements in order.
+        impl<$($name: NetSerialize),+> NetSerialize for ($($name,)+) {
+            const MIN_BITS: u64 = 0 $(+ $name::MIN_BITS)+;
+            const MAX_BITS: u64 = 0 $(+ $name::MAX_BITS)+;
+            const SCHEMA_HASH: u64 = {
+                let mut h = fnv1a(b"tuple");
+                $(h = combine(h, $name::SCHEMA_HASH);)+
+                h
+            };
+            #[inline]
+            fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
+                $(self.$idx.encode(e).map_err(|err| err.at_index($idx))?;)+
+                Ok(())
+            }
+            #[inline]
+            fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
+                Ok(($($name::decode(d).map_err(|err| err.at_index($idx))?,)+))
+            }
+        }
+    };
+}
+
+tuple!(T0 0);
+tuple!(T0 0, T1 1);
+tuple!(T0 0, T1 1, T2 2);
+tuple!(T0 0, T1 1, T2 2, T3 3);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants() {
+        assert_eq!(<[u16; 3]>::MAX_BITS, 48);
+        assert_eq!(<Option<u32>>::MIN_BITS, 1);
+        assert_eq!(<Option<u32>>::MAX_BITS, 33);
+        assert_eq!(<(u8, bool)>::MAX_BITS, 9);
+        assert_ne!(<[u8; 2]>::SCHEMA_HASH, <[u8; 3]>::SCHEMA_HASH);
+        assert_ne!(<(u8, u16)>::SCHEMA_HASH, <(u16, u8)>::SCHEMA_HASH);
+    }
+
+    #[test]
+    fn round_trips() {
+        let v = ([1i16, -2, 3], Some(7u8), (), true);
+        let bytes = v.to_vec().unwrap();
+        assert_eq!(bytes.len() as u64, v.measure_bits().unwrap().div_ceil(8));
+        assert_eq!(
+            <([i16; 3], Option<u8>, (), bool)>::decode_from_slice(&bytes).unwrap(),
+            v
+        );
+    }
+
+    #[test]
+    fn array_errors_carry_the_index() {
+        let e = <[u32; 4]>::decode_from_slice(&[0; 10]).unwrap_err();
+        assert_eq!(e.path(), "[2]");
+    }
+}
