@@ -36,6 +36,8 @@ pub trait RangedInt: Copy + PartialOrd + Debug + sealed::Sealed {
     fn from_offset(min: Self, offset: u128) -> Self;
     /// The value for error messages.
     fn to_num(self) -> Num;
+    /// `self * 2^bits` when it fits in the type, for fixed-point bounds.
+    fn checked_scale(self, bits: u32) -> Option<Self>;
     /// Bits needed for an offset in `min..=max` (0 when `min >= max`).
     #[inline(always)]
     fn range_bits(min: Self, max: Self) -> u32 {
@@ -62,6 +64,14 @@ macro_rules! ranged_int {
             #[inline(always)]
             fn from_offset(min: Self, offset: u128) -> Self {
                 min.wrapping_add(offset as $u as $t)
+            }
+            #[inline]
+            fn checked_scale(self, bits: u32) -> Option<Self> {
+                if bits >= <$t>::BITS {
+                    return None;
+                }
+                let r = self.wrapping_shl(bits);
+                (r >> bits == self).then_some(r)
             }
             #[inline]
             fn to_num(self) -> Num {
@@ -100,5 +110,9 @@ mod tests {
         assert_eq!(<i128 as RangedInt>::range_bits(i128::MIN, i128::MAX), 128);
         assert_eq!(<u8 as RangedInt>::range_bits(3, 3), 0);
         assert_eq!(<u8 as RangedInt>::range_bits(0, 8), 4);
+        assert_eq!((-1i16).checked_scale(15), Some(i16::MIN));
+        assert_eq!(1i16.checked_scale(15), None);
+        assert_eq!(1u64.checked_scale(63), Some(1 << 63));
+        assert_eq!(i64::MIN.checked_scale(64), None);
     }
 }

@@ -190,6 +190,26 @@ pub trait Encoder: Sized {
         Ok(())
     }
 
+    /// A fixed-point number: `raw` is the real value times `2^fraction_bits`, in
+    /// `min_units..=max_units` whole units. It is sent like
+    /// `write_int(raw, min_units << F, max_units << F)`, as the reference's
+    /// `serialize_fixed` does.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidRange`] when a bound overflows the type once scaled, and the
+    /// errors of [`Encoder::write_int`].
+    #[inline]
+    fn write_fixed<I: RangedInt>(
+        &mut self,
+        raw: I,
+        fraction_bits: u32,
+        min_units: I,
+        max_units: I,
+    ) -> Result<()> {
+        let (min, max) = fixed_bounds(fraction_bits, min_units, max_units, self.bit_position())?;
+        self.write_int(raw, min, max)
+    }
+
     /// A float32 as its 32 raw bits (NaN payloads included).
     ///
     /// # Errors
@@ -654,6 +674,21 @@ pub trait Decoder: Sized {
         Ok(v)
     }
 
+    /// A fixed-point number's raw value (see [`Encoder::write_fixed`]).
+    ///
+    /// # Errors
+    /// As [`Decoder::read_int`], and [`ErrorKind::InvalidRange`] for bounds that overflow.
+    #[inline]
+    fn read_fixed<I: RangedInt>(
+        &mut self,
+        fraction_bits: u32,
+        min_units: I,
+        max_units: I,
+    ) -> Result<I> {
+        let (min, max) = fixed_bounds(fraction_bits, min_units, max_units, self.bit_position())?;
+        self.read_int(min, max)
+    }
+
     /// A float32 from its 32 raw bits.
     ///
     /// # Errors
@@ -1066,6 +1101,29 @@ pub trait Decoder: Sized {
 pub(crate) fn seq_capacity<T: NetSerialize>(len: usize, bits_left: u64) -> usize {
     let per = T::MIN_BITS.max(1);
     len.min((bits_left / per).min(usize::MAX as u64) as usize)
+}
+
+/// Raw bounds of a fixed-point format: the unit bounds times `2^fraction_bits`.
+#[inline]
+fn fixed_bounds<I: RangedInt>(
+    fraction_bits: u32,
+    min_units: I,
+    max_units: I,
+    bit: u64,
+) -> Result<(I, I)> {
+    match (
+        min_units.checked_scale(fraction_bits),
+        max_units.checked_scale(fraction_bits),
+    ) {
+        (Some(min), Some(max)) if min <= max => Ok((min, max)),
+        _ => Err(Error::new(
+            ErrorKind::InvalidRange {
+                min: min_units.to_num(),
+                max: max_units.to_num(),
+            },
+            bit,
+        )),
+    }
 }
 
 #[inline(always)]

@@ -159,6 +159,26 @@ pub trait Stream {
         }
     }
 
+    /// A fixed-point raw value (see [`Encoder::write_fixed`]).
+    ///
+    /// # Errors
+    /// As [`Encoder::write_fixed`] / [`Decoder::read_fixed`].
+    #[inline(always)]
+    fn serialize_fixed<I: RangedInt>(
+        &mut self,
+        raw: &mut I,
+        fraction_bits: u32,
+        min_units: I,
+        max_units: I,
+    ) -> Result<()> {
+        match self.direction() {
+            Direction::Write(e) => e.write_fixed(*raw, fraction_bits, min_units, max_units),
+            Direction::Read(d) => d
+                .read_fixed(fraction_bits, min_units, max_units)
+                .map(|v| *raw = v),
+        }
+    }
+
     /// A raw float32.
     ///
     /// # Errors
