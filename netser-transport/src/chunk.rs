@@ -1,1 +1,650 @@
-//! chunk (work in progress).
+//! Chunks: large blocks (the initial world state on join) sent quickly and reliably over
+//! loss, as "Sending Large Blocks of Data" describes.
+//!
+//! A chunk is split into slices (1024 bytes, at most 256 per chunk, both configurable).
+//! The [`ChunkSender`] sends slices within a bandwidth budget, walking them round-robin
+//! from where it stopped and resending each one until it is acked, no sooner than a
+//! minimum resend delay (RTT x 1.25, or 100 ms while the RTT is unknown); an optional
+//! initial burst sends every slice once before the budget applies. The [`ChunkReceiver`]
+//! reassembles the slices and answers with [`AckPacket`]s that carry the whole bitfield of
+//! received slices, so a lost or late ack costs nothing: a slice counts as acked the first
+//! time any ack says so. One chunk is in flight at a time, with a queue in front of the
+//! sender; a completed chunk waits on the receiver until the user takes it.
+//!
+//! One sender/receiver pair per direction: a server that also receives chunks from its
+//! clients keeps a `ChunkSender` and a `ChunkReceiver` per client. Both sides must use the
+//! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`] and
+//! [`ChunkConfig::first_chunk_id`].
+//!
+//! Sans-IO: time is an argument and packets are bytes in and out. The run loop, over the
+//! seeded [`simulator`](crate::simulator) with 10% loss:
+//!
+//! ```
+//! use netser_transport::chunk::{ChunkConfig, ChunkReceiver, ChunkSender};
+//! use netser_transport::simulator::{Simulator, SimulatorConfig};
+//!
+//! const SERVER: u32 = 1;
+//! const CLIENT: u32 = 2;
+//! let mut net: Simulator = Simulator::new(SimulatorConfig {
+//!     latency: 0.05,
+//!     loss: 0.1,
+//!     seed: 1,
+//!     ..SimulatorConfig::default()
+//! });
+//! let mut sender = ChunkSender::new(ChunkConfig::default())?;
+//! let mut receiver = ChunkReceiver::new(ChunkConfig::default())?;
+//!
+//! let world: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+//! let id = sender.send(world.clone())?;
+//!
+//! let mut now = 0.0;
+//! let chunk = loop {
+//!     // Server: slices within the bandwidth budget; acks coming back.
+//!     while let Some(packet) = sender.poll_packet(now) {
+//!         net.send(now, SERVER, CLIENT, packet);
+//!     }
+//!     // Client: slices in, acks out, and the chunk once it is whole.
+//!     while let Some(delivery) = net.receive(now) {
+//!         if delivery.to == CLIENT {
+//!             let _ = receiver.receive_slice(now, &delivery.data);
+//!         } else {
+//!             let _ = sender.receive_ack(now, &delivery.data);
+//!         }
+//!     }
+//!     while let Some(ack) = receiver.poll_ack(now) {
+//!         net.send(now, CLIENT, SERVER, ack);
+//!     }
+//!     if let Some(chunk) = receiver.take_chunk() {
+//!         break chunk;
+//!     }
+//!     now += 1.0 / 60.0; // a 60 Hz frame
+//! };
+//! assert_eq!((chunk.id, chunk.data), (id, world));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod packet;
+mod receiver;
+mod sender;
+
+pub use packet::{
+    AckPacket, SlicePacket, ACK_HEADER_BYTES, ACK_PACKET_TYPE, LAST_SLICE_HEADER_BYTES,
+    SLICE_HEADER_BYTES, SLICE_PACKET_TYPE,
+};
+pub use receiver::{ChunkReceiver, ChunkReceiverStats, ReceiveProgress, ReceivedChunk};
+pub use sender::{ChunkSender, ChunkSenderStats, SendProgress};
+
+use std::fmt;
+
+/// A chunk's id: 16 bits that wrap, compared with
+/// [`sequence_greater_than`](crate::sequence::sequence_greater_than).
+pub type ChunkId = u16;
+
+/// Largest [`ChunkConfig::max_slices`]: its ack bitfield (1 KiB) still fits a 1200-byte
+/// packet.
+///
+/// ```
+/// assert_eq!(netser_transport::chunk::MAX_SLICES_LIMIT, 8192);
+/// ```
+pub const MAX_SLICES_LIMIT: usize = 8192;
+
+// The largest ack still fits a 1200-byte packet.
+const _: () = assert!(ACK_HEADER_BYTES + MAX_SLICES_LIMIT / 8 <= 1200);
+
+/// Largest [`ChunkConfig::slice_size`]: the last slice packet still fits a UDP datagram
+/// (65507 bytes over IPv4).
+///
+/// ```
+/// assert_eq!(netser_transport::chunk::MAX_SLICE_SIZE_LIMIT, 65_498);
+/// ```
+pub const MAX_SLICE_SIZE_LIMIT: usize = 65_507 - LAST_SLICE_HEADER_BYTES;
+
+/// Settings for both ends of a chunk transfer. The defaults are the article's.
+///
+/// ```
+/// use netser_transport::chunk::ChunkConfig;
+/// let config = ChunkConfig::default();
+/// assert_eq!((config.slice_size, config.max_slices), (1024, 256));
+/// assert_eq!(config.max_chunk_size(), 256 * 1024);
+/// assert!(config.validate().is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkConfig {
+    /// Bytes per slice (every slice but the last is exactly this long). Default 1024.
+    pub slice_size: usize,
+    /// Most slices per chunk, `1..=`[`MAX_SLICES_LIMIT`]. Default 256.
+    pub max_slices: usize,
+    /// Id of the first chunk; the sender and receiver must agree. Default 0.
+    pub first_chunk_id: ChunkId,
+    /// Sender budget in bytes per second, accumulated per update. Default 125 000
+    /// (1 Mbit/s, the article's "aggressive" rate).
+    pub bandwidth: f64,
+    /// Most budget saved up while nothing can be sent, in seconds of `bandwidth` (never
+    /// less than one slice packet). Default 0.1.
+    pub budget_window: f64,
+    /// Bytes charged to the budget per slice packet on top of its own length: the
+    /// UDP/IP and connection headers. Default 28 (IPv4 + UDP).
+    pub packet_overhead: usize,
+    /// Send every slice once, ignoring the budget, when a chunk starts. Default off.
+    pub initial_burst: bool,
+    /// Minimum resend delay of a slice while the RTT is unknown, seconds. Default 0.1.
+    pub resend_delay: f64,
+    /// Minimum resend delay as a multiple of the RTT once it is known. Default 1.25.
+    pub resend_rtt_factor: f64,
+    /// Chunks the sender queues behind the one in flight. Default 8.
+    pub max_queued_chunks: usize,
+    /// Shortest time between two acks from the receiver, seconds. Default 0: one ack per
+    /// [`ChunkReceiver::poll_ack`] call that has news.
+    pub ack_interval: f64,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        Self {
+            slice_size: 1024,
+            max_slices: 256,
+            first_chunk_id: 0,
+            bandwidth: 125_000.0,
+            budget_window: 0.1,
+            packet_overhead: 28,
+            initial_burst: false,
+            resend_delay: 0.1,
+            resend_rtt_factor: 1.25,
+            max_queued_chunks: 8,
+            ack_interval: 0.0,
+        }
+    }
+}
+
+impl ChunkConfig {
+    /// Largest chunk: `slice_size * max_slices` bytes.
+    ///
+    /// ```
+    /// use netser_transport::chunk::ChunkConfig;
+    /// let c = ChunkConfig { slice_size: 100, max_slices: 3, ..Default::default() };
+    /// assert_eq!(c.max_chunk_size(), 300);
+    /// ```
+    pub fn max_chunk_size(&self) -> usize {
+        self.slice_size.saturating_mul(self.max_slices)
+    }
+
+    /// Largest slice packet this configuration produces.
+    ///
+    /// ```
+    /// use netser_transport::chunk::ChunkConfig;
+    /// assert_eq!(ChunkConfig::default().max_slice_packet_size(), 1033);
+    /// ```
+    pub fn max_slice_packet_size(&self) -> usize {
+        LAST_SLICE_HEADER_BYTES + self.slice_size
+    }
+
+    /// Checks every field.
+    ///
+    /// # Errors
+    /// [`ChunkError::InvalidConfig`] naming the first field out of range: `slice_size`
+    /// (`1..=65498`), `max_slices` (`1..=8192`), `bandwidth` (finite, > 0),
+    /// `budget_window`, `resend_delay`, `resend_rtt_factor`, `ack_interval` (finite, >= 0).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkError};
+    /// let bad = ChunkConfig { max_slices: 0, ..Default::default() };
+    /// assert!(matches!(bad.validate(), Err(ChunkError::InvalidConfig { field: "max_slices", .. })));
+    /// ```
+    pub fn validate(&self) -> Result<(), ChunkError> {
+        let invalid = |field: &'static str, reason: &'static str| {
+            Err(ChunkError::InvalidConfig { field, reason })
+        };
+        if self.slice_size == 0 || self.slice_size > MAX_SLICE_SIZE_LIMIT {
+            return invalid("slice_size", "must be 1..=65498");
+        }
+        if self.max_slices == 0 || self.max_slices > MAX_SLICES_LIMIT {
+            return invalid("max_slices", "must be 1..=8192");
+        }
+        if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
+            return invalid("bandwidth", "must be a finite number above 0");
+        }
+        let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+        if !non_negative(self.budget_window) {
+            return invalid("budget_window", "must be a finite number >= 0");
+        }
+        if !non_negative(self.resend_delay) {
+            return invalid("resend_delay", "must be a finite number >= 0");
+        }
+        if !non_negative(self.resend_rtt_factor) {
+            return invalid("resend_rtt_factor", "must be a finite number >= 0");
+        }
+        if !non_negative(self.ack_interval) {
+            return invalid("ack_interval", "must be a finite number >= 0");
+        }
+        Ok(())
+    }
+}
+
+/// Errors of the chunk API (as opposed to bad packets, [`ChunkPacketError`]).
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkError, ChunkSender};
+/// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+/// assert_eq!(sender.send(Vec::new()), Err(ChunkError::EmptyChunk));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkError {
+    /// A chunk must hold at least one byte (a slice carries 1..=slice_size bytes).
+    EmptyChunk,
+    /// The chunk is larger than `slice_size * max_slices`.
+    ChunkTooLarge {
+        /// The chunk's size.
+        size: usize,
+        /// The largest chunk the configuration allows.
+        max: usize,
+    },
+    /// `max_queued_chunks` chunks already wait behind the one in flight.
+    QueueFull {
+        /// The queue's capacity.
+        capacity: usize,
+    },
+    /// A [`ChunkConfig`] field is out of range.
+    InvalidConfig {
+        /// The field.
+        field: &'static str,
+        /// What it must be.
+        reason: &'static str,
+    },
+}
+
+impl fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::EmptyChunk => write!(f, "a chunk must hold at least one byte"),
+            Self::ChunkTooLarge { size, max } => {
+                write!(
+                    f,
+                    "chunk of {size} bytes is larger than the maximum of {max}"
+                )
+            }
+            Self::QueueFull { capacity } => {
+                write!(f, "chunk send queue is full ({capacity} chunks)")
+            }
+            Self::InvalidConfig { field, reason } => {
+                write!(f, "invalid chunk config: `{field}` {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChunkError {}
+
+/// Why a slice or ack packet was refused. Every refusal is also counted in
+/// [`ChunkRejections`].
+///
+/// ```
+/// use netser_transport::chunk::ChunkPacketError;
+/// let e = ChunkPacketError::SliceIdOutOfRange { slice_id: 9, slice_count: 4 };
+/// assert_eq!(e.to_string(), "slice id 9 is out of range for a chunk of 4 slices");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkPacketError {
+    /// The first byte is not this packet's type.
+    WrongPacketType {
+        /// The type expected.
+        expected: u8,
+        /// The type found.
+        found: u8,
+    },
+    /// The packet is shorter than its header says.
+    Truncated {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes found.
+        found: usize,
+    },
+    /// The slice count is 0 or above `max_slices`.
+    SliceCountOutOfRange {
+        /// The count found.
+        slice_count: u16,
+        /// The configured maximum.
+        max_slices: usize,
+    },
+    /// The slice id is not below the slice count.
+    SliceIdOutOfRange {
+        /// The id found.
+        slice_id: u16,
+        /// The chunk's slice count.
+        slice_count: u16,
+    },
+    /// The slice count differs from the one this chunk started with.
+    SliceCountChanged {
+        /// The chunk's slice count.
+        expected: u16,
+        /// The count in the packet.
+        found: u16,
+    },
+    /// More data than the slice holds (a whole slice, or the last slice's size).
+    SliceTooLong {
+        /// Data bytes found.
+        bytes: usize,
+        /// Data bytes expected.
+        expected: usize,
+    },
+    /// The last slice claims a size of 0 or more than a slice.
+    LastSliceSize {
+        /// The size claimed.
+        bytes: usize,
+        /// The slice size.
+        slice_size: usize,
+    },
+    /// A slice of a chunk that is neither the current one, the previous one (re-acked),
+    /// nor a newer one (the sender cancelled).
+    UnexpectedChunk {
+        /// The chunk the receiver is on.
+        expected: ChunkId,
+        /// The chunk id found.
+        found: ChunkId,
+    },
+    /// An ack for a chunk the sender is not sending (nor the one it just finished).
+    AckChunkMismatch {
+        /// The chunk in flight, if any.
+        expected: Option<ChunkId>,
+        /// The chunk id found.
+        found: ChunkId,
+    },
+    /// An ack packet whose length does not match its slice count.
+    AckLength {
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes found.
+        found: usize,
+    },
+    /// Bits set in an ack past its last slice.
+    AckPaddingBits,
+    /// The output buffer is too small (encoding only).
+    BufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        available: usize,
+    },
+}
+
+impl fmt::Display for ChunkPacketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::WrongPacketType { expected, found } => {
+                write!(f, "packet type {found:#04x}, expected {expected:#04x}")
+            }
+            Self::Truncated { needed, found } => {
+                write!(f, "packet of {found} bytes is truncated: {needed} needed")
+            }
+            Self::SliceCountOutOfRange {
+                slice_count,
+                max_slices,
+            } => write!(f, "slice count {slice_count} is not in 1..={max_slices}"),
+            Self::SliceIdOutOfRange {
+                slice_id,
+                slice_count,
+            } => write!(
+                f,
+                "slice id {slice_id} is out of range for a chunk of {slice_count} slices"
+            ),
+            Self::SliceCountChanged { expected, found } => write!(
+                f,
+                "slice count changed within a chunk: {found}, expected {expected}"
+            ),
+            Self::SliceTooLong { bytes, expected } => {
+                write!(f, "slice data of {bytes} bytes, expected {expected}")
+            }
+            Self::LastSliceSize { bytes, slice_size } => write!(
+                f,
+                "last slice of {bytes} bytes is impossible: must be 1..={slice_size}"
+            ),
+            Self::UnexpectedChunk { expected, found } => {
+                write!(f, "slice of chunk {found}, receiving chunk {expected}")
+            }
+            Self::AckChunkMismatch {
+                expected: Some(expected),
+                found,
+            } => write!(f, "ack for chunk {found}, sending chunk {expected}"),
+            Self::AckChunkMismatch {
+                expected: None,
+                found,
+            } => write!(f, "ack for chunk {found}, not sending any chunk"),
+            Self::AckLength { expected, found } => {
+                write!(f, "ack packet of {found} bytes, expected {expected}")
+            }
+            Self::AckPaddingBits => write!(f, "ack packet has bits set past its last slice"),
+            Self::BufferTooSmall { needed, available } => {
+                write!(f, "buffer of {available} bytes, {needed} needed")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChunkPacketError {}
+
+/// How many packets were refused, by reason.
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+/// let mut receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+/// assert!(receiver.receive_slice(0.0, &[0xc1, 0, 0]).is_err());
+/// assert_eq!(receiver.stats().rejected.truncated, 1);
+/// assert_eq!(receiver.stats().rejected.total(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkRejections {
+    /// [`ChunkPacketError::WrongPacketType`].
+    pub wrong_packet_type: u64,
+    /// [`ChunkPacketError::Truncated`].
+    pub truncated: u64,
+    /// [`ChunkPacketError::SliceCountOutOfRange`].
+    pub slice_count_out_of_range: u64,
+    /// [`ChunkPacketError::SliceIdOutOfRange`].
+    pub slice_id_out_of_range: u64,
+    /// [`ChunkPacketError::SliceCountChanged`].
+    pub slice_count_changed: u64,
+    /// [`ChunkPacketError::SliceTooLong`].
+    pub slice_too_long: u64,
+    /// [`ChunkPacketError::LastSliceSize`].
+    pub last_slice_size: u64,
+    /// [`ChunkPacketError::UnexpectedChunk`].
+    pub unexpected_chunk: u64,
+    /// [`ChunkPacketError::AckChunkMismatch`].
+    pub ack_chunk_mismatch: u64,
+    /// [`ChunkPacketError::AckLength`].
+    pub ack_length: u64,
+    /// [`ChunkPacketError::AckPaddingBits`].
+    pub ack_padding_bits: u64,
+}
+
+impl ChunkRejections {
+    /// All refusals.
+    ///
+    /// ```
+    /// use netser_transport::chunk::ChunkRejections;
+    /// assert_eq!(ChunkRejections::default().total(), 0);
+    /// ```
+    pub fn total(&self) -> u64 {
+        self.wrong_packet_type
+            + self.truncated
+            + self.slice_count_out_of_range
+            + self.slice_id_out_of_range
+            + self.slice_count_changed
+            + self.slice_too_long
+            + self.last_slice_size
+            + self.unexpected_chunk
+            + self.ack_chunk_mismatch
+            + self.ack_length
+            + self.ack_padding_bits
+    }
+
+    /// Counts one refusal and hands the error back, for `Err(rejections.record(e))`.
+    pub(crate) fn record(&mut self, error: ChunkPacketError) -> ChunkPacketError {
+        let counter = match error {
+            ChunkPacketError::WrongPacketType { .. } => &mut self.wrong_packet_type,
+            ChunkPacketError::Truncated { .. } => &mut self.truncated,
+            ChunkPacketError::SliceCountOutOfRange { .. } => &mut self.slice_count_out_of_range,
+            ChunkPacketError::SliceIdOutOfRange { .. } => &mut self.slice_id_out_of_range,
+            ChunkPacketError::SliceCountChanged { .. } => &mut self.slice_count_changed,
+            ChunkPacketError::SliceTooLong { .. } => &mut self.slice_too_long,
+            ChunkPacketError::LastSliceSize { .. } => &mut self.last_slice_size,
+            ChunkPacketError::UnexpectedChunk { .. } => &mut self.unexpected_chunk,
+            ChunkPacketError::AckChunkMismatch { .. } => &mut self.ack_chunk_mismatch,
+            ChunkPacketError::AckLength { .. } => &mut self.ack_length,
+            ChunkPacketError::AckPaddingBits => &mut self.ack_padding_bits,
+            // Only encoding produces it; never a received packet.
+            ChunkPacketError::BufferTooSmall { .. } => return error,
+        };
+        *counter += 1;
+        error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_validation_names_the_field() {
+        let field = |c: ChunkConfig| match c.validate() {
+            Err(ChunkError::InvalidConfig { field, .. }) => field,
+            other => panic!("expected an invalid config, got {other:?}"),
+        };
+        let d = ChunkConfig::default;
+        assert_eq!(
+            field(ChunkConfig {
+                slice_size: 0,
+                ..d()
+            }),
+            "slice_size"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                slice_size: MAX_SLICE_SIZE_LIMIT + 1,
+                ..d()
+            }),
+            "slice_size"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                max_slices: MAX_SLICES_LIMIT + 1,
+                ..d()
+            }),
+            "max_slices"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                bandwidth: 0.0,
+                ..d()
+            }),
+            "bandwidth"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                bandwidth: f64::NAN,
+                ..d()
+            }),
+            "bandwidth"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                budget_window: -1.0,
+                ..d()
+            }),
+            "budget_window"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                resend_delay: f64::INFINITY,
+                ..d()
+            }),
+            "resend_delay"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                resend_rtt_factor: f64::NAN,
+                ..d()
+            }),
+            "resend_rtt_factor"
+        );
+        assert_eq!(
+            field(ChunkConfig {
+                ack_interval: -0.1,
+                ..d()
+            }),
+            "ack_interval"
+        );
+        let limits = ChunkConfig {
+            slice_size: MAX_SLICE_SIZE_LIMIT,
+            max_slices: MAX_SLICES_LIMIT,
+            ..d()
+        };
+        assert!(limits.validate().is_ok());
+    }
+
+    #[test]
+    fn rejections_count_each_reason_once() {
+        let mut r = ChunkRejections::default();
+        let errors = [
+            ChunkPacketError::WrongPacketType {
+                expected: 1,
+                found: 2,
+            },
+            ChunkPacketError::Truncated {
+                needed: 1,
+                found: 0,
+            },
+            ChunkPacketError::SliceCountOutOfRange {
+                slice_count: 0,
+                max_slices: 1,
+            },
+            ChunkPacketError::SliceIdOutOfRange {
+                slice_id: 1,
+                slice_count: 1,
+            },
+            ChunkPacketError::SliceCountChanged {
+                expected: 1,
+                found: 2,
+            },
+            ChunkPacketError::SliceTooLong {
+                bytes: 2,
+                expected: 1,
+            },
+            ChunkPacketError::LastSliceSize {
+                bytes: 0,
+                slice_size: 1,
+            },
+            ChunkPacketError::UnexpectedChunk {
+                expected: 1,
+                found: 0,
+            },
+            ChunkPacketError::AckChunkMismatch {
+                expected: None,
+                found: 0,
+            },
+            ChunkPacketError::AckLength {
+                expected: 6,
+                found: 5,
+            },
+            ChunkPacketError::AckPaddingBits,
+        ];
+        for e in &errors {
+            assert_eq!(r.record(e.clone()), *e);
+            assert!(!e.to_string().is_empty());
+        }
+        assert_eq!(r.total(), errors.len() as u64);
+        let all_ones = ChunkRejections {
+            wrong_packet_type: 1,
+            truncated: 1,
+            slice_count_out_of_range: 1,
+            slice_id_out_of_range: 1,
+            slice_count_changed: 1,
+            slice_too_long: 1,
+            last_slice_size: 1,
+            unexpected_chunk: 1,
+            ack_chunk_mismatch: 1,
+            ack_length: 1,
+            ack_padding_bits: 1,
+        };
+        assert_eq!(r, all_ones);
+    }
+}

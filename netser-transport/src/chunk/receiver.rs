@@ -1,0 +1,596 @@
+//! The receiving end of a chunk transfer: reassembly into one bounded buffer, acks with
+//! the whole bitfield, and a ready-to-read chunk the user takes.
+
+use super::packet::{bitfield_bytes, AckPacket, SlicePacket, ACK_HEADER_BYTES};
+use super::{ChunkConfig, ChunkError, ChunkId, ChunkPacketError, ChunkRejections};
+use crate::sequence::sequence_greater_than;
+
+/// Reassembles chunks from slice packets and acks them.
+///
+/// Call [`receive_slice`](Self::receive_slice) with every slice packet,
+/// [`poll_ack`](Self::poll_ack) every update to get the ack packets to send back, and
+/// [`take_chunk`](Self::take_chunk) to drain a completed chunk. Until the user takes it,
+/// a completed chunk stays ready to read, its slices keep being acked, and slices of the
+/// next chunk are dropped (the sender resends them). See the [module docs](crate::chunk).
+///
+/// Memory: one buffer of at most `slice_size * max_slices` bytes and a bitfield of
+/// `max_slices` bits; nothing grows with the input.
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+/// let mut receiver = ChunkReceiver::new(ChunkConfig::default())?;
+/// // Chunk 0, the only (so last) slice, 3 bytes.
+/// receiver.receive_slice(0.0, &[0xc1, 0, 0, 0, 0, 1, 0, 3, 0, b'a', b'b', b'c'])?;
+/// assert_eq!(receiver.poll_ack(0.0), Some(&[0xc2, 0, 0, 1, 0, 0b1][..]));
+/// let chunk = receiver.take_chunk().unwrap();
+/// assert_eq!((chunk.id, chunk.data), (0, b"abc".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ChunkReceiver {
+    config: ChunkConfig,
+    /// The chunk being received, or ready to read, or expected next.
+    chunk_id: ChunkId,
+    receiving: bool,
+    ready: bool,
+    slice_count: u16,
+    /// Slice `i` in bit `i % 8` of byte `i / 8`, as the ack packet carries it.
+    received: Vec<u8>,
+    received_count: usize,
+    received_bytes: usize,
+    chunk_size: Option<usize>,
+    data: Vec<u8>,
+    started_at: f64,
+    /// The chunk taken last and its slice count: its slices may still come (our acks
+    /// were lost), and are answered with a full ack so the sender can finish.
+    previous: Option<(ChunkId, u16)>,
+    ack_current: bool,
+    ack_previous: bool,
+    last_ack_time: Option<f64>,
+    packet: Vec<u8>,
+    full_bits: Vec<u8>,
+    stats: ChunkReceiverStats,
+}
+
+/// Counters of a [`ChunkReceiver`].
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+/// let receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+/// assert_eq!(receiver.stats().slices_received, 0);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkReceiverStats {
+    /// New slices stored.
+    pub slices_received: u64,
+    /// Slices received again (they trigger an ack: ours may have been lost).
+    pub duplicate_slices: u64,
+    /// Slices of the chunk taken last (answered with a full ack).
+    pub stale_slices: u64,
+    /// Slices of a newer chunk dropped because a completed chunk waits to be taken.
+    pub discarded_while_ready: u64,
+    /// Partial chunks dropped because the sender moved on (it cancelled them).
+    pub abandoned_chunks: u64,
+    /// Chunks completed.
+    pub chunks_completed: u64,
+    /// Ack packets produced.
+    pub acks_sent: u64,
+    /// Slice packets refused, by reason.
+    pub rejected: ChunkRejections,
+}
+
+/// How far the chunk being received has got.
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+/// let mut receiver = ChunkReceiver::new(ChunkConfig { slice_size: 2, ..Default::default() }).unwrap();
+/// receiver.receive_slice(0.5, &[0xc1, 0, 0, 0, 0, 3, 0, 1, 2]).unwrap();
+/// let p = receiver.progress().unwrap();
+/// assert_eq!((p.slices_received, p.slice_count, p.bytes_received, p.chunk_size), (1, 3, 2, None));
+/// assert_eq!(p.started_at, 0.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReceiveProgress {
+    /// The chunk.
+    pub chunk_id: ChunkId,
+    /// Its slices.
+    pub slice_count: u16,
+    /// Slices received so far.
+    pub slices_received: u16,
+    /// Bytes in the received slices.
+    pub bytes_received: usize,
+    /// Its size, known once the last slice has arrived.
+    pub chunk_size: Option<usize>,
+    /// `now` when its first slice arrived.
+    pub started_at: f64,
+}
+
+/// A completed chunk, taken from the receiver.
+///
+/// ```
+/// use netser_transport::chunk::ReceivedChunk;
+/// let chunk = ReceivedChunk { id: 3, data: vec![1, 2] };
+/// assert_eq!(chunk.data.len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedChunk {
+    /// Its id.
+    pub id: ChunkId,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+impl ChunkReceiver {
+    /// A receiver with these settings, expecting chunk `config.first_chunk_id` first.
+    ///
+    /// # Errors
+    /// [`ChunkError::InvalidConfig`] when a setting is out of range
+    /// ([`ChunkConfig::validate`]).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// assert!(ChunkReceiver::new(ChunkConfig { max_slices: 9000, ..Default::default() }).is_err());
+    /// ```
+    pub fn new(config: ChunkConfig) -> Result<Self, ChunkError> {
+        config.validate()?;
+        let bitfield = config.max_slices.div_ceil(8);
+        Ok(Self {
+            chunk_id: config.first_chunk_id,
+            receiving: false,
+            ready: false,
+            slice_count: 0,
+            received: vec![0; bitfield],
+            received_count: 0,
+            received_bytes: 0,
+            chunk_size: None,
+            data: Vec::new(),
+            started_at: 0.0,
+            previous: None,
+            ack_current: false,
+            ack_previous: false,
+            last_ack_time: None,
+            packet: vec![0; ACK_HEADER_BYTES + bitfield],
+            full_bits: vec![0; bitfield],
+            stats: ChunkReceiverStats::default(),
+            config,
+        })
+    }
+
+    /// The settings.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// assert_eq!(ChunkReceiver::new(ChunkConfig::default()).unwrap().config().max_slices, 256);
+    /// ```
+    pub fn config(&self) -> &ChunkConfig {
+        &self.config
+    }
+
+    /// Reads a slice packet.
+    ///
+    /// A new slice of the current chunk is stored; a slice seen before, or a slice of the
+    /// chunk taken last, only asks for an ack (the sender evidently missed ours); a slice
+    /// of a newer chunk means the sender cancelled the current one, which is dropped,
+    /// unless a completed chunk waits to be taken, in which case the slice is dropped
+    /// (the sender resends it).
+    ///
+    /// # Errors
+    /// A malformed packet ([`SlicePacket::decode`]: slice id out of range, impossible last
+    /// slice size, data longer than a slice...),
+    /// [`ChunkPacketError::SliceCountChanged`] when the slice count differs from the
+    /// chunk's, [`ChunkPacketError::UnexpectedChunk`] for an older chunk id. Each is
+    /// counted in [`ChunkReceiverStats::rejected`] and changes nothing else.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkPacketError, ChunkReceiver};
+    /// let mut receiver = ChunkReceiver::new(ChunkConfig { slice_size: 2, ..Default::default() }).unwrap();
+    /// receiver.receive_slice(0.0, &[0xc1, 0, 0, 0, 0, 3, 0, 1, 2]).unwrap();
+    /// assert_eq!(
+    ///     receiver.receive_slice(0.0, &[0xc1, 0, 0, 1, 0, 4, 0, 3, 4]),
+    ///     Err(ChunkPacketError::SliceCountChanged { expected: 3, found: 4 })
+    /// );
+    /// assert_eq!(receiver.stats().rejected.slice_count_changed, 1);
+    /// ```
+    pub fn receive_slice(&mut self, now: f64, packet: &[u8]) -> Result<(), ChunkPacketError> {
+        let slice = match SlicePacket::decode(packet, &self.config) {
+            Ok(slice) => slice,
+            Err(e) => return Err(self.stats.rejected.record(e)),
+        };
+        if slice.chunk_id == self.chunk_id {
+            if (self.receiving || self.ready) && slice.slice_count != self.slice_count {
+                return Err(self.slice_count_changed(self.slice_count, slice.slice_count));
+            }
+            if self.ready {
+                self.stats.duplicate_slices += 1;
+                self.ack_current = true;
+                return Ok(());
+            }
+            if !self.receiving {
+                self.start(slice.slice_count, now);
+            }
+            self.store(&slice);
+            return Ok(());
+        }
+        if let Some((_, count)) = self.previous.filter(|(id, _)| *id == slice.chunk_id) {
+            if slice.slice_count != count {
+                return Err(self.slice_count_changed(count, slice.slice_count));
+            }
+            self.stats.stale_slices += 1;
+            self.ack_previous = true;
+            return Ok(());
+        }
+        if sequence_greater_than(slice.chunk_id, self.chunk_id) {
+            if self.ready {
+                self.stats.discarded_while_ready += 1;
+                return Ok(());
+            }
+            // The sender only leaves a chunk unacked for a newer one when it cancelled it.
+            if self.receiving {
+                self.stats.abandoned_chunks += 1;
+            }
+            self.chunk_id = slice.chunk_id;
+            self.start(slice.slice_count, now);
+            self.store(&slice);
+            return Ok(());
+        }
+        Err(self
+            .stats
+            .rejected
+            .record(ChunkPacketError::UnexpectedChunk {
+                expected: self.chunk_id,
+                found: slice.chunk_id,
+            }))
+    }
+
+    /// The next ack packet to send back at `now`, or `None` when there is no news or the
+    /// last ack was less than `ack_interval` ago. An ack goes out after any slice of the
+    /// current chunk (new or not) and after any slice of the chunk taken last.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// let mut receiver = ChunkReceiver::new(ChunkConfig { slice_size: 1, ..Default::default() }).unwrap();
+    /// assert_eq!(receiver.poll_ack(0.0), None);
+    /// receiver.receive_slice(0.0, &[0xc1, 0, 0, 1, 0, 10, 0, 9]).unwrap(); // slice 1 of 10
+    /// assert_eq!(receiver.poll_ack(0.0), Some(&[0xc2, 0, 0, 10, 0, 0b10, 0][..]));
+    /// assert_eq!(receiver.poll_ack(0.0), None);
+    /// ```
+    pub fn poll_ack(&mut self, now: f64) -> Option<&[u8]> {
+        if !(self.ack_current || self.ack_previous) {
+            return None;
+        }
+        if self
+            .last_ack_time
+            .is_some_and(|t| now < t + self.config.ack_interval)
+        {
+            return None;
+        }
+        let ack = if self.ack_current {
+            self.ack_current = false;
+            AckPacket {
+                chunk_id: self.chunk_id,
+                slice_count: self.slice_count,
+                received: &self.received[..bitfield_bytes(self.slice_count)],
+            }
+        } else {
+            self.ack_previous = false;
+            let (chunk_id, slice_count) = self.previous?;
+            let bytes = bitfield_bytes(slice_count);
+            let bits = &mut self.full_bits[..bytes];
+            bits.fill(0xff);
+            if slice_count % 8 != 0 {
+                bits[bytes - 1] = (1u8 << (slice_count % 8)) - 1;
+            }
+            AckPacket {
+                chunk_id,
+                slice_count,
+                received: bits,
+            }
+        };
+        // Cannot fail: the buffer holds the largest ack and the bitfield matches the count.
+        let len = ack.encode(&mut self.packet).ok()?;
+        self.last_ack_time = Some(now);
+        self.stats.acks_sent += 1;
+        Some(&self.packet[..len])
+    }
+
+    /// Earliest time at which [`poll_ack`](Self::poll_ack) has an ack to give, `None` when
+    /// no ack is owed.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// let receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(receiver.next_ack_time(), None);
+    /// ```
+    pub fn next_ack_time(&self) -> Option<f64> {
+        if !(self.ack_current || self.ack_previous) {
+            return None;
+        }
+        Some(
+            self.last_ack_time
+                .map_or(f64::NEG_INFINITY, |t| t + self.config.ack_interval),
+        )
+    }
+
+    /// Is a completed chunk waiting to be taken?
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// let mut receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+    /// assert!(!receiver.is_ready());
+    /// receiver.receive_slice(0.0, &[0xc1, 0, 0, 0, 0, 1, 0, 1, 0, 42]).unwrap();
+    /// assert!(receiver.is_ready());
+    /// ```
+    pub fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// Takes the completed chunk, if any, and gets ready for the next one. Its slices are
+    /// still answered with full acks until the next chunk arrives.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// let mut receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(receiver.take_chunk(), None);
+    /// receiver.receive_slice(0.0, &[0xc1, 0, 0, 0, 0, 1, 0, 1, 0, 42]).unwrap();
+    /// assert_eq!(receiver.take_chunk().unwrap().data, [42]);
+    /// assert_eq!(receiver.take_chunk(), None);
+    /// ```
+    pub fn take_chunk(&mut self) -> Option<ReceivedChunk> {
+        if !self.ready {
+            return None;
+        }
+        let size = self.chunk_size?;
+        // Hand over the buffer itself: no copy, and the next chunk allocates its own.
+        let mut data = std::mem::take(&mut self.data);
+        data.truncate(size);
+        let chunk = ReceivedChunk {
+            id: self.chunk_id,
+            data,
+        };
+        self.previous = Some((self.chunk_id, self.slice_count));
+        self.ack_previous |= self.ack_current;
+        self.ack_current = false;
+        self.chunk_id = self.chunk_id.wrapping_add(1);
+        self.ready = false;
+        self.receiving = false;
+        Some(chunk)
+    }
+
+    /// Progress of the chunk being received (or ready to read), `None` before its first
+    /// slice.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// assert!(ChunkReceiver::new(ChunkConfig::default()).unwrap().progress().is_none());
+    /// ```
+    pub fn progress(&self) -> Option<ReceiveProgress> {
+        (self.receiving || self.ready).then_some(ReceiveProgress {
+            chunk_id: self.chunk_id,
+            slice_count: self.slice_count,
+            slices_received: self.received_count as u16,
+            bytes_received: self.received_bytes,
+            chunk_size: self.chunk_size,
+            started_at: self.started_at,
+        })
+    }
+
+    /// Counters.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// assert_eq!(ChunkReceiver::new(ChunkConfig::default()).unwrap().stats().acks_sent, 0);
+    /// ```
+    pub fn stats(&self) -> &ChunkReceiverStats {
+        &self.stats
+    }
+
+    fn slice_count_changed(&mut self, expected: u16, found: u16) -> ChunkPacketError {
+        self.stats
+            .rejected
+            .record(ChunkPacketError::SliceCountChanged { expected, found })
+    }
+
+    fn start(&mut self, slice_count: u16, now: f64) {
+        self.receiving = true;
+        self.ready = false;
+        self.slice_count = slice_count;
+        self.received.fill(0);
+        self.received_count = 0;
+        self.received_bytes = 0;
+        self.chunk_size = None;
+        self.started_at = now;
+        self.ack_current = false;
+        // slice_count <= max_slices was checked by the decoder: the bound holds.
+        self.data.clear();
+        self.data
+            .resize(usize::from(slice_count) * self.config.slice_size, 0);
+    }
+
+    fn store(&mut self, slice: &SlicePacket<'_>) {
+        let i = usize::from(slice.slice_id);
+        let (byte, bit) = (i / 8, 1u8 << (i % 8));
+        self.ack_current = true;
+        if self.received[byte] & bit != 0 {
+            self.stats.duplicate_slices += 1;
+            return;
+        }
+        let start = i * self.config.slice_size;
+        self.data[start..start + slice.data.len()].copy_from_slice(slice.data);
+        self.received[byte] |= bit;
+        self.received_count += 1;
+        self.received_bytes += slice.data.len();
+        self.stats.slices_received += 1;
+        if slice.is_last() {
+            self.chunk_size = Some(start + slice.data.len());
+        }
+        if self.received_count == usize::from(self.slice_count) {
+            self.receiving = false;
+            self.ready = true;
+            self.stats.chunks_completed += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ChunkConfig {
+        ChunkConfig {
+            slice_size: 4,
+            max_slices: 10,
+            ..ChunkConfig::default()
+        }
+    }
+
+    fn slice(chunk_id: u16, slice_id: u16, slice_count: u16, data: &[u8]) -> Vec<u8> {
+        let mut buf = vec![0u8; 64];
+        let len = SlicePacket {
+            chunk_id,
+            slice_id,
+            slice_count,
+            data,
+        }
+        .encode(&mut buf)
+        .unwrap();
+        buf.truncate(len);
+        buf
+    }
+
+    #[test]
+    fn reassembles_out_of_order_with_duplicates() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        let parts: [&[u8]; 3] = [&[1, 2, 3, 4], &[5, 6, 7, 8], &[9]];
+        for i in [2u16, 0, 2, 1, 0] {
+            r.receive_slice(0.0, &slice(0, i, 3, parts[usize::from(i)]))
+                .unwrap();
+        }
+        assert_eq!(r.stats().slices_received, 3);
+        assert_eq!(r.stats().duplicate_slices, 2);
+        assert_eq!(r.progress().unwrap().chunk_size, Some(9));
+        assert_eq!(r.take_chunk().unwrap().data, (1..=9).collect::<Vec<u8>>());
+    }
+
+    #[test]
+    fn acks_follow_the_bitfield_and_respect_the_interval() {
+        let mut r = ChunkReceiver::new(ChunkConfig {
+            ack_interval: 0.05,
+            ..config()
+        })
+        .unwrap();
+        r.receive_slice(0.0, &slice(0, 9, 10, &[1])).unwrap();
+        assert_eq!(r.poll_ack(0.0), Some(&[0xc2, 0, 0, 10, 0, 0, 0b10][..]));
+        r.receive_slice(0.01, &slice(0, 0, 10, &[1; 4])).unwrap();
+        assert_eq!(r.poll_ack(0.04), None);
+        assert_eq!(r.next_ack_time(), Some(0.05));
+        assert_eq!(r.poll_ack(0.05), Some(&[0xc2, 0, 0, 10, 0, 1, 0b10][..]));
+        assert_eq!(r.next_ack_time(), None);
+        assert_eq!(r.stats().acks_sent, 2);
+    }
+
+    #[test]
+    fn completed_chunk_waits_and_the_next_is_dropped_until_taken() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 1, &[7])).unwrap();
+        assert!(r.is_ready());
+        // Chunk 1 arrives early: dropped, not rejected.
+        r.receive_slice(0.0, &slice(1, 0, 1, &[8])).unwrap();
+        assert_eq!(r.stats().discarded_while_ready, 1);
+        // Chunk 0 again: re-acked in full.
+        let _ = r.poll_ack(0.0);
+        r.receive_slice(0.0, &slice(0, 0, 1, &[7])).unwrap();
+        assert_eq!(r.poll_ack(0.0), Some(&[0xc2, 0, 0, 1, 0, 1][..]));
+        assert_eq!(r.take_chunk().unwrap().data, [7]);
+        // After taking: chunk 0 is the previous one and still gets a full ack.
+        r.receive_slice(0.0, &slice(0, 0, 1, &[7])).unwrap();
+        assert_eq!(r.stats().stale_slices, 1);
+        assert_eq!(r.poll_ack(0.0), Some(&[0xc2, 0, 0, 1, 0, 1][..]));
+        r.receive_slice(0.0, &slice(1, 0, 1, &[8])).unwrap();
+        assert_eq!(
+            r.take_chunk().unwrap(),
+            ReceivedChunk {
+                id: 1,
+                data: vec![8]
+            }
+        );
+        assert_eq!(r.stats().rejected.total(), 0);
+    }
+
+    #[test]
+    fn full_ack_of_the_previous_chunk_masks_padding() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        for i in 0..10 {
+            r.receive_slice(0.0, &slice(0, i, 10, &[i as u8; 4]))
+                .unwrap();
+        }
+        let _ = r.poll_ack(0.0);
+        r.take_chunk().unwrap();
+        r.receive_slice(0.0, &slice(0, 3, 10, &[3; 4])).unwrap();
+        let ack = r.poll_ack(0.0).unwrap().to_vec();
+        assert_eq!(ack, [0xc2, 0, 0, 10, 0, 0xff, 0b11]);
+        assert!(AckPacket::decode(&ack, &config()).is_ok());
+    }
+
+    #[test]
+    fn a_newer_chunk_replaces_a_cancelled_one() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 2, &[1; 4])).unwrap();
+        r.receive_slice(0.0, &slice(2, 0, 1, &[9, 9])).unwrap();
+        assert_eq!(r.stats().abandoned_chunks, 1);
+        assert_eq!(
+            r.take_chunk().unwrap(),
+            ReceivedChunk {
+                id: 2,
+                data: vec![9, 9]
+            }
+        );
+        // Late slices of the cancelled chunk are older: refused.
+        assert_eq!(
+            r.receive_slice(0.0, &slice(0, 1, 2, &[1])),
+            Err(ChunkPacketError::UnexpectedChunk {
+                expected: 3,
+                found: 0
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_slices_change_nothing() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 3, &[1; 4])).unwrap();
+        let before = r.progress();
+        let bad: [Vec<u8>; 6] = [
+            vec![0xc1, 0, 0, 3, 0, 3, 0, 1, 1, 1, 1], // slice id out of range
+            vec![0xc1, 0, 0, 0, 0, 3, 0, 1, 1, 1, 1, 1], // longer than a slice
+            vec![0xc1, 0, 0, 2, 0, 3, 0, 5, 0, 1, 1, 1, 1, 1], // last slice too big
+            vec![0xc1, 0, 0, 2, 0, 3, 0, 0, 0],       // last slice empty
+            slice(0, 1, 4, &[1; 4]),                  // count changed
+            vec![0xc1, 0, 0, 0, 0, 11, 0, 1, 1, 1, 1], // count above max
+        ];
+        for packet in &bad {
+            assert!(r.receive_slice(0.0, packet).is_err());
+        }
+        assert_eq!(r.progress(), before);
+        let rejected = &r.stats().rejected;
+        assert_eq!(rejected.total(), 6);
+        assert_eq!(
+            (
+                rejected.slice_id_out_of_range,
+                rejected.slice_too_long,
+                rejected.last_slice_size,
+                rejected.slice_count_changed,
+                rejected.slice_count_out_of_range
+            ),
+            (1, 1, 2, 1, 1)
+        );
+    }
+
+    #[test]
+    fn memory_is_bounded_by_the_config() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 10, &[1; 4])).unwrap();
+        assert!(r.data.capacity() <= 40);
+        assert_eq!(r.received.len(), 2);
+        assert_eq!(r.packet.len(), ACK_HEADER_BYTES + 2);
+    }
+}

@@ -1,0 +1,849 @@
+//! The sending end of a chunk transfer: a queue, one chunk in flight, a bandwidth budget.
+
+use std::collections::VecDeque;
+
+use super::packet::{AckPacket, SlicePacket, LAST_SLICE_HEADER_BYTES, SLICE_HEADER_BYTES};
+use super::{ChunkConfig, ChunkError, ChunkId, ChunkPacketError, ChunkRejections};
+
+/// Budget comparisons allow for float rounding, so that the time
+/// [`ChunkSender::next_send_time`] promises really does afford a packet.
+const BUDGET_EPSILON: f64 = 1e-6;
+
+/// Sends chunks as slice packets until every slice is acked.
+///
+/// Call [`send`](Self::send) to queue a chunk, [`poll_packet`](Self::poll_packet) every
+/// update to get the slice packets the budget allows, and
+/// [`receive_ack`](Self::receive_ack) with every ack packet. See the
+/// [module docs](crate::chunk) for the whole loop.
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkReceiver, ChunkSender};
+/// let mut sender = ChunkSender::new(ChunkConfig::default())?;
+/// let mut receiver = ChunkReceiver::new(ChunkConfig::default())?;
+/// let id = sender.send(vec![7u8; 3000])?; // 3 slices
+/// // A perfect, instant link.
+/// while let Some(slice) = sender.poll_packet(0.0) {
+///     receiver.receive_slice(0.0, slice)?;
+/// }
+/// let ack = receiver.poll_ack(0.0).unwrap();
+/// sender.receive_ack(0.0, ack)?;
+/// assert_eq!(sender.last_completed(), Some((id, 0.0)));
+/// assert_eq!(receiver.take_chunk().unwrap().data, vec![7u8; 3000]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ChunkSender {
+    config: ChunkConfig,
+    queue: VecDeque<(ChunkId, Vec<u8>)>,
+    next_id: ChunkId,
+    current: Option<InFlight>,
+    /// The chunk finished or cancelled last, whose late acks are expected and harmless.
+    previous: Option<ChunkId>,
+    /// Where the round-robin walk resumes.
+    cursor: usize,
+    /// Bytes the budget allows now.
+    budget: f64,
+    /// Time of the last budget refill (None before the first poll).
+    budget_time: Option<f64>,
+    rtt: Option<f64>,
+    now: f64,
+    last_completed: Option<(ChunkId, f64)>,
+    packet: Vec<u8>,
+    stats: ChunkSenderStats,
+}
+
+#[derive(Debug, Clone)]
+struct InFlight {
+    id: ChunkId,
+    data: Vec<u8>,
+    slice_count: u16,
+    acked: Vec<bool>,
+    acked_count: usize,
+    acked_bytes: usize,
+    last_sent: Vec<Option<f64>>,
+    /// Next slice of the initial burst, while it lasts.
+    burst_next: Option<usize>,
+}
+
+impl InFlight {
+    fn slice_range(&self, slice_id: usize, slice_size: usize) -> std::ops::Range<usize> {
+        let start = slice_id * slice_size;
+        start..(start + slice_size).min(self.data.len())
+    }
+
+    fn packet_len(&self, slice_id: usize, slice_size: usize) -> usize {
+        let header = if slice_id + 1 == usize::from(self.slice_count) {
+            LAST_SLICE_HEADER_BYTES
+        } else {
+            SLICE_HEADER_BYTES
+        };
+        header + self.slice_range(slice_id, slice_size).len()
+    }
+}
+
+/// Counters of a [`ChunkSender`].
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+/// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+/// sender.send(vec![1u8; 10]).unwrap();
+/// let len = sender.poll_packet(0.0).unwrap().len();
+/// assert_eq!((sender.stats().packets_sent, sender.stats().bytes_sent), (1, len as u64));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkSenderStats {
+    /// Slice packets produced.
+    pub packets_sent: u64,
+    /// Bytes of slice packets produced (without `packet_overhead`).
+    pub bytes_sent: u64,
+    /// Slice packets for slices that had been sent before.
+    pub slices_resent: u64,
+    /// Slice packets sent by the initial burst.
+    pub burst_packets: u64,
+    /// Valid acks for the chunk in flight.
+    pub acks_received: u64,
+    /// Acks for the chunk finished or cancelled last (late, harmless).
+    pub stale_acks: u64,
+    /// Chunks fully acked.
+    pub chunks_completed: u64,
+    /// Chunks cancelled in flight.
+    pub chunks_cancelled: u64,
+    /// Ack packets refused, by reason.
+    pub rejected: ChunkRejections,
+}
+
+/// How far the chunk in flight has got, as the sender knows from acks.
+///
+/// ```
+/// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+/// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+/// sender.send(vec![0u8; 2048]).unwrap();
+/// let p = sender.progress().unwrap();
+/// assert_eq!((p.slice_count, p.slices_acked, p.chunk_size, p.bytes_acked), (2, 0, 2048, 0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SendProgress {
+    /// The chunk in flight.
+    pub chunk_id: ChunkId,
+    /// Its slices.
+    pub slice_count: u16,
+    /// Slices acked so far.
+    pub slices_acked: u16,
+    /// Its size in bytes.
+    pub chunk_size: usize,
+    /// Bytes in the acked slices.
+    pub bytes_acked: usize,
+}
+
+impl SendProgress {
+    /// Share of the bytes acked, `0.0..=1.0`.
+    ///
+    /// ```
+    /// use netser_transport::chunk::SendProgress;
+    /// let p = SendProgress { chunk_id: 0, slice_count: 4, slices_acked: 1, chunk_size: 4000, bytes_acked: 1000 };
+    /// assert_eq!(p.fraction(), 0.25);
+    /// ```
+    pub fn fraction(&self) -> f64 {
+        self.bytes_acked as f64 / self.chunk_size.max(1) as f64
+    }
+}
+
+impl ChunkSender {
+    /// A sender with these settings. Its first chunk gets `config.first_chunk_id`.
+    ///
+    /// # Errors
+    /// [`ChunkError::InvalidConfig`] when a setting is out of range
+    /// ([`ChunkConfig::validate`]).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// assert!(ChunkSender::new(ChunkConfig { slice_size: 0, ..Default::default() }).is_err());
+    /// ```
+    pub fn new(config: ChunkConfig) -> Result<Self, ChunkError> {
+        config.validate()?;
+        Ok(Self {
+            next_id: config.first_chunk_id,
+            packet: vec![0; config.max_slice_packet_size()],
+            config,
+            queue: VecDeque::new(),
+            current: None,
+            previous: None,
+            cursor: 0,
+            budget: 0.0,
+            budget_time: None,
+            rtt: None,
+            now: 0.0,
+            last_completed: None,
+            stats: ChunkSenderStats::default(),
+        })
+    }
+
+    /// The settings.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// assert_eq!(ChunkSender::new(ChunkConfig::default()).unwrap().config().slice_size, 1024);
+    /// ```
+    pub fn config(&self) -> &ChunkConfig {
+        &self.config
+    }
+
+    /// Queues a chunk and returns its id. It goes on the wire at once if no chunk is in
+    /// flight, else after the chunks ahead of it.
+    ///
+    /// # Errors
+    /// [`ChunkError::EmptyChunk`], [`ChunkError::ChunkTooLarge`] above
+    /// `slice_size * max_slices` bytes, [`ChunkError::QueueFull`] when
+    /// `max_queued_chunks` chunks already wait.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkError, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(sender.send(vec![0u8; 256 * 1024]), Ok(0));
+    /// assert_eq!(
+    ///     sender.send(vec![0u8; 256 * 1024 + 1]),
+    ///     Err(ChunkError::ChunkTooLarge { size: 256 * 1024 + 1, max: 256 * 1024 })
+    /// );
+    /// ```
+    pub fn send(&mut self, data: impl Into<Vec<u8>>) -> Result<ChunkId, ChunkError> {
+        let data = data.into();
+        if data.is_empty() {
+            return Err(ChunkError::EmptyChunk);
+        }
+        let max = self.config.max_chunk_size();
+        if data.len() > max {
+            return Err(ChunkError::ChunkTooLarge {
+                size: data.len(),
+                max,
+            });
+        }
+        if self.current.is_some() && self.queue.len() >= self.config.max_queued_chunks {
+            return Err(ChunkError::QueueFull {
+                capacity: self.config.max_queued_chunks,
+            });
+        }
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.queue.push_back((id, data));
+        if self.current.is_none() {
+            self.start_next();
+        }
+        Ok(id)
+    }
+
+    /// Feeds the round-trip time measured by the connection; `None` (or a value that is
+    /// not a finite number >= 0) falls back to [`ChunkConfig::resend_delay`].
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(sender.resend_delay(), 0.1);
+    /// sender.set_rtt(Some(0.2));
+    /// assert_eq!(sender.resend_delay(), 0.25);
+    /// ```
+    pub fn set_rtt(&mut self, rtt: Option<f64>) {
+        self.rtt = rtt.filter(|r| r.is_finite() && *r >= 0.0);
+    }
+
+    /// Minimum time between two sends of the same slice: RTT x `resend_rtt_factor` when
+    /// the RTT is known, else `resend_delay`.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let sender = ChunkSender::new(ChunkConfig { resend_delay: 0.5, ..Default::default() }).unwrap();
+    /// assert_eq!(sender.resend_delay(), 0.5);
+    /// ```
+    pub fn resend_delay(&self) -> f64 {
+        self.rtt.map_or(self.config.resend_delay, |rtt| {
+            rtt * self.config.resend_rtt_factor
+        })
+    }
+
+    /// The next slice packet to send at `now`, or `None` when the budget is spent or every
+    /// unacked slice was sent less than a resend delay ago. Call it in a loop each update
+    /// and put each packet on the wire before the next call.
+    ///
+    /// The budget grows by `bandwidth` bytes per second between calls, up to
+    /// `budget_window` seconds' worth; each packet costs its length plus
+    /// `packet_overhead`. Slices are walked round-robin from where the last walk stopped,
+    /// so resends spread over the whole chunk. With `initial_burst`, every slice of a new
+    /// chunk is sent once first, free of the budget.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// // 10 000 bytes per second, 100-byte slices: 128 bytes per packet with overhead.
+    /// let config = ChunkConfig {
+    ///     slice_size: 100, bandwidth: 10_000.0, budget_window: 0.1, ..Default::default()
+    /// };
+    /// let mut sender = ChunkSender::new(config).unwrap();
+    /// sender.send(vec![0u8; 10_000]).unwrap();
+    /// let mut sent = 0;
+    /// while sender.poll_packet(0.0).is_some() { sent += 1; }
+    /// assert_eq!(sent, 7); // the saved-up budget: 1000 bytes / 135 per packet
+    /// while sender.poll_packet(1.0).is_some() { sent += 1; }
+    /// assert_eq!(sent, 14); // the budget saves at most 0.1 s
+    /// ```
+    pub fn poll_packet(&mut self, now: f64) -> Option<&[u8]> {
+        self.refill(now);
+        let slice_size = self.config.slice_size;
+        let cur = self.current.as_mut()?;
+        let count = usize::from(cur.slice_count);
+
+        let slice_id = if let Some(next) = cur.burst_next {
+            cur.burst_next = (next + 1..count).find(|&i| !cur.acked[i]);
+            if cur.burst_next.is_none() {
+                // The burst is over: the regular budget applies from here on.
+                self.budget = 0.0;
+                self.budget_time = Some(self.now);
+            }
+            self.stats.burst_packets += 1;
+            next
+        } else {
+            let delay = self.rtt.map_or(self.config.resend_delay, |r| {
+                r * self.config.resend_rtt_factor
+            });
+            let mut chosen = None;
+            for step in 0..count {
+                let i = (self.cursor + step) % count;
+                if cur.acked[i] || cur.last_sent[i].is_some_and(|t| self.now < t + delay) {
+                    continue;
+                }
+                let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
+                if self.budget + BUDGET_EPSILON < cost {
+                    // Out of budget: resume from this slice next time.
+                    self.cursor = i;
+                    return None;
+                }
+                self.budget -= cost;
+                self.cursor = (i + 1) % count;
+                chosen = Some(i);
+                break;
+            }
+            chosen?
+        };
+
+        if cur.last_sent[slice_id].is_some() {
+            self.stats.slices_resent += 1;
+        }
+        cur.last_sent[slice_id] = Some(self.now);
+        let packet = SlicePacket {
+            chunk_id: cur.id,
+            slice_id: slice_id as u16,
+            slice_count: cur.slice_count,
+            data: &cur.data[cur.slice_range(slice_id, slice_size)],
+        };
+        // Cannot fail: the buffer holds the largest slice packet and a chunk's last slice
+        // holds 1..=slice_size bytes.
+        let len = packet.encode(&mut self.packet).ok()?;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        Some(&self.packet[..len])
+    }
+
+    /// Earliest time at which [`poll_packet`](Self::poll_packet) will surely produce a
+    /// packet (it may produce one a little sooner), or `None` when there is nothing to
+    /// send. Lets a simulation jump straight to the next event.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(sender.next_send_time(), None);
+    /// sender.send(vec![1u8]).unwrap();
+    /// while sender.poll_packet(0.0).is_some() {}
+    /// assert_eq!(sender.next_send_time(), Some(0.1)); // the resend delay
+    /// ```
+    pub fn next_send_time(&self) -> Option<f64> {
+        let cur = self.current.as_ref()?;
+        if cur.burst_next.is_some() {
+            return Some(self.now);
+        }
+        let delay = self.resend_delay();
+        let eligible = (0..usize::from(cur.slice_count))
+            .filter(|&i| !cur.acked[i])
+            .map(|i| cur.last_sent[i].map_or(self.now, |t| t + delay))
+            .min_by(f64::total_cmp)?;
+        let cost = (self.config.max_slice_packet_size() + self.config.packet_overhead) as f64;
+        let funded = match self.budget_time {
+            Some(t) if self.budget < cost => t + (cost - self.budget) / self.config.bandwidth,
+            _ => self.now,
+        };
+        Some(eligible.max(funded).max(self.now))
+    }
+
+    /// Reads an ack packet: every slice it marks as received counts as acked, the first
+    /// time any ack says so (acks may come late, duplicated or out of order). When the
+    /// last slice is acked the chunk is complete and the next queued chunk starts.
+    ///
+    /// An ack for the chunk finished or cancelled last is expected and only counted in
+    /// [`ChunkSenderStats::stale_acks`].
+    ///
+    /// # Errors
+    /// A malformed packet ([`AckPacket::decode`]),
+    /// [`ChunkPacketError::AckChunkMismatch`] for any other chunk, and
+    /// [`ChunkPacketError::SliceCountChanged`] when the slice count is not the chunk's.
+    /// Each is counted in [`ChunkSenderStats::rejected`].
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkPacketError, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// sender.send(vec![1u8; 10]).unwrap(); // chunk 0, one slice
+    /// assert_eq!(
+    ///     sender.receive_ack(0.0, &[0xc2, 5, 0, 1, 0, 1]),
+    ///     Err(ChunkPacketError::AckChunkMismatch { expected: Some(0), found: 5 })
+    /// );
+    /// assert_eq!(sender.receive_ack(0.0, &[0xc2, 0, 0, 1, 0, 1]), Ok(()));
+    /// assert!(sender.is_idle());
+    /// assert_eq!(sender.stats().rejected.ack_chunk_mismatch, 1);
+    /// ```
+    pub fn receive_ack(&mut self, now: f64, packet: &[u8]) -> Result<(), ChunkPacketError> {
+        self.observe(now);
+        let ack = match AckPacket::decode(packet, &self.config) {
+            Ok(ack) => ack,
+            Err(e) => return Err(self.stats.rejected.record(e)),
+        };
+        let slice_size = self.config.slice_size;
+        let Some(cur) = self.current.as_mut().filter(|c| c.id == ack.chunk_id) else {
+            if self.previous == Some(ack.chunk_id) {
+                self.stats.stale_acks += 1;
+                return Ok(());
+            }
+            let expected = self.current.as_ref().map(|c| c.id);
+            return Err(self
+                .stats
+                .rejected
+                .record(ChunkPacketError::AckChunkMismatch {
+                    expected,
+                    found: ack.chunk_id,
+                }));
+        };
+        if ack.slice_count != cur.slice_count {
+            let expected = cur.slice_count;
+            return Err(self
+                .stats
+                .rejected
+                .record(ChunkPacketError::SliceCountChanged {
+                    expected,
+                    found: ack.slice_count,
+                }));
+        }
+        self.stats.acks_received += 1;
+        for i in 0..cur.slice_count {
+            let slot = usize::from(i);
+            // The fuse: unacked -> acked once, never back.
+            if !cur.acked[slot] && ack.is_received(i) {
+                cur.acked[slot] = true;
+                cur.acked_count += 1;
+                cur.acked_bytes += cur.slice_range(slot, slice_size).len();
+            }
+        }
+        if cur.acked_count == usize::from(cur.slice_count) {
+            let id = cur.id;
+            self.current = None;
+            self.previous = Some(id);
+            self.last_completed = Some((id, self.now));
+            self.stats.chunks_completed += 1;
+            self.start_next();
+        }
+        Ok(())
+    }
+
+    /// Stops sending the chunk in flight and returns its id; the next queued chunk starts.
+    /// The receiver drops the partial chunk when the next chunk's slices reach it (a chunk
+    /// whose slices all arrived already may still be delivered).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// let first = sender.send(vec![1u8; 5000]).unwrap();
+    /// let second = sender.send(vec![2u8; 5000]).unwrap();
+    /// assert_eq!(sender.cancel(), Some(first));
+    /// assert_eq!(sender.progress().unwrap().chunk_id, second);
+    /// assert_eq!(sender.cancel(), Some(second));
+    /// assert_eq!(sender.cancel(), None);
+    /// ```
+    pub fn cancel(&mut self) -> Option<ChunkId> {
+        let cur = self.current.take()?;
+        self.previous = Some(cur.id);
+        self.stats.chunks_cancelled += 1;
+        self.start_next();
+        Some(cur.id)
+    }
+
+    /// Drops every queued chunk (not the one in flight) and returns how many there were.
+    /// Their ids are skipped.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// sender.send(vec![1u8]).unwrap();
+    /// sender.send(vec![2u8]).unwrap();
+    /// sender.send(vec![3u8]).unwrap();
+    /// assert_eq!(sender.clear_queue(), 2);
+    /// assert_eq!(sender.send(vec![4u8]), Ok(3));
+    /// ```
+    pub fn clear_queue(&mut self) -> usize {
+        let dropped = self.queue.len();
+        self.queue.clear();
+        dropped
+    }
+
+    /// Progress of the chunk in flight, `None` when idle.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert!(sender.progress().is_none());
+    /// ```
+    pub fn progress(&self) -> Option<SendProgress> {
+        self.current.as_ref().map(|cur| SendProgress {
+            chunk_id: cur.id,
+            slice_count: cur.slice_count,
+            slices_acked: cur.acked_count as u16,
+            chunk_size: cur.data.len(),
+            bytes_acked: cur.acked_bytes,
+        })
+    }
+
+    /// The last chunk fully acked, and the `now` of the ack that completed it.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(sender.last_completed(), None);
+    /// ```
+    pub fn last_completed(&self) -> Option<(ChunkId, f64)> {
+        self.last_completed
+    }
+
+    /// No chunk in flight and none queued.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert!(sender.is_idle());
+    /// sender.send(vec![1u8]).unwrap();
+    /// assert!(!sender.is_idle());
+    /// ```
+    pub fn is_idle(&self) -> bool {
+        self.current.is_none() && self.queue.is_empty()
+    }
+
+    /// Chunks waiting behind the one in flight.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// sender.send(vec![1u8]).unwrap();
+    /// sender.send(vec![2u8]).unwrap();
+    /// assert_eq!(sender.queued_chunks(), 1);
+    /// ```
+    pub fn queued_chunks(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Counters.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let sender = ChunkSender::new(ChunkConfig::default()).unwrap();
+    /// assert_eq!(sender.stats().packets_sent, 0);
+    /// ```
+    pub fn stats(&self) -> &ChunkSenderStats {
+        &self.stats
+    }
+
+    fn start_next(&mut self) {
+        let Some((id, data)) = self.queue.pop_front() else {
+            return;
+        };
+        // send() refused empty chunks and chunks above max_slices (<= 8192) slices.
+        let count = data.len().div_ceil(self.config.slice_size);
+        self.cursor = 0;
+        self.current = Some(InFlight {
+            id,
+            data,
+            slice_count: count as u16,
+            acked: vec![false; count],
+            acked_count: 0,
+            acked_bytes: 0,
+            last_sent: vec![None; count],
+            burst_next: self.config.initial_burst.then_some(0),
+        });
+    }
+
+    /// Moves the clock forward (never back: a late `now` changes nothing).
+    fn observe(&mut self, now: f64) {
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    /// Adds the budget earned since the last refill, up to the window (at least one
+    /// packet, so a small window cannot stall the sender).
+    fn refill(&mut self, now: f64) {
+        self.observe(now);
+        let cap = (self.config.bandwidth * self.config.budget_window)
+            .max((self.config.max_slice_packet_size() + self.config.packet_overhead) as f64);
+        self.budget = match self.budget_time {
+            None => cap,
+            Some(t) => (self.budget + (self.now - t).max(0.0) * self.config.bandwidth).min(cap),
+        };
+        self.budget_time = Some(self.now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(slice_size: usize, max_slices: usize) -> ChunkConfig {
+        ChunkConfig {
+            slice_size,
+            max_slices,
+            ..ChunkConfig::default()
+        }
+    }
+
+    fn drain(sender: &mut ChunkSender, now: f64) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(p) = sender.poll_packet(now) {
+            out.push(p.to_vec());
+        }
+        out
+    }
+
+    fn slice_ids(packets: &[Vec<u8>]) -> Vec<u16> {
+        packets
+            .iter()
+            .map(|p| u16::from_le_bytes([p[3], p[4]]))
+            .collect()
+    }
+
+    fn ack(chunk_id: u16, count: u16, received: &[u16]) -> Vec<u8> {
+        let mut bits = vec![0u8; usize::from(count).div_ceil(8)];
+        for &i in received {
+            bits[usize::from(i / 8)] |= 1 << (i % 8);
+        }
+        let mut out = vec![0xc2];
+        out.extend(chunk_id.to_le_bytes());
+        out.extend(count.to_le_bytes());
+        out.extend(bits);
+        out
+    }
+
+    #[test]
+    fn slices_cut_exactly() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.send((0..10u8).collect::<Vec<_>>()).unwrap();
+        let packets = drain(&mut sender, 0.0);
+        assert_eq!(
+            packets,
+            [
+                vec![0xc1, 0, 0, 0, 0, 3, 0, 0, 1, 2, 3],
+                vec![0xc1, 0, 0, 1, 0, 3, 0, 4, 5, 6, 7],
+                vec![0xc1, 0, 0, 2, 0, 3, 0, 2, 0, 8, 9],
+            ]
+        );
+    }
+
+    #[test]
+    fn resends_wait_the_resend_delay_and_skip_acked_slices() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.send(vec![0u8; 16]).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1, 2, 3]);
+        assert!(drain(&mut sender, 0.099).is_empty());
+        sender.receive_ack(0.05, &ack(0, 4, &[1, 3])).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.1)), [0, 2]);
+        assert_eq!(sender.stats().slices_resent, 2);
+        // With an RTT of 40 ms the delay becomes 50 ms.
+        sender.set_rtt(Some(0.04));
+        assert!(drain(&mut sender, 0.149).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 0.16)), [0, 2]);
+        let p = sender.progress().unwrap();
+        assert_eq!((p.slices_acked, p.bytes_acked), (2, 8));
+    }
+
+    #[test]
+    fn round_robin_resumes_where_the_budget_ran_out() {
+        // 9 slices of 100 bytes (107-byte packets + 28 overhead = 135 budget bytes) and a
+        // last one of 50 (87 budget bytes).
+        let config = ChunkConfig {
+            slice_size: 100,
+            bandwidth: 1350.0,
+            budget_window: 0.0,
+            ..ChunkConfig::default()
+        };
+        let mut sender = ChunkSender::new(config).unwrap();
+        sender.send(vec![0u8; 950]).unwrap();
+        // The window holds one full packet (137 bytes) and 0.1 s earns one: one slice per
+        // step.
+        let mut order = Vec::new();
+        for step in 0..25 {
+            order.extend(slice_ids(&drain(&mut sender, f64::from(step) * 0.1)));
+        }
+        assert_eq!(
+            order,
+            (0..10).chain(0..10).chain(0..5).collect::<Vec<u16>>()
+        );
+    }
+
+    #[test]
+    fn bandwidth_budget_is_respected_over_time() {
+        let config = ChunkConfig {
+            bandwidth: 50_000.0,
+            ..ChunkConfig::default()
+        };
+        let mut sender = ChunkSender::new(config.clone()).unwrap();
+        sender.send(vec![0u8; 256 * 1024]).unwrap();
+        let mut budget_bytes = 0.0;
+        for frame in 0..=300 {
+            for p in drain(&mut sender, f64::from(frame) / 60.0) {
+                budget_bytes += (p.len() + config.packet_overhead) as f64;
+            }
+        }
+        // 5 s at 50 kB/s plus the initial window (0.1 s).
+        let allowed = 50_000.0 * 5.1;
+        assert!(budget_bytes <= allowed + 1.0, "{budget_bytes} > {allowed}");
+        assert!(budget_bytes > allowed - 2000.0, "{budget_bytes} too low");
+    }
+
+    #[test]
+    fn initial_burst_sends_everything_once_then_the_budget_applies() {
+        let config = ChunkConfig {
+            initial_burst: true,
+            bandwidth: 1000.0,
+            ..ChunkConfig::default()
+        };
+        let mut sender = ChunkSender::new(config).unwrap();
+        sender.send(vec![0u8; 100 * 1024]).unwrap();
+        let burst = drain(&mut sender, 0.0);
+        assert_eq!(slice_ids(&burst), (0..100).collect::<Vec<u16>>());
+        assert_eq!(sender.stats().burst_packets, 100);
+        // The budget restarts from zero: 1000 B/s needs ~1.06 s for a 1059-byte packet.
+        assert!(drain(&mut sender, 1.0).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 1.1)), [0]);
+    }
+
+    #[test]
+    fn completion_starts_the_next_chunk_and_ids_wrap() {
+        let mut sender = ChunkSender::new(ChunkConfig {
+            first_chunk_id: 65535,
+            ..config(4, 10)
+        })
+        .unwrap();
+        assert_eq!(sender.send(vec![1u8; 3]), Ok(65535));
+        assert_eq!(sender.send(vec![2u8; 3]), Ok(0));
+        assert_eq!(sender.queued_chunks(), 1);
+        drain(&mut sender, 0.0);
+        sender.receive_ack(0.01, &ack(65535, 1, &[0])).unwrap();
+        assert_eq!(sender.last_completed(), Some((65535, 0.01)));
+        assert_eq!(sender.progress().unwrap().chunk_id, 0);
+        // A late duplicate of the completing ack is harmless.
+        sender.receive_ack(0.02, &ack(65535, 1, &[0])).unwrap();
+        assert_eq!(sender.stats().stale_acks, 1);
+        let packets = drain(&mut sender, 0.02);
+        assert_eq!(packets, [vec![0xc1, 0, 0, 0, 0, 1, 0, 3, 0, 2, 2, 2]]);
+    }
+
+    #[test]
+    fn acks_out_of_order_only_ever_add() {
+        let mut sender = ChunkSender::new(config(4, 16)).unwrap();
+        sender.send(vec![0u8; 64]).unwrap();
+        sender.receive_ack(0.0, &ack(0, 16, &[0, 1, 2, 5])).unwrap();
+        // An older ack that knows less does not un-ack anything.
+        sender.receive_ack(0.0, &ack(0, 16, &[0])).unwrap();
+        assert_eq!(sender.progress().unwrap().slices_acked, 4);
+        sender.receive_ack(0.0, &ack(0, 16, &[5, 9])).unwrap();
+        assert_eq!(sender.progress().unwrap().slices_acked, 5);
+        assert_eq!(sender.stats().acks_received, 3);
+    }
+
+    #[test]
+    fn ack_rejections_are_counted() {
+        let mut sender = ChunkSender::new(config(4, 16)).unwrap();
+        assert_eq!(
+            sender.receive_ack(0.0, &ack(0, 1, &[0])),
+            Err(ChunkPacketError::AckChunkMismatch {
+                expected: None,
+                found: 0
+            })
+        );
+        sender.send(vec![0u8; 64]).unwrap();
+        assert_eq!(
+            sender.receive_ack(0.0, &ack(0, 15, &[0])),
+            Err(ChunkPacketError::SliceCountChanged {
+                expected: 16,
+                found: 15
+            })
+        );
+        assert_eq!(
+            sender.receive_ack(0.0, &ack(1, 16, &[0])),
+            Err(ChunkPacketError::AckChunkMismatch {
+                expected: Some(0),
+                found: 1
+            })
+        );
+        assert!(sender.receive_ack(0.0, &[0xc2, 0, 0, 16, 0, 0]).is_err());
+        assert!(sender.receive_ack(0.0, &[]).is_err());
+        let r = &sender.stats().rejected;
+        assert_eq!(
+            (
+                r.ack_chunk_mismatch,
+                r.slice_count_changed,
+                r.ack_length,
+                r.truncated
+            ),
+            (2, 1, 1, 1)
+        );
+        assert_eq!(sender.progress().unwrap().slices_acked, 0);
+    }
+
+    #[test]
+    fn queue_is_bounded() {
+        let mut sender = ChunkSender::new(ChunkConfig {
+            max_queued_chunks: 2,
+            ..ChunkConfig::default()
+        })
+        .unwrap();
+        for _ in 0..3 {
+            sender.send(vec![0u8; 10]).unwrap();
+        }
+        assert_eq!(
+            sender.send(vec![0u8; 10]),
+            Err(ChunkError::QueueFull { capacity: 2 })
+        );
+    }
+
+    #[test]
+    fn next_send_time_promises_a_packet() {
+        let config = ChunkConfig {
+            bandwidth: 20_000.0,
+            ..ChunkConfig::default()
+        };
+        let mut sender = ChunkSender::new(config).unwrap();
+        sender.send(vec![0u8; 50 * 1024]).unwrap();
+        let mut now = 0.0;
+        let mut sent = 0;
+        for _ in 0..200 {
+            let packets = drain(&mut sender, now).len();
+            assert!(packets > 0, "nothing sent at promised time {now}");
+            sent += packets;
+            let next = sender.next_send_time().unwrap();
+            assert!(next >= now);
+            now = next;
+        }
+        assert!(sent >= 200);
+        // 200 promises at 20 kB/s of ~1060-byte packets take about 10 s, not less.
+        assert!(now > 9.0, "{now}");
+    }
+
+    #[test]
+    fn time_going_backwards_is_harmless() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.send(vec![0u8; 8]).unwrap();
+        assert_eq!(drain(&mut sender, 5.0).len(), 2);
+        assert!(drain(&mut sender, 1.0).is_empty());
+        assert!(drain(&mut sender, f64::NAN).is_empty());
+        assert_eq!(drain(&mut sender, 5.2).len(), 2);
+    }
+}
