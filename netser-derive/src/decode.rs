@@ -1,0 +1,313 @@
+//! `decode`: reads a fresh value, field by field, through a `Decoder`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::bounds;
+use crate::gen::{ErrPath, Gen};
+use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
+use crate::internals::attr::DefaultAttr;
+use crate::internals::wire::Wire;
+use crate::plan::FieldPlan;
+
+const NAMES: [&str; 3] = ["x", "y", "z"];
+
+/// Statements that read every field into `__f_<binding>` locals. When `bind_refs`,
+/// each sent field is also bound by name as a reference, for later `when` conditions.
+pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath, bind_refs: bool) -> TokenStream {
+    let krate = &g.krate;
+    let dec = quote!(#krate::Decoder);
+    let mut out = TokenStream::new();
+    for plan in plans {
+        let field = plan.field;
+        let local = local(field);
+        let ty = field.ty;
+        let default = match &field.attrs.default {
+            Some(d) => match &d.value {
+                DefaultAttr::Trait => quote!(::core::default::Default::default()),
+                DefaultAttr::Expr(e) => crate::internals::check::user_expr(e),
+            },
+            None => quote!(::core::default::Default::default()),
+        };
+        let Some(wire) = &plan.wire else {
+            out.extend(quote!(let #local: #ty = #default;));
+            continue;
+        };
+        let name = &field.name;
+        let path = base.field(name);
+        let map_err = path.map_err(g);
+        let mut prefix = TokenStream::new();
+        if let Some(check) = &field.attrs.check {
+            let magic = crate::internals::check::user_expr(&check.value);
+            prefix.extend(quote!(#dec::read_check(__d, #magic) #map_err?;));
+        }
+        if field.attrs.align.is_some() {
+            prefix.extend(quote!(#dec::align(__d) #map_err?;));
+        }
+        let value = wire_decode(g, wire, &path);
+        let read = quote! {{
+            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
+            #prefix
+            let __v: #ty = #value;
+            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            __v
+        }};
+        out.extend(match &field.attrs.when {
+            Some(when) => {
+                let cond = crate::internals::check::user_expr(&when.value);
+                quote!(let #local: #ty = if #cond { #read } else { #default };)
+            }
+            None => quote!(let #local: #ty = #read;),
+        });
+        if bind_refs {
+            let binding = &field.binding;
+            out.extend(quote!(let #binding = &#local;));
+        }
+    }
+    out
+}
+
+/// The local a field is decoded into.
+pub fn local(field: &crate::internals::ast::Field<'_>) -> syn::Ident {
+    format_ident!("__f_{}", field.binding.to_string().trim_start_matches("r#"))
+}
+
+/// An expression that reads one value (with `?` returning errors).
+pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
+    let krate = &g.krate;
+    let dec = quote!(#krate::Decoder);
+    let map_err = path.map_err(g);
+    match wire {
+        Wire::Value(ty) => quote!(#dec::read_value::<#ty>(__d) #map_err?),
+        Wire::IntRange { ty, min, max, .. } => {
+            let ty = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#dec::read_int::<#ty>(__d, #min, #max) #map_err?)
+        }
+        Wire::IntBits { ty, bits } => {
+            let ty = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#dec::read_uint_bits::<#ty>(__d, #bits) #map_err?)
+        }
+        Wire::Quantize {
+            float,
+            min,
+            max,
+            res,
+            clamp,
+        } => {
+            let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+            let read = match float {
+                FloatTy::F32 => quote!(read_compressed_f32),
+                FloatTy::F64 => quote!(read_compressed_f64),
+            };
+            quote!({ #q #dec::#read(__d, &__Q) #map_err? })
+        }
+        Wire::Quat { bits, glam } => {
+            let read = quote!(#dec::read_quat(__d, #bits) #map_err?);
+            match glam {
+                Some(ty) => quote!(<#ty>::from_array(#read)),
+                None => read,
+            }
+        }
+        Wire::GlamVec { ty, dims, elem } => {
+            let parts = (0..*dims).map(|k| {
+                let name = NAMES[k];
+                let value = wire_decode(g, elem, &path.field(name));
+                traced(g, quote!(Field(#name)), value)
+            });
+            quote!(<#ty>::from_array([#(#parts),*]))
+        }
+        Wire::Array { len, elem_ty, elem } => {
+            let (inner, i) = path.index();
+            let value = traced(g, quote!(Index(#i)), wire_decode(g, elem, &inner));
+            match fallback(elem) {
+                // Filled with placeholders first: arrays cannot be built from a fallible
+                // loop without `unsafe`, and a placeholder costs one store.
+                Some(fallback) => quote!({
+                    let mut __arr: [#elem_ty; #len] = ::core::array::from_fn(|_| #fallback);
+                    for (#i, __slot) in __arr.iter_mut().enumerate() {
+                        *__slot = #value;
+                    }
+                    __arr
+                }),
+                // No placeholder for an arbitrary type: collect, then convert (the
+                // length is exact, so the conversion cannot fail).
+                None => quote!({
+                    let mut __vec: __netser_alloc::vec::Vec<#elem_ty> =
+                        __netser_alloc::vec::Vec::with_capacity(#len);
+                    for #i in 0..#len {
+                        __vec.push(#value);
+                    }
+                    match <[#elem_ty; #len] as ::core::convert::TryFrom<_>>::try_from(__vec) {
+                        ::core::result::Result::Ok(__arr) => __arr,
+                        ::core::result::Result::Err(_) => {
+                            return ::core::result::Result::Err(#krate::Error::new(
+                                #krate::ErrorKind::Custom("array length"),
+                                #dec::bit_position(__d),
+                            ) #map_err)
+                        }
+                    }
+                }),
+            }
+        }
+        Wire::Seq {
+            kind,
+            ty,
+            max_len,
+            elem_ty,
+            elem,
+        } => {
+            let (inner, i) = path.index();
+            let value = traced(g, quote!(Index(#i)), wire_decode(g, elem, &inner));
+            let inner_err = inner.map_err(g);
+            let elem_min = bounds::wire_bits(g, elem).0;
+            let len = quote!(let __len = #dec::read_len(__d, #max_len) #map_err?;);
+            // Reserve no more than the input can hold: a forged length costs nothing.
+            let reserve = quote! {
+                let __min_bits: u64 = #elem_min;
+                let __cap = if __min_bits == 0 {
+                    __len
+                } else {
+                    ::core::cmp::min(__len as u64, #dec::bits_remaining(__d) / __min_bits) as usize
+                };
+            };
+            match kind {
+                CollectionKind::Vec | CollectionKind::BoxSlice => {
+                    let finish = if *kind == CollectionKind::BoxSlice {
+                        quote!(__vec.into_boxed_slice())
+                    } else {
+                        quote!(__vec)
+                    };
+                    quote!({
+                        #len
+                        #reserve
+                        let mut __vec: __netser_alloc::vec::Vec<#elem_ty> = __netser_alloc::vec::Vec::with_capacity(__cap);
+                        for #i in 0..__len {
+                            __vec.push(#value);
+                        }
+                        #finish
+                    })
+                }
+                CollectionKind::Set => quote!({
+                    #len
+                    let mut __set: #ty = ::core::default::Default::default();
+                    for #i in 0..__len {
+                        let __bit = #dec::bit_position(__d);
+                        let __item: #elem_ty = #value;
+                        if !__set.insert(__item) {
+                            return ::core::result::Result::Err(#krate::Error::new(
+                                #krate::ErrorKind::Custom("duplicate element in a set"),
+                                __bit,
+                            ) #inner_err);
+                        }
+                    }
+                    __set
+                }),
+            }
+        }
+        Wire::String { max_len } => quote!(#dec::read_string(__d, #max_len) #map_err?),
+        Wire::Option { inner } => {
+            let value = wire_decode(g, inner, path);
+            quote!(if #dec::read_bool(__d) #map_err? {
+                ::core::option::Option::Some(#value)
+            } else {
+                ::core::option::Option::None
+            })
+        }
+        Wire::Map {
+            ty,
+            max_len,
+            key_ty,
+            key,
+            value_ty,
+            value,
+        } => {
+            let (inner, i) = path.index();
+            let inner_err = inner.field("key").map_err(g);
+            let k = traced(g, quote!(Field("key")), wire_decode(g, key, &inner.field("key")));
+            let v = traced(
+                g,
+                quote!(Field("value")),
+                wire_decode(g, value, &inner.field("value")),
+            );
+            let entry = traced(
+                g,
+                quote!(Index(#i)),
+                quote!({
+                    let __bit = #dec::bit_position(__d);
+                    let __key: #key_ty = #k;
+                    let __value: #value_ty = #v;
+                    (__bit, __key, __value)
+                }),
+            );
+            quote!({
+                let __len = #dec::read_len(__d, #max_len) #map_err?;
+                let mut __map: #ty = ::core::default::Default::default();
+                for #i in 0..__len {
+                    let (__bit, __key, __value) = #entry;
+                    if __map.insert(__key, __value).is_some() {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom("duplicate key in a map"),
+                            __bit,
+                        ) #inner_err);
+                    }
+                }
+                __map
+            })
+        }
+        Wire::With {
+            ty,
+            path: func,
+            max_bits,
+        } => quote!({
+            let __start = #dec::bit_position(__d);
+            let mut __value: #ty = ::core::default::Default::default();
+            #func(&mut __NetserRead(&mut *__d), &mut __value) #map_err?;
+            if #dec::bit_position(__d) - __start > (#max_bits) as u64 {
+                return ::core::result::Result::Err(#krate::Error::new(
+                    #krate::ErrorKind::Custom("a `with` function read more than its `max_bits`"),
+                    __start,
+                ) #map_err);
+            }
+            __value
+        }),
+    }
+}
+
+fn traced(g: &Gen, segment: TokenStream, value: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let dec = quote!(#krate::Decoder);
+    quote!({
+        #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::#segment);
+        let __v = #value;
+        #krate::trace::Tracer::exit(#dec::tracer(__d));
+        __v
+    })
+}
+
+/// A placeholder of the wire's type, overwritten before anyone sees it; `None` for a
+/// type the derive knows nothing about.
+fn fallback(wire: &Wire) -> Option<TokenStream> {
+    Some(match wire {
+        Wire::Value(ty) => match shape(ty) {
+            Shape::Int(_) => quote!(0),
+            Shape::Float(_) => quote!(0.0),
+            Shape::Bool => quote!(false),
+            Shape::Option(_) => quote!(::core::option::Option::None),
+            _ => return None,
+        },
+        Wire::IntRange { .. } | Wire::IntBits { .. } => quote!(0),
+        Wire::Quantize { .. } => quote!(0.0),
+        Wire::Quat { glam: None, .. } => quote!([0.0; 4]),
+        Wire::Quat { glam: Some(ty), .. } => quote!(<#ty>::from_array([0.0, 0.0, 0.0, 1.0])),
+        Wire::GlamVec { ty, dims, .. } => quote!(<#ty>::from_array([0.0; #dims])),
+        Wire::Array { elem, .. } => {
+            let inner = fallback(elem)?;
+            quote!(::core::array::from_fn(|_| #inner))
+        }
+        Wire::Option { .. } => quote!(::core::option::Option::None),
+        Wire::Seq { .. } | Wire::String { .. } | Wire::Map { .. } => {
+            quote!(::core::default::Default::default())
+        }
+        Wire::With { .. } => return None,
+    })
+}

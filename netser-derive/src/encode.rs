@@ -1,0 +1,183 @@
+//! `encode`: writes a value from `&self`, field by field, through an `Encoder`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::gen::{ErrPath, Gen};
+use crate::internals::ast::FloatTy;
+use crate::internals::wire::Wire;
+use crate::plan::FieldPlan;
+
+const NAMES: [&str; 3] = ["x", "y", "z"];
+
+/// Statements that write every sent field; the fields are bound by name as references.
+pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let mut out = TokenStream::new();
+    for plan in plans {
+        let Some(wire) = &plan.wire else { continue };
+        let field = plan.field;
+        let name = &field.name;
+        let binding = &field.binding;
+        let path = base.field(name);
+        let map_err = path.map_err(g);
+        let mut body = TokenStream::new();
+        if let Some(check) = &field.attrs.check {
+            let magic = crate::internals::check::user_expr(&check.value);
+            body.extend(quote!(#enc::write_check(__e, #magic) #map_err?;));
+        }
+        if field.attrs.align.is_some() {
+            body.extend(quote!(#enc::align(__e) #map_err?;));
+        }
+        body.extend(wire_encode(g, wire, quote!(#binding), &path));
+        let traced = g.traced(&quote!(__e), &enc, quote!(Field(#name)), body);
+        out.extend(match &field.attrs.when {
+            Some(when) => {
+                let cond = crate::internals::check::user_expr(&when.value);
+                quote!(if #cond { #traced })
+            }
+            None => traced,
+        });
+    }
+    out
+}
+
+/// Statements that write `v` (an expression of type `&T`, evaluated once).
+pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let map_err = path.map_err(g);
+    match wire {
+        Wire::Value(_) => quote!(#enc::write_value(__e, #v) #map_err?;),
+        Wire::IntRange { ty, min, max, .. } => {
+            let ty = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#enc::write_int::<#ty>(__e, *#v, #min, #max) #map_err?;)
+        }
+        Wire::IntBits { ty, bits } => {
+            let ty = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#enc::write_uint_bits::<#ty>(__e, *#v, #bits) #map_err?;)
+        }
+        Wire::Quantize {
+            float,
+            min,
+            max,
+            res,
+            clamp,
+        } => {
+            let q = quantize_const(g, min, max, res, *clamp);
+            let write = match float {
+                FloatTy::F32 => quote!(write_compressed_f32),
+                FloatTy::F64 => quote!(write_compressed_f64),
+            };
+            quote!({ #q #enc::#write(__e, *#v, &__Q) #map_err?; })
+        }
+        Wire::Quat { bits, glam } => {
+            let array = match glam {
+                Some(_) => quote!(#v.to_array()),
+                None => quote!(*#v),
+            };
+            quote!(#enc::write_quat(__e, #array, #bits) #map_err?;)
+        }
+        Wire::GlamVec { dims, elem, .. } => {
+            let parts = (0..*dims).map(|k| {
+                let name = NAMES[k];
+                let body = wire_encode(g, elem, quote!(&__c[#k]), &path.field(name));
+                g.traced(&quote!(__e), &enc, quote!(Field(#name)), body)
+            });
+            quote!({ let __c = #v.to_array(); #(#parts)* })
+        }
+        Wire::Array { elem, .. } => each(g, elem, quote!(#v.iter()), path),
+        Wire::Seq { max_len, elem, .. } => {
+            let items = each(g, elem, quote!(#v.iter()), path);
+            quote! {
+                #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                #items
+            }
+        }
+        Wire::String { max_len } => {
+            quote!(#enc::write_string(__e, ::core::convert::AsRef::<str>::as_ref(#v), #max_len) #map_err?;)
+        }
+        Wire::Option { inner } => {
+            let some = wire_encode(g, inner, quote!(__some), path);
+            quote! {
+                match #v {
+                    ::core::option::Option::Some(__some) => {
+                        #enc::write_bool(__e, true) #map_err?;
+                        #some
+                    }
+                    ::core::option::Option::None => {
+                        #enc::write_bool(__e, false) #map_err?;
+                    }
+                }
+            }
+        }
+        Wire::Map {
+            max_len,
+            key,
+            value,
+            ..
+        } => {
+            let (inner, i) = path.index();
+            let k = wire_encode(g, key, quote!(__key), &inner.field("key"));
+            let val = wire_encode(g, value, quote!(__value), &inner.field("value"));
+            let k = g.traced(&quote!(__e), &enc, quote!(Field("key")), k);
+            let val = g.traced(&quote!(__e), &enc, quote!(Field("value")), val);
+            let body = g.traced(&quote!(__e), &enc, quote!(Index(#i)), quote!(#k #val));
+            quote! {
+                #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                for (#i, (__key, __value)) in #v.iter().enumerate() {
+                    #body
+                }
+            }
+        }
+        Wire::With {
+            path: func,
+            max_bits,
+            ..
+        } => quote!({
+            // The unified function takes `&mut`: it works on a copy of the field.
+            let __start = #enc::bit_position(__e);
+            let mut __value = ::core::clone::Clone::clone(#v);
+            #func(&mut __NetserWrite(&mut *__e), &mut __value) #map_err?;
+            if #enc::bit_position(__e) - __start > (#max_bits) as u64 {
+                return ::core::result::Result::Err(#krate::Error::new(
+                    #krate::ErrorKind::Custom("a `with` function wrote more than its `max_bits`"),
+                    __start,
+                ) #map_err);
+            }
+        }),
+    }
+}
+
+/// A loop writing each element of `iter` (items of type `&T`).
+fn each(g: &Gen, elem: &Wire, iter: TokenStream, path: &ErrPath) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let (inner, i) = path.index();
+    let x = quote::format_ident!("__x{}", path.depth);
+    let body = wire_encode(g, elem, quote!(#x), &inner);
+    let body = g.traced(&quote!(__e), &enc, quote!(Index(#i)), body);
+    quote! {
+        for (#i, #x) in #iter.enumerate() {
+            #body
+        }
+    }
+}
+
+/// `const __Q: Quantize = ...;` for a quantized float.
+pub fn quantize_const(
+    g: &Gen,
+    min: &TokenStream,
+    max: &TokenStream,
+    res: &TokenStream,
+    clamp: bool,
+) -> TokenStream {
+    let krate = &g.krate;
+    let clamping = if clamp {
+        quote!(.clamping())
+    } else {
+        TokenStream::new()
+    };
+    quote!(const __Q: #krate::Quantize = #krate::Quantize::new(#min, #max, #res) #clamping;)
+}

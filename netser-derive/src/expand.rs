@@ -1,0 +1,450 @@
+//! Ties the pipeline together: parse, check, resolve, then generate the impl (or,
+//! on error, the errors plus a stub impl so that no cascade of errors follows).
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::bounds;
+use crate::gen::{ErrPath, Gen};
+use crate::internals::ast::{Container, Style};
+use crate::internals::check;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::wire::Wire;
+use crate::plan::{self, Body};
+use crate::schema::Hasher;
+use crate::{decode, encode};
+
+/// Expands `#[derive(NetSerialize)]` on `input`.
+pub fn derive(input: &syn::DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let cont = Container::from_ast(&cx, input);
+    let bodies = cont.as_ref().map(|c| {
+        check::check(&cx, c);
+        plan::plan(&cx, c)
+    });
+    let krate = krate(cont.as_ref());
+    match (cx.check(), &cont, bodies) {
+        (Ok(()), Some(cont), Some(bodies)) => generate(cont, &bodies, krate),
+        (Err(errors), _, _) => {
+            let errors = errors.to_compile_error();
+            let stub = stub(input, &krate);
+            quote!(#errors #stub)
+        }
+        (Ok(()), _, _) => unreachable!("no container without an error"),
+    }
+}
+
+fn krate(cont: Option<&Container<'_>>) -> TokenStream {
+    match cont.and_then(|c| c.attrs.crate_path.as_ref()) {
+        Some(set) => {
+            let path = &set.value;
+            quote!(#path)
+        }
+        None => quote!(::netser),
+    }
+}
+
+/// The type's generics with a `NetSerialize` bound on every type parameter.
+fn bounded_generics(generics: &syn::Generics, krate: &TokenStream) -> syn::Generics {
+    let mut generics = generics.clone();
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!(#krate::NetSerialize));
+    }
+    generics
+}
+
+/// Thiserror's fallback: the impl exists, so uses of the type raise no further errors.
+fn stub(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let generics = bounded_generics(&input.generics, krate);
+    let (impl_g, ty_g, where_g) = generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {
+            const MIN_BITS: u64 = 0;
+            const MAX_BITS: u64 = 0;
+            const SCHEMA_HASH: u64 = 0;
+            fn encode<__E: #krate::Encoder>(&self, _: &mut __E) -> #krate::Result<()> {
+                ::core::unreachable!()
+            }
+            fn decode<__D: #krate::Decoder>(_: &mut __D) -> #krate::Result<Self> {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+/// The pattern binding a body's sent fields by name (`Self { a, b, .. }`).
+fn pattern(path: &TokenStream, body: &Body<'_>) -> TokenStream {
+    match body.style {
+        Style::Unit => quote!(#path),
+        Style::Named => {
+            let names = body
+                .fields
+                .iter()
+                .filter(|f| f.wire.is_some())
+                .map(|f| &f.field.binding);
+            quote!(#path { #(#names,)* .. })
+        }
+        Style::Tuple => {
+            let parts = body.fields.iter().map(|f| {
+                if f.wire.is_some() {
+                    let b = &f.field.binding;
+                    quote!(#b)
+                } else {
+                    quote!(_)
+                }
+            });
+            quote!(#path ( #(#parts),* ))
+        }
+    }
+}
+
+/// `Self { a: __f_a, ... }` from the decoded locals.
+fn construct(path: &TokenStream, body: &Body<'_>) -> TokenStream {
+    let locals = body.fields.iter().map(|f| decode::local(f.field));
+    match body.style {
+        Style::Unit => quote!(#path),
+        Style::Named => {
+            let members = body.fields.iter().map(|f| &f.field.member);
+            quote!(#path { #(#members: #locals),* })
+        }
+        Style::Tuple => quote!(#path ( #(#locals),* )),
+    }
+}
+
+/// Bits of an enum tag for `n` variants: `bits_required(0, n - 1)`.
+fn tag_bits(n: usize) -> u64 {
+    if n <= 1 {
+        0
+    } else {
+        (usize::BITS - (n - 1).leading_zeros()) as u64
+    }
+}
+
+fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> TokenStream {
+    let g = Gen {
+        krate: krate.clone(),
+        type_name: cont.ident.to_string(),
+    };
+    let ident = cont.ident;
+    let generics = bounded_generics(cont.generics, &krate);
+    let (impl_g, ty_g, where_g) = generics.split_for_impl();
+    let enc = quote!(#krate::Encoder);
+    let dec = quote!(#krate::Decoder);
+    let root = ErrPath::default();
+    let type_err = root.map_err(&g);
+    let is_enum = bodies.first().is_some_and(|b| b.variant.is_some());
+
+    let (encode_body, decode_body, min_bits, max_bits, hash) = if !is_enum {
+        let body = &bodies[0];
+        let pat = pattern(&quote!(Self), body);
+        let fields = encode::fields(&g, &body.fields, &root);
+        let encode_body = quote! {
+            let #pat = self;
+            #fields
+            ::core::result::Result::Ok(())
+        };
+        let fields = decode::fields(&g, &body.fields, &root, body.has_when());
+        let value = construct(&quote!(Self), body);
+        let decode_body = quote! {
+            #fields
+            ::core::result::Result::Ok(#value)
+        };
+        let (min, max) = bounds::fields(&g, &body.fields);
+        let mut h = Hasher::new(&g);
+        h.text("struct");
+        h.fields(&body.fields);
+        (encode_body, decode_body, min, max, h.finish())
+    } else {
+        let n = bodies.len();
+        let n32 = n as u32;
+        let tag = tag_bits(n);
+        let mut encode_arms = Vec::new();
+        let mut decode_arms = Vec::new();
+        let mut min = None;
+        let mut max = None;
+        let mut h = Hasher::new(&g);
+        h.text(&format!("enum {n}"));
+        for (index, body) in bodies.iter().enumerate() {
+            let variant = body.variant.expect("enum variant");
+            let name = variant.to_string();
+            let path = quote!(Self::#variant);
+            let base = root.field(&name);
+            let index = index as u32;
+
+            let pat = pattern(&path, body);
+            let fields = encode::fields(&g, &body.fields, &base);
+            let fields = g.traced(&quote!(__e), &enc, quote!(Variant(#name)), fields);
+            encode_arms.push(quote! {
+                #pat => {
+                    #enc::write_tag(__e, #index, #n32) #type_err?;
+                    #fields
+                }
+            });
+
+            let fields = decode::fields(&g, &body.fields, &base, body.has_when());
+            let value = construct(&path, body);
+            decode_arms.push(quote! {
+                #index => {
+                    #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+                    #fields
+                    #krate::trace::Tracer::exit(#dec::tracer(__d));
+                    ::core::result::Result::Ok(#value)
+                }
+            });
+
+            let (lo, hi) = bounds::fields(&g, &body.fields);
+            min = Some(match min {
+                None => lo,
+                Some(m) => bounds::const_min(m, lo),
+            });
+            max = Some(match max {
+                None => hi,
+                Some(m) => bounds::const_max(m, hi),
+            });
+            h.text(&format!("variant {name}"));
+            h.fields(&body.fields);
+        }
+        let encode_body = quote! {
+            match self {
+                #(#encode_arms)*
+            }
+            ::core::result::Result::Ok(())
+        };
+        let decode_body = quote! {
+            let __bit = #dec::bit_position(__d);
+            let __tag = #dec::read_tag(__d, #n32) #type_err?;
+            match __tag {
+                #(#decode_arms)*
+                _ => ::core::result::Result::Err(#krate::Error::new(
+                    #krate::ErrorKind::UnknownTag { tag: __tag as u64, variants: #n32 as u64 },
+                    __bit,
+                ) #type_err),
+            }
+        };
+        let min = min.unwrap_or(quote!(0u64));
+        let max = max.unwrap_or(quote!(0u64));
+        (
+            encode_body,
+            decode_body,
+            quote!((#tag as u64).saturating_add(#min)),
+            quote!((#tag as u64).saturating_add(#max)),
+            h.finish(),
+        )
+    };
+
+    // `max_bytes`: an associated const that fails to evaluate when over budget. It is
+    // used by encode (so generic types are checked for each instance) and, for
+    // non-generic types, forced right here.
+    let mut budget = TokenStream::new();
+    let mut budget_use = TokenStream::new();
+    if let Some(m) = &cont.attrs.max_bytes {
+        let span = m.value.span();
+        let limit = check::user_expr(&m.value);
+        let value = bounds::max_bytes_check(&g, &limit, span);
+        budget = quote_spanned! {span=>
+            #[automatically_derived]
+            impl #impl_g #ident #ty_g #where_g {
+                #[doc(hidden)]
+                const __NETSER_MAX_BYTES: () = #value;
+            }
+        };
+        budget_use = quote!(let () = Self::__NETSER_MAX_BYTES;);
+        if cont.generics.params.is_empty() {
+            budget.extend(quote!(const _: () = #ident::__NETSER_MAX_BYTES;));
+        }
+    }
+
+    let assertions = const_assertions(bodies, &krate);
+    let adapters = if bodies
+        .iter()
+        .flat_map(|b| &b.fields)
+        .any(|f| matches!(f.wire, Some(Wire::With { .. })))
+    {
+        with_adapters(&krate)
+    } else {
+        TokenStream::new()
+    };
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            extern crate alloc as __netser_alloc;
+            #adapters
+            #assertions
+            #budget
+
+            #[automatically_derived]
+            impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {
+                const MIN_BITS: u64 = #min_bits;
+                const MAX_BITS: u64 = #max_bits;
+                const SCHEMA_HASH: u64 = #hash;
+
+                #[allow(unused_variables, clippy::let_unit_value)]
+                #[inline]
+                fn encode<__E: #krate::Encoder>(&self, __e: &mut __E) -> #krate::Result<()> {
+                    #budget_use
+                    #encode_body
+                }
+
+                #[allow(unused_variables, clippy::let_unit_value)]
+                #[inline]
+                fn decode<__D: #krate::Decoder>(__d: &mut __D) -> #krate::Result<Self> {
+                    #budget_use
+                    #decode_body
+                }
+            }
+        };
+    }
+}
+
+/// `const` assertions for bounds the macro could not evaluate (constants, expressions).
+fn const_assertions(bodies: &[Body<'_>], krate: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for plan in bodies.iter().flat_map(|b| &b.fields) {
+        if let Some(wire) = &plan.wire {
+            wire_assertions(wire, krate, &mut out);
+        }
+    }
+    out
+}
+
+fn wire_assertions(wire: &Wire, krate: &TokenStream, out: &mut TokenStream) {
+    match wire {
+        Wire::IntRange {
+            ty,
+            min,
+            max,
+            literal: false,
+        } => out.extend(check::range_assertion(*ty, min, max)),
+        Wire::IntBits { ty, bits } => {
+            let width = ty.width();
+            out.extend(quote! {
+                const _: () = {
+                    let bits: u32 = #bits;
+                    ::core::assert!(bits >= 1 && bits <= #width, "netser: `bits` must be between 1 and the integer's width");
+                };
+            });
+        }
+        Wire::Quantize { min, max, res, .. } => out.extend(quote! {
+            const _: () = {
+                let (min, max, res): (f32, f32, f32) = (#min, #max, #res);
+                ::core::assert!(#krate::Quantize::try_new(min, max, res).is_some(), "netser: `quantize` needs finite min < max and res > 0");
+                ::core::assert!(res <= max - min, "netser: the `quantize` resolution is wider than its range");
+                ::core::assert!((max - min) / res <= 4_294_967_040.0, "netser: this `quantize` needs more than 32 bits; raise res or narrow the range");
+            };
+        }),
+        Wire::Quat { bits, .. } => out.extend(quote! {
+            const _: () = {
+                let bits: u32 = #bits;
+                ::core::assert!(bits >= 2 && bits <= 32, "netser: `quat(bits = N)` needs 2 <= N <= 32");
+            };
+        }),
+        Wire::Seq { max_len, elem, .. } => {
+            max_len_assertion(max_len, out);
+            wire_assertions(elem, krate, out);
+        }
+        Wire::String { max_len } => max_len_assertion(max_len, out),
+        Wire::Map {
+            max_len,
+            key,
+            value,
+            ..
+        } => {
+            max_len_assertion(max_len, out);
+            wire_assertions(key, krate, out);
+            wire_assertions(value, krate, out);
+        }
+        Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } => {
+            wire_assertions(elem, krate, out)
+        }
+        Wire::Option { inner } => wire_assertions(inner, krate, out),
+        Wire::IntRange { .. } | Wire::Value(_) | Wire::With { .. } => {}
+    }
+}
+
+fn max_len_assertion(max_len: &TokenStream, out: &mut TokenStream) {
+    out.extend(quote! {
+        const _: () = {
+            let max_len: usize = #max_len;
+            ::core::assert!(max_len >= 1, "netser: `max_len` must be at least 1");
+        };
+    });
+}
+
+/// Streams over the derive's encoder and decoder, for `with` functions written
+/// against the articles' unified [`Stream`](netser::Stream).
+fn with_adapters(krate: &TokenStream) -> TokenStream {
+    quote! {
+        struct __NetserWrite<'a, E>(&'a mut E);
+        impl<E: #krate::Encoder> #krate::Stream for __NetserWrite<'_, E> {
+            const IS_WRITING: bool = true;
+            type Encoder = E;
+            type Decoder = #krate::Never;
+            #[inline(always)]
+            fn direction(&mut self) -> #krate::Direction<&mut E, &mut #krate::Never> {
+                #krate::Direction::Write(&mut *self.0)
+            }
+            #[inline(always)]
+            fn bits_processed(&self) -> u64 {
+                #krate::Encoder::bit_position(&*self.0)
+            }
+        }
+        struct __NetserRead<'a, D>(&'a mut D);
+        impl<D: #krate::Decoder> #krate::Stream for __NetserRead<'_, D> {
+            const IS_WRITING: bool = false;
+            type Encoder = #krate::Never;
+            type Decoder = D;
+            #[inline(always)]
+            fn direction(&mut self) -> #krate::Direction<&mut #krate::Never, &mut D> {
+                #krate::Direction::Read(&mut *self.0)
+            }
+            #[inline(always)]
+            fn bits_processed(&self) -> u64 {
+                #krate::Decoder::bit_position(&*self.0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_bits_match_bits_required() {
+        assert_eq!(tag_bits(1), 0);
+        assert_eq!(tag_bits(2), 1);
+        assert_eq!(tag_bits(3), 2);
+        assert_eq!(tag_bits(4), 2);
+        assert_eq!(tag_bits(5), 3);
+        assert_eq!(tag_bits(256), 8);
+    }
+
+    fn expand(input: TokenStream) -> String {
+        derive(&syn::parse2(input).unwrap()).to_string()
+    }
+
+    #[test]
+    fn errors_come_with_a_stub_impl() {
+        let out = expand(quote!(struct S { #[net(rnage = 0..=1)] a: u8, b: Vec<u8> }));
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert!(out.contains("unreachable"), "{out}");
+    }
+
+    #[test]
+    fn crate_path_is_used() {
+        let out = expand(quote!(#[net(crate = "my::net")] struct S { a: u8 }));
+        assert!(out.contains("my :: net :: NetSerialize"), "{out}");
+        assert!(!out.contains(":: netser ::"), "{out}");
+    }
+
+    #[test]
+    fn unions_are_rejected() {
+        let out = expand(quote!(union U { a: u8 }));
+        assert!(out.contains("cannot be derived for a union"), "{out}");
+    }
+}

@@ -1,0 +1,486 @@
+//! One function per rule a schema must follow. Each reports to the [`Ctxt`] and
+//! carries on, so every mistake of a type is reported in the same compile.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::Expr;
+
+use super::ast::{Container, Data, Field, IntTy};
+use super::attr::{QuantizeAttr, RangeAttr, Set};
+use super::ctxt::Ctxt;
+
+/// The largest `delta / res` that fits a 32-bit integer in float32 (as the runtime).
+const MAX_QUANTIZE_VALUES: f32 = 4_294_967_040.0;
+
+/// Runs every container-level and cross-attribute rule.
+pub fn check(cx: &Ctxt, cont: &Container<'_>) {
+    check_max_bytes(cx, cont);
+    match &cont.data {
+        Data::Struct(_, fields) => check_fields(cx, fields),
+        Data::Enum(variants) => {
+            for v in variants {
+                check_fields(cx, &v.fields)
+            }
+        }
+    }
+}
+
+fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
+    for field in fields {
+        check_one_size_attribute(cx, field);
+        check_skip_sends_nothing(cx, field);
+        check_with_encodes_itself(cx, field);
+        check_default_needs_absence(cx, field);
+        check_clamp_needs_quantize(cx, field);
+        check_max_bits_needs_with(cx, field);
+        check_magic_fits_u32(cx, field);
+    }
+    check_when_has_earlier_field(cx, fields);
+}
+
+/// `max_bytes = 0` can never hold; a negative or non-integer literal is a typo.
+fn check_max_bytes(cx: &Ctxt, cont: &Container<'_>) {
+    if let Some(m) = &cont.attrs.max_bytes {
+        if let Some(v) = lit_int(&m.value) {
+            if v <= 0 {
+                cx.error_spanned_by(
+                    &m.value,
+                    "`max_bytes` must be at least 1; a packet budget is typically 1200",
+                );
+            }
+        }
+    }
+}
+
+/// `range`, `bits`, `quantize` and `quat` each decide the size of the same value:
+/// at most one can apply. Reported at the second one.
+fn check_one_size_attribute(cx: &Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    let present: Vec<(&str, &TokenStream)> = [
+        ("range", a.range.as_ref().map(|s| &s.tokens)),
+        ("bits", a.bits.as_ref().map(|s| &s.tokens)),
+        ("quantize", a.quantize.as_ref().map(|s| &s.tokens)),
+        ("quat", a.quat.as_ref().map(|s| &s.tokens)),
+    ]
+    .into_iter()
+    .filter_map(|(n, t)| t.map(|t| (n, t)))
+    .collect();
+    if let [(first, _), rest @ ..] = present.as_slice() {
+        for (name, tokens) in rest {
+            let how = if (*first, *name) == ("range", "bits") {
+                "both set how many bits the integer takes; keep `range = A..=B` (it also checks the bounds) or `bits = N`".to_string()
+            } else {
+                format!("both set how the value is encoded; keep only one of `{first}` and `{name}`")
+            };
+            cx.error_spanned_by(*tokens, format!("`{name}` conflicts with `{first}`: {how}"));
+        }
+    }
+}
+
+/// A skipped field is not on the wire, so attributes about its encoding mean nothing.
+fn check_skip_sends_nothing(cx: &Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    if a.skip.is_none() {
+        return;
+    }
+    for (name, tokens) in encoding_attrs(field)
+        .into_iter()
+        .chain(a.when.as_ref().map(|s| ("when", &s.tokens)))
+    {
+        cx.error_spanned_by(
+            tokens,
+            format!("`{name}` conflicts with `skip`: a skipped field is never sent; remove `{name}` or `skip`"),
+        );
+    }
+}
+
+fn encoding_attrs<'f>(field: &'f Field<'_>) -> Vec<(&'static str, &'f TokenStream)> {
+    let a = &field.attrs;
+    [
+        ("range", a.range.as_ref().map(|s| &s.tokens)),
+        ("bits", a.bits.as_ref().map(|s| &s.tokens)),
+        ("quantize", a.quantize.as_ref().map(|s| &s.tokens)),
+        ("quat", a.quat.as_ref().map(|s| &s.tokens)),
+        ("clamp", a.clamp.as_ref().map(|s| &s.tokens)),
+        ("max_len", a.max_len.as_ref().map(|s| &s.tokens)),
+        ("with", a.with.as_ref().map(|s| &s.tokens)),
+        ("align", a.align.as_ref().map(|s| &s.tokens)),
+        ("check", a.check.as_ref().map(|s| &s.tokens)),
+    ]
+    .into_iter()
+    .filter_map(|(n, t)| t.map(|t| (n, t)))
+    .collect()
+}
+
+/// `with` hands the whole field to a function: size attributes would be ignored.
+fn check_with_encodes_itself(cx: &Ctxt, field: &Field<'_>) {
+    if field.attrs.with.is_none() || field.attrs.skip.is_some() {
+        return;
+    }
+    for (name, tokens) in encoding_attrs(field) {
+        if matches!(name, "range" | "bits" | "quantize" | "quat" | "clamp" | "max_len") {
+            cx.error_spanned_by(
+                tokens,
+                format!("`{name}` conflicts with `with`: the `with` function encodes the field itself; apply the bound inside it"),
+            );
+        }
+    }
+}
+
+/// `default` says what an absent field decodes to: only skipped and `when` fields are absent.
+fn check_default_needs_absence(cx: &Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    if let Some(d) = &a.default {
+        if a.skip.is_none() && a.when.is_none() {
+            cx.error_spanned_by(
+                &d.tokens,
+                "`default` applies only to fields that can be absent: add `skip` or `when = ...`, or remove `default`",
+            );
+        }
+    }
+}
+
+/// `clamp` changes how a quantized float handles out-of-range values.
+fn check_clamp_needs_quantize(cx: &Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    if let Some(c) = &a.clamp {
+        if a.quantize.is_none() {
+            cx.error_spanned_by(
+                &c.tokens,
+                "`clamp` applies to quantized floats: add `quantize(min, max, res)` or remove `clamp`",
+            );
+        }
+    }
+}
+
+/// `max_bits` bounds what a `with` function writes; alone it would be ignored.
+fn check_max_bits_needs_with(cx: &Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    if let Some(m) = &a.max_bits {
+        if a.with.is_none() {
+            cx.error_spanned_by(
+                &m.tokens,
+                "`max_bits` bounds a `with` function's output: add `with = path` or remove `max_bits`",
+            );
+        }
+    }
+}
+
+/// The serialize check is a 32-bit magic value.
+fn check_magic_fits_u32(cx: &Ctxt, field: &Field<'_>) {
+    if let Some(c) = &field.attrs.check {
+        if let Some(v) = lit_int(&c.value) {
+            if !(0..=u32::MAX as i128).contains(&v) {
+                cx.error_spanned_by(
+                    &c.value,
+                    "`check` takes a 32-bit magic value such as `check = 0x5EC7_10A1`",
+                );
+            }
+        }
+    }
+}
+
+/// `when` tests fields decoded before this one; the first field sent has none.
+fn check_when_has_earlier_field(cx: &Ctxt, fields: &[Field<'_>]) {
+    let first_sent = fields.iter().find(|f| f.attrs.skip.is_none());
+    if let Some(field) = first_sent {
+        if let Some(when) = &field.attrs.when {
+            cx.error_spanned_by(
+                &when.tokens,
+                format!(
+                    "`when` on `{}`, the first field sent: the condition can only test fields sent before it; move the field after the one it depends on",
+                    field.name
+                ),
+            );
+        }
+    }
+}
+
+/// The integer value of a literal such as `7`, `-3`, `(0x10)` or `100u8`.
+pub fn lit_int(expr: &Expr) -> Option<i128> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<i128>().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => lit_int(expr).and_then(i128::checked_neg),
+        Expr::Paren(p) => lit_int(&p.expr),
+        Expr::Group(g) => lit_int(&g.expr),
+        _ => None,
+    }
+}
+
+/// The value of a float (or integer) literal such as `-1.5`, `0.01` or `2`.
+pub fn lit_float(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => lit_float(expr).map(|v| -v),
+        Expr::Paren(p) => lit_float(&p.expr),
+        Expr::Group(g) => lit_float(&g.expr),
+        _ => None,
+    }
+}
+
+fn int_literal(value: i128, span: Span) -> TokenStream {
+    let mut lit = Literal::u128_unsuffixed(value.unsigned_abs());
+    lit.set_span(span);
+    if value < 0 {
+        quote_spanned!(span=> (-#lit))
+    } else {
+        quote_spanned!(span=> #lit)
+    }
+}
+
+fn show_range(r: &RangeAttr) -> String {
+    let op = if r.inclusive { "..=" } else { ".." };
+    format!(
+        "{}{op}{}",
+        r.start.to_token_stream().to_string().replace(' ', ""),
+        r.end.to_token_stream().to_string().replace(' ', "")
+    )
+}
+
+/// A range must hold at least one value and fit its integer type. Literal bounds are
+/// checked here; other bounds by a generated `const` assertion.
+/// Returns the inclusive `(min, max)` tokens and whether both were literals.
+pub fn range(
+    cx: &Ctxt,
+    set: &Set<RangeAttr>,
+    int: IntTy,
+) -> Option<(TokenStream, TokenStream, bool)> {
+    let r = &set.value;
+    let start = lit_int(&r.start);
+    let end = lit_int(&r.end);
+    let max_incl = end.map(|e| if r.inclusive { e } else { e - 1 });
+    let shown = show_range(r);
+    let mut ok = true;
+    if let (Some(lo), Some(hi)) = (start, max_incl) {
+        if lo > hi {
+            ok = false;
+            let advice = if !r.inclusive && start == end {
+                format!("range `{shown}` is empty: no value can be sent; write `{lo}..={lo}` for a single value or widen it")
+            } else if r.inclusive {
+                format!(
+                    "range `{shown}` is reversed: the minimum comes first; write `{}..={}`",
+                    end.unwrap_or(0),
+                    lo
+                )
+            } else {
+                format!("range `{shown}` is empty: its end is not above its start; write `{}..{}`", end.unwrap_or(0), lo + 1)
+            };
+            cx.error_spanned_by(&set.tokens, advice);
+        }
+    }
+    let (tmin, tmax) = int.bounds();
+    let fits_lo = start.is_none_or(|lo| lo >= tmin && tmax.is_none_or(|m| lo <= m));
+    let fits_hi = max_incl.is_none_or(|hi| hi >= tmin && tmax.is_none_or(|m| hi <= m));
+    if ok && (!fits_lo || !fits_hi) {
+        ok = false;
+        let type_range = match tmax {
+            Some(m) => format!("{tmin}..={m}"),
+            None => format!("{tmin}..={}", u128::MAX),
+        };
+        cx.error_spanned_by(
+            if fits_lo { &r.end } else { &r.start },
+            format!(
+                "range `{shown}` is wider than `{}` ({type_range}); narrow the range or use a wider type",
+                int.name()
+            ),
+        );
+    }
+    if !ok {
+        return None;
+    }
+    let min = match start {
+        Some(v) => int_literal(v, r.start.span()),
+        None => user_expr(&r.start),
+    };
+    let max = match (max_incl, r.inclusive) {
+        (Some(v), _) => int_literal(v, r.end.span()),
+        (None, true) => user_expr(&r.end),
+        (None, false) => {
+            let end = &r.end;
+            quote_spanned!(end.span()=> ((#end) - 1))
+        }
+    };
+    Some((min, max, start.is_some() && end.is_some()))
+}
+
+/// `bits = N` must be between 1 and the type's width.
+pub fn bits(cx: &Ctxt, set: &Set<Expr>, int: IntTy) -> Option<TokenStream> {
+    let width = int.width();
+    match lit_int(&set.value) {
+        Some(0) => {
+            cx.error_spanned_by(
+                &set.value,
+                format!("`bits = 0` sends nothing; use 1..={width} for `{}`", int.name()),
+            );
+            None
+        }
+        Some(n) if n < 0 || n > width as i128 => {
+            cx.error_spanned_by(
+                &set.value,
+                format!(
+                    "`bits = {n}` is wider than `{}` ({width} bits); use 1..={width} or a wider type",
+                    int.name()
+                ),
+            );
+            None
+        }
+        _ => Some(user_expr(&set.value)),
+    }
+}
+
+/// `quat(bits = N)`: bits per smallest-three component, 2..=32.
+pub fn quat_bits(cx: &Ctxt, set: &Set<Expr>) -> Option<TokenStream> {
+    match lit_int(&set.value) {
+        Some(n) if !(2..=32).contains(&n) => {
+            cx.error_spanned_by(
+                &set.value,
+                format!("`quat(bits = {n})`: the bits per component must be 2..=32 (9 to 12 is typical)"),
+            );
+            None
+        }
+        _ => Some(user_expr(&set.value)),
+    }
+}
+
+/// `max_len = N` must allow at least one element.
+pub fn max_len(cx: &Ctxt, set: &Set<Expr>) -> Option<TokenStream> {
+    match lit_int(&set.value) {
+        Some(n) if n <= 0 => {
+            cx.error_spanned_by(
+                &set.value,
+                "`max_len = 0` allows only empty collections; raise it or remove the field",
+            );
+            None
+        }
+        _ => Some(user_expr(&set.value)),
+    }
+}
+
+/// Quantization parameters must give `min < max`, `0 < res <= max - min`, and at most 32
+/// bits. Checked here when literal; by `Quantize::new` and a generated assertion otherwise.
+pub fn quantize(
+    cx: &Ctxt,
+    set: &Set<QuantizeAttr>,
+) -> Option<(TokenStream, TokenStream, TokenStream)> {
+    let q = &set.value;
+    let (min, max, res) = (lit_float(&q.min), lit_float(&q.max), lit_float(&q.res));
+    let mut ok = true;
+    if let (Some(lo), Some(hi)) = (min, max) {
+        if lo >= hi {
+            ok = false;
+            cx.error_spanned_by(
+                &q.max,
+                format!("quantize needs min < max, but min = {lo} and max = {hi}; swap or widen them"),
+            );
+        }
+    }
+    if let Some(r) = res {
+        if r <= 0.0 {
+            ok = false;
+            cx.error_spanned_by(
+                &q.res,
+                format!("quantize needs a resolution above zero, not {r}; for example `res = 0.01`"),
+            );
+        }
+    }
+    if let (true, Some(lo), Some(hi), Some(r)) = (ok, min, max, res) {
+        let (lo, hi, r) = (lo as f32, hi as f32, r as f32);
+        let delta = hi - lo;
+        let values = delta / r;
+        if r > delta {
+            ok = false;
+            cx.error_spanned_by(
+                &q.res,
+                format!("quantize resolution {r} is wider than the range {lo}..={hi} ({delta} wide): every value would round to an end; use a smaller `res`"),
+            );
+        } else if values > MAX_QUANTIZE_VALUES {
+            ok = false;
+            let bits = 64 - (values.ceil() as u64).leading_zeros();
+            cx.error_spanned_by(
+                &q.res,
+                format!("quantize({lo}, {hi}, {r}) needs {bits} bits but at most 32 are allowed; raise `res` or narrow the range"),
+            );
+        }
+    }
+    ok.then(|| (user_expr(&q.min), user_expr(&q.max), user_expr(&q.res)))
+}
+
+/// Tokens for an expression the user wrote, re-emitted at its own span.
+pub fn user_expr(expr: &Expr) -> TokenStream {
+    let span = expr.span();
+    quote_spanned!(span=> (#expr))
+}
+
+/// The generated `const` checks for bounds that the macro could not evaluate.
+pub fn range_assertion(int: IntTy, min: &TokenStream, max: &TokenStream) -> TokenStream {
+    let ty = syn::Ident::new(int.name(), Span::call_site());
+    quote! {
+        const _: () = {
+            let min: #ty = #min;
+            let max: #ty = #max;
+            ::core::assert!(min <= max, "netser: this `range` is empty or reversed");
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        assert_eq!(lit_int(&syn::parse_quote!(-(5))), Some(-5));
+        assert_eq!(lit_int(&syn::parse_quote!(0x10u8)), Some(16));
+        assert_eq!(lit_int(&syn::parse_quote!(MAX)), None);
+        assert_eq!(lit_float(&syn::parse_quote!(-1.5)), Some(-1.5));
+        assert_eq!(lit_float(&syn::parse_quote!(2)), Some(2.0));
+    }
+
+    fn range_errors(written: TokenStream, int: IntTy) -> Vec<String> {
+        let meta: syn::MetaNameValue = syn::parse2(quote!(range = #written)).unwrap();
+        let syn::Expr::Range(r) = meta.value.clone() else { panic!() };
+        let set = Set {
+            tokens: meta.to_token_stream(),
+            value: RangeAttr {
+                start: *r.start.unwrap(),
+                end: *r.end.unwrap(),
+                inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            },
+        };
+        let cx = Ctxt::new();
+        let _ = range(&cx, &set, int);
+        cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn range_rules() {
+        assert!(range_errors(quote!(0..=100), IntTy::U8).is_empty());
+        assert!(range_errors(quote!(0..256), IntTy::U8).is_empty());
+        assert!(range_errors(quote!(-128..=127), IntTy::I8).is_empty());
+        assert!(range_errors(quote!(3..=3), IntTy::U8).is_empty());
+        assert!(range_errors(quote!(0..=MAX), IntTy::U8).is_empty());
+        assert!(range_errors(quote!(100..=0), IntTy::U8)[0].contains("reversed"));
+        assert!(range_errors(quote!(5..5), IntTy::U8)[0].contains("empty"));
+        assert!(range_errors(quote!(0..=256), IntTy::U8)[0].contains("wider than `u8`"));
+        assert!(range_errors(quote!(-1..=10), IntTy::U32)[0].contains("wider than `u32`"));
+    }
+}

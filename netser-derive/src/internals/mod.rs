@@ -1,0 +1,7 @@
+//! Parsing and checking: syn AST -> typed description -> checked wire forms.
+
+pub mod ast;
+pub mod attr;
+pub mod check;
+pub mod ctxt;
+pub mod wire;
