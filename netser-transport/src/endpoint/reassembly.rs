@@ -141,6 +141,10 @@ impl Reassembly {
         &self.output
     }
 
+    pub fn contains(&self, sequence: u16) -> bool {
+        self.packets.contains(sequence)
+    }
+
     pub fn is_stale(&self, sequence: u16) -> bool {
         self.packets.is_stale(sequence)
     }
