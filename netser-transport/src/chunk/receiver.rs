@@ -47,6 +47,8 @@ pub struct ChunkReceiver {
     ack_current: bool,
     ack_previous: bool,
     last_ack_time: Option<f64>,
+    /// Latest `now` seen.
+    now: f64,
     packet: Vec<u8>,
     full_bits: Vec<u8>,
     stats: ChunkReceiverStats,
@@ -149,6 +151,7 @@ impl ChunkReceiver {
             ack_current: false,
             ack_previous: false,
             last_ack_time: None,
+            now: 0.0,
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
             stats: ChunkReceiverStats::default(),
@@ -192,6 +195,9 @@ impl ChunkReceiver {
     /// assert_eq!(receiver.stats().rejected.slice_count_changed, 1);
     /// ```
     pub fn receive_slice(&mut self, now: f64, packet: &[u8]) -> Result<(), ChunkPacketError> {
+        if now > self.now {
+            self.now = now;
+        }
         let slice = match SlicePacket::decode(packet, &self.config) {
             Ok(slice) => slice,
             Err(e) => return Err(self.stats.rejected.record(e)),
@@ -255,6 +261,9 @@ impl ChunkReceiver {
     /// assert_eq!(receiver.poll_ack(0.0), None);
     /// ```
     pub fn poll_ack(&mut self, now: f64) -> Option<&[u8]> {
+        if now > self.now {
+            self.now = now;
+        }
         if !(self.ack_current || self.ack_previous) {
             return None;
         }
@@ -293,22 +302,24 @@ impl ChunkReceiver {
         Some(&self.packet[..len])
     }
 
-    /// Earliest time at which [`poll_ack`](Self::poll_ack) has an ack to give, `None` when
-    /// no ack is owed.
+    /// Earliest time at which [`poll_ack`](Self::poll_ack) has an ack to give (never
+    /// before the latest `now` seen), `None` when no ack is owed.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
-    /// let receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+    /// let mut receiver = ChunkReceiver::new(ChunkConfig::default()).unwrap();
     /// assert_eq!(receiver.next_ack_time(), None);
+    /// receiver.receive_slice(2.5, &[0xc1, 0, 0, 0, 0, 1, 0, 1, 0, 42]).unwrap();
+    /// assert_eq!(receiver.next_ack_time(), Some(2.5));
     /// ```
     pub fn next_ack_time(&self) -> Option<f64> {
         if !(self.ack_current || self.ack_previous) {
             return None;
         }
-        Some(
-            self.last_ack_time
-                .map_or(f64::NEG_INFINITY, |t| t + self.config.ack_interval),
-        )
+        let allowed = self
+            .last_ack_time
+            .map_or(self.now, |t| t + self.config.ack_interval);
+        Some(allowed.max(self.now))
     }
 
     /// Is a completed chunk waiting to be taken?
