@@ -338,3 +338,19 @@ fn rtt_shortens_the_resend_delay() {
     let without = run(None);
     assert!(with_rtt < without, "{with_rtt} vs {without}");
 }
+
+#[test]
+fn same_seed_same_transfer() {
+    let run = |seed: u64| {
+        let mut t = Transfer::new(lossy(0.2, seed), ChunkConfig::default());
+        t.deliver_all(&[pattern(100_000, 7)], 60.0);
+        (
+            t.sender.last_completed(),
+            format!("{:?}", t.sender.stats()),
+            format!("{:?}", t.receiver.stats()),
+            format!("{:?}", t.net.stats()),
+        )
+    };
+    assert_eq!(run(31), run(31));
+    assert_ne!(run(31), run(32));
+}
