@@ -269,7 +269,10 @@ pub trait Encoder: Sized {
         if !value.is_finite() {
             return Err(Error::new(ErrorKind::NotFinite { value }, start));
         }
-        let integer = q.quantize(value as f32, start)?;
+        // A clamping quantization clamps a finite f64 beyond the f32 range too, instead
+        // of letting `as f32` turn it into an infinity.
+        let value32 = value.clamp(f32::MIN as f64, f32::MAX as f64) as f32;
+        let integer = q.quantize(value32, start)?;
         self.put_bits(integer as u64, q.bits())?;
         self.trace(start, TraceValue::F64(value));
         Ok(())
@@ -832,7 +835,9 @@ pub trait Decoder: Sized {
     fn read_string(&mut self, max_len: usize) -> Result<String> {
         let start = self.bit_position();
         let len = self.read_len(max_len)?;
-        let need = (self.bit_position() + 7) / 8 * 8 - self.bit_position() + len as u64 * 8;
+        // Saturating: a 64-bit length read under a huge `max_len` must not overflow.
+        let pad = self.bit_position().div_ceil(8) * 8 - self.bit_position();
+        let need = (len as u64).saturating_mul(8).saturating_add(pad);
         if need > self.bits_remaining() {
             return Err(Error::new(
                 ErrorKind::EndOfBuffer {
@@ -868,10 +873,11 @@ pub trait Decoder: Sized {
     fn read_wstring(&mut self, max_units: usize) -> Result<String> {
         let start = self.bit_position();
         let n = self.read_len(max_units)?;
-        if n as u64 * 32 > self.bits_remaining() {
+        let wanted = (n as u64).saturating_mul(32);
+        if wanted > self.bits_remaining() {
             return Err(Error::new(
                 ErrorKind::EndOfBuffer {
-                    wanted: n as u64 * 32,
+                    wanted,
                     remaining: self.bits_remaining(),
                 },
                 self.bit_position(),

@@ -1,0 +1,1021 @@
+//! Every primitive at every boundary: min, max, the first value of the headroom
+//! (hand-crafted bits), empty buffers, one bit short, non-zero padding, bad UTF-8 and
+//! UTF-16, NUL, lengths over the bound, non-finite floats, degenerate quaternions,
+//! the `int_relative` tiers at each edge, and write errors (out of range, too long,
+//! past the end of the buffer) with the details they report.
+
+use netser::bits::BitWriter;
+use netser::{Decoder, Encoder, ErrorKind, MeasureStream, Num, Quantize, ReadStream, WriteStream};
+
+/// Hand-crafts a packet from `(value, bits)` fields, LSB-first like the streams.
+fn craft(fields: &[(u64, u32)]) -> Vec<u8> {
+    let mut buf = vec![0u8; 64];
+    let mut w = BitWriter::new(&mut buf);
+    for &(value, bits) in fields {
+        w.write_bits(value, bits).expect("crafted field fits");
+    }
+    let len = w.finish();
+    buf.truncate(len);
+    buf
+}
+
+/// Writes with `f` into a fresh buffer; returns the bytes and the bits written.
+fn write_with(f: impl FnOnce(&mut WriteStream<'_>) -> netser::Result<()>) -> (Vec<u8>, u64) {
+    let mut buf = vec![0u8; 256];
+    let mut w = WriteStream::new(&mut buf);
+    f(&mut w).expect("write");
+    let bits = w.bit_position();
+    let len = w.finish();
+    buf.truncate(len);
+    (buf, bits)
+}
+
+fn kind(r: netser::Result<impl std::fmt::Debug>) -> ErrorKind {
+    r.expect_err("expected an error").kind().clone()
+}
+
+fn out_of_range(value: Num, min: Num, max: Num) -> ErrorKind {
+    ErrorKind::OutOfRange { value, min, max }
+}
+
+// ---------------------------------------------------------------- ranged integers
+
+#[test]
+fn int_min_and_max_round_trip_in_the_minimum_bits() {
+    let (bytes, bits) = write_with(|w| {
+        w.write_int(-10i32, -10, 10)?;
+        w.write_int(10i32, -10, 10)?;
+        w.write_int(0u8, 0, u8::MAX)?;
+        w.write_int(u8::MAX, 0, u8::MAX)?;
+        w.write_int(i64::MIN, i64::MIN, i64::MAX)?;
+        w.write_int(i64::MAX, i64::MIN, i64::MAX)?;
+        w.write_int(i128::MIN, i128::MIN, i128::MAX)?;
+        w.write_int(u128::MAX, 0, u128::MAX)
+    });
+    assert_eq!(bits, 5 + 5 + 8 + 8 + 64 + 64 + 128 + 128);
+    let mut r = ReadStream::new(&bytes);
+    assert_eq!(r.read_int(-10i32, 10).unwrap(), -10);
+    assert_eq!(r.read_int(-10i32, 10).unwrap(), 10);
+    assert_eq!(r.read_int(0u8, u8::MAX).unwrap(), 0);
+    assert_eq!(r.read_int(0u8, u8::MAX).unwrap(), u8::MAX);
+    assert_eq!(r.read_int(i64::MIN, i64::MAX).unwrap(), i64::MIN);
+    assert_eq!(r.read_int(i64::MIN, i64::MAX).unwrap(), i64::MAX);
+    assert_eq!(r.read_int(i128::MIN, i128::MAX).unwrap(), i128::MIN);
+    assert_eq!(r.read_int(0u128, u128::MAX).unwrap(), u128::MAX);
+    assert_eq!(r.bit_position(), bits);
+}
+
+#[test]
+fn int_with_min_equal_max_takes_no_bits_and_reads_from_an_empty_buffer() {
+    let (bytes, bits) = write_with(|w| w.write_int(7u16, 7, 7));
+    assert_eq!((bytes.len(), bits), (0, 0));
+    let mut r = ReadStream::new(&[]);
+    assert_eq!(r.read_int(7u16, 7).unwrap(), 7);
+    assert_eq!(r.read_int(-3i128, -3).unwrap(), -3);
+    // Still range-checked on write.
+    let mut buf = [0u8; 1];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_int(8u16, 7, 7)),
+        out_of_range(Num::Uint(8), Num::Uint(7), Num::Uint(7))
+    );
+}
+
+#[test]
+fn int_headroom_is_refused_on_read() {
+    // 0..=10 takes 4 bits; 11..=15 are the headroom.
+    for offset in 11..16u64 {
+        let bytes = craft(&[(offset, 4)]);
+        let e = ReadStream::new(&bytes).read_int(0u8, 10).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &out_of_range(Num::Uint(offset as u128), Num::Uint(0), Num::Uint(10))
+        );
+        assert_eq!(e.bit(), 0);
+    }
+    // -10..=10 takes 5 bits: offset 21 would be 11.
+    let bytes = craft(&[(0b1, 1), (21, 5)]);
+    let mut r = ReadStream::new(&bytes);
+    assert!(r.read_bool().unwrap());
+    let e = r.read_int(-10i32, 10).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &out_of_range(Num::Int(11), Num::Int(-10), Num::Int(10))
+    );
+    assert_eq!(e.bit(), 1);
+    // The last value below the headroom is accepted.
+    assert_eq!(
+        ReadStream::new(&craft(&[(20, 5)]))
+            .read_int(-10i32, 10)
+            .unwrap(),
+        10
+    );
+    // 128-bit ranges: 0..=2^64 takes 65 bits; 2^64 + 1 is headroom.
+    let max = 1u128 << 64;
+    let bytes = craft(&[(1, 64), (1, 1)]);
+    assert_eq!(
+        kind(ReadStream::new(&bytes).read_int(0u128, max)),
+        out_of_range(Num::Uint(max + 1), Num::Uint(0), Num::Uint(max))
+    );
+    let bytes = craft(&[(0, 64), (1, 1)]);
+    assert_eq!(ReadStream::new(&bytes).read_int(0u128, max).unwrap(), max);
+}
+
+#[test]
+fn int_write_out_of_range_writes_nothing() {
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    w.write_bool(true).unwrap();
+    let e = w.write_int(11i32, -10, 10).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &out_of_range(Num::Int(11), Num::Int(-10), Num::Int(10))
+    );
+    assert_eq!(e.bit(), 1);
+    assert_eq!(
+        kind(w.write_int(-11i32, -10, 10)),
+        out_of_range(Num::Int(-11), Num::Int(-10), Num::Int(10))
+    );
+    assert_eq!(
+        kind(w.write_int(u64::MAX, 0, u64::MAX - 1)),
+        out_of_range(
+            Num::Uint(u64::MAX as u128),
+            Num::Uint(0),
+            Num::Uint(u64::MAX as u128 - 1)
+        )
+    );
+    assert_eq!(w.bit_position(), 1, "a refused value writes nothing");
+    // The measure stream refuses the same values.
+    let mut m = MeasureStream::new();
+    assert!(m.write_int(11i32, -10, 10).is_err());
+    assert_eq!(m.bits(), 0);
+}
+
+#[test]
+fn int_inverted_range_is_an_error_both_ways() {
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_int(5i32, 10, 0)),
+        ErrorKind::InvalidRange {
+            min: Num::Int(10),
+            max: Num::Int(0)
+        }
+    );
+    assert_eq!(
+        kind(ReadStream::new(&[0xff]).read_int(10i32, 0)),
+        ErrorKind::InvalidRange {
+            min: Num::Int(10),
+            max: Num::Int(0)
+        }
+    );
+}
+
+#[test]
+fn int_empty_buffer_and_one_bit_short() {
+    assert_eq!(
+        kind(ReadStream::new(&[]).read_int(0u32, 10)),
+        ErrorKind::EndOfBuffer {
+            wanted: 4,
+            remaining: 0
+        }
+    );
+    let mut r = ReadStream::new(&[0]);
+    r.read_bits(5).unwrap();
+    let e = r.read_int(0u32, 10).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::EndOfBuffer {
+            wanted: 4,
+            remaining: 3
+        }
+    );
+    assert_eq!(e.bit(), 5);
+    assert_eq!(r.bit_position(), 5, "a failed read consumes nothing");
+    // Exactly enough is fine.
+    assert_eq!(r.read_int(0u32, 7).unwrap(), 0);
+    // A 128-bit read one byte short consumes nothing either.
+    let mut r = ReadStream::new(&[0xff; 15]);
+    assert_eq!(
+        kind(r.read_int(0u128, u128::MAX)),
+        ErrorKind::EndOfBuffer {
+            wanted: 128,
+            remaining: 120
+        }
+    );
+    assert_eq!(r.bit_position(), 0);
+}
+
+// ---------------------------------------------------------------- raw bits
+
+#[test]
+fn bits_and_uint_bits_bounds() {
+    let mut buf = [0u8; 16];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_bits(8, 3)),
+        ErrorKind::ValueTooWide { value: 8, bits: 3 }
+    );
+    assert_eq!(
+        kind(w.write_bits(0, 65)),
+        ErrorKind::InvalidBitCount { bits: 65 }
+    );
+    assert_eq!(
+        kind(w.write_uint_bits(16u8, 4)),
+        ErrorKind::ValueTooWide { value: 16, bits: 4 }
+    );
+    assert_eq!(
+        kind(w.write_uint_bits(1u8, 9)),
+        ErrorKind::InvalidBitCount { bits: 9 }
+    );
+    // A negative value does not fit in any unsigned bit count.
+    assert!(matches!(
+        kind(w.write_uint_bits(-1i32, 31)),
+        ErrorKind::ValueTooWide { bits: 31, .. }
+    ));
+    assert_eq!(w.bit_position(), 0);
+    w.write_uint_bits(15u8, 4).unwrap();
+    w.write_uint_bits(u64::MAX, 64).unwrap();
+    w.write_uint_bits(0u32, 0).unwrap();
+    let len = w.finish();
+    let mut r = ReadStream::new(&buf[..len]);
+    assert_eq!(r.read_uint_bits::<u8>(4).unwrap(), 15);
+    assert_eq!(r.read_uint_bits::<u64>(64).unwrap(), u64::MAX);
+    assert_eq!(r.read_uint_bits::<u32>(0).unwrap(), 0);
+    // A signed type cannot be read into its sign bit.
+    assert_eq!(
+        kind(ReadStream::new(&[0xff]).read_uint_bits::<i8>(8)),
+        ErrorKind::InvalidBitCount { bits: 8 }
+    );
+    assert_eq!(
+        ReadStream::new(&[0x7f]).read_uint_bits::<i8>(7).unwrap(),
+        127
+    );
+    assert_eq!(
+        kind(ReadStream::new(&[0; 9]).read_bits(65)),
+        ErrorKind::InvalidBitCount { bits: 65 }
+    );
+}
+
+#[test]
+fn bool_and_raw_floats_at_the_end_of_the_buffer() {
+    assert_eq!(
+        kind(ReadStream::new(&[]).read_bool()),
+        ErrorKind::EndOfBuffer {
+            wanted: 1,
+            remaining: 0
+        }
+    );
+    assert_eq!(
+        kind(ReadStream::new(&[0; 3]).read_f32()),
+        ErrorKind::EndOfBuffer {
+            wanted: 32,
+            remaining: 24
+        }
+    );
+    assert_eq!(
+        kind(ReadStream::new(&[0; 7]).read_f64()),
+        ErrorKind::EndOfBuffer {
+            wanted: 64,
+            remaining: 56
+        }
+    );
+}
+
+#[test]
+fn raw_floats_carry_every_bit_pattern() {
+    let f32s = [
+        f32::NAN,
+        f32::from_bits(0xffc0_1234),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        f32::MIN_POSITIVE / 2.0,
+        f32::MAX,
+    ];
+    let f64s = [
+        f64::from_bits(0x7ff0_0000_0000_0001),
+        f64::NEG_INFINITY,
+        -0.0,
+    ];
+    let (bytes, bits) = write_with(|w| {
+        for v in f32s {
+            w.write_f32(v)?;
+        }
+        for v in f64s {
+            w.write_f64(v)?;
+        }
+        Ok(())
+    });
+    assert_eq!(bits, 7 * 32 + 3 * 64);
+    let mut r = ReadStream::new(&bytes);
+    for v in f32s {
+        assert_eq!(r.read_f32().unwrap().to_bits(), v.to_bits());
+    }
+    for v in f64s {
+        assert_eq!(r.read_f64().unwrap().to_bits(), v.to_bits());
+    }
+}
+
+// ---------------------------------------------------------------- compressed floats
+
+#[test]
+fn compressed_float_bounds() {
+    let q = Quantize::new(0.0, 10.0, 1.0); // 10 steps, 4 bits: 11..=15 is headroom
+    assert_eq!((q.max_integer_value(), q.bits()), (10, 4));
+    let (bytes, bits) = write_with(|w| {
+        w.write_compressed_f32(0.0, &q)?;
+        w.write_compressed_f32(10.0, &q)
+    });
+    assert_eq!(bits, 8);
+    assert_eq!(bytes, [0xa0]); // 0 then 10 in the high nibble
+    let mut r = ReadStream::new(&bytes);
+    assert_eq!(r.read_compressed_f32(&q).unwrap(), 0.0);
+    assert_eq!(r.read_compressed_f32(&q).unwrap(), 10.0);
+
+    let e = ReadStream::new(&craft(&[(11, 4)]))
+        .read_compressed_f32(&q)
+        .unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &out_of_range(Num::Uint(11), Num::Uint(0), Num::Uint(10))
+    );
+    assert_eq!(
+        kind(ReadStream::new(&[]).read_compressed_f32(&q)),
+        ErrorKind::EndOfBuffer {
+            wanted: 4,
+            remaining: 0
+        }
+    );
+}
+
+#[test]
+fn compressed_float_refuses_non_finite_and_out_of_range() {
+    let q = Quantize::new(-1.0, 1.0, 0.01);
+    let mut buf = [0u8; 16];
+    let mut w = WriteStream::new(&mut buf);
+    for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        assert!(matches!(
+            kind(w.write_compressed_f32(v, &q)),
+            ErrorKind::NotFinite { .. }
+        ));
+        // Clamping does not make NaN or infinities encodable.
+        assert!(matches!(
+            kind(w.write_compressed_f32(v, &q.clamping())),
+            ErrorKind::NotFinite { .. }
+        ));
+    }
+    assert_eq!(
+        kind(w.write_compressed_f32(1.5, &q)),
+        out_of_range(Num::Float(1.5), Num::Float(-1.0), Num::Float(1.0))
+    );
+    assert!(matches!(
+        kind(w.write_compressed_f64(1e300, &q)),
+        ErrorKind::OutOfRange { .. }
+    ));
+    assert!(matches!(
+        kind(w.write_compressed_f64(f64::NAN, &q.clamping())),
+        ErrorKind::NotFinite { .. }
+    ));
+    assert_eq!(w.bit_position(), 0, "refused values write nothing");
+    // Clamping: finite values outside the range go to the ends.
+    w.write_compressed_f32(7.0, &q.clamping()).unwrap();
+    w.write_compressed_f64(-1e300, &q.clamping()).unwrap();
+    let len = w.finish();
+    let mut r = ReadStream::new(&buf[..len]);
+    assert_eq!(r.read_compressed_f32(&q).unwrap(), 1.0);
+    assert_eq!(r.read_compressed_f64(&q).unwrap(), -1.0);
+}
+
+#[test]
+fn quantize_refuses_invalid_parameters() {
+    assert!(Quantize::try_new(1.0, 1.0, 0.1).is_none());
+    assert!(Quantize::try_new(2.0, 1.0, 0.1).is_none());
+    assert!(Quantize::try_new(0.0, 1.0, 0.0).is_none());
+    assert!(Quantize::try_new(0.0, 1.0, -0.1).is_none());
+    assert!(Quantize::try_new(f32::NAN, 1.0, 0.1).is_none());
+    assert!(Quantize::try_new(0.0, f32::INFINITY, 0.1).is_none());
+    assert!(Quantize::try_new(0.0, 1.0, f32::NAN).is_none());
+    // max - min overflows float32.
+    assert!(Quantize::try_new(-f32::MAX, f32::MAX, 1.0).is_none());
+}
+
+// ---------------------------------------------------------------- fixed point
+
+#[test]
+fn fixed_bounds_headroom_and_errors() {
+    // Q8.8 in [-100, 100]: raw -25600..=25600, 16 bits.
+    let (bytes, bits) = write_with(|w| {
+        w.write_fixed(-25600i16, 8, -100, 100)?;
+        w.write_fixed(25600i16, 8, -100, 100)
+    });
+    assert_eq!(bits, 32);
+    let mut r = ReadStream::new(&bytes);
+    assert_eq!(r.read_fixed(8, -100i16, 100).unwrap(), -25600);
+    assert_eq!(r.read_fixed(8, -100i16, 100).unwrap(), 25600);
+    // Offset 51201 would be raw 25601.
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(51201, 16)])).read_fixed(8, -100i16, 100)),
+        out_of_range(Num::Int(25601), Num::Int(-25600), Num::Int(25600))
+    );
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_fixed(25601i16, 8, -100, 100)),
+        out_of_range(Num::Int(25601), Num::Int(-25600), Num::Int(25600))
+    );
+    // 200 << 8 does not fit an i16: the format itself is refused.
+    assert_eq!(
+        kind(w.write_fixed(0i16, 8, -200, 200)),
+        ErrorKind::InvalidRange {
+            min: Num::Int(-200),
+            max: Num::Int(200)
+        }
+    );
+    assert!(matches!(
+        kind(ReadStream::new(&[0; 4]).read_fixed(8, -200i16, 200)),
+        ErrorKind::InvalidRange { .. }
+    ));
+    assert_eq!(w.bit_position(), 0);
+}
+
+// ---------------------------------------------------------------- align and bytes
+
+#[test]
+fn align_refuses_non_zero_padding() {
+    let (bytes, _) = write_with(|w| {
+        w.write_bits(1, 3)?;
+        w.align()?;
+        w.write_bits(0xab, 8)
+    });
+    assert_eq!(bytes, [0x01, 0xab]);
+    let mut r = ReadStream::new(&bytes);
+    r.read_bits(3).unwrap();
+    r.align().unwrap();
+    assert_eq!(r.read_bits(8).unwrap(), 0xab);
+
+    for bad in [0x09u8, 0x81, 0xf9] {
+        let bytes = [bad, 0xab];
+        let mut r = ReadStream::new(&bytes);
+        assert_eq!(r.read_bits(3).unwrap(), 1);
+        let e = r.align().unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::NonZeroPadding { found: bad >> 3 });
+        assert_eq!(e.bit(), 3);
+    }
+    // Aligned already: nothing is read, even at the very end.
+    let mut r = ReadStream::new(&[0xff]);
+    r.read_bits(8).unwrap();
+    r.align().unwrap();
+    assert_eq!(r.bit_position(), 8);
+}
+
+#[test]
+fn bytes_bounds() {
+    let (bytes, bits) = write_with(|w| {
+        w.write_bool(true)?;
+        w.write_bytes(&[])?;
+        w.write_bytes(&[1, 2, 3])
+    });
+    // The empty run still aligns.
+    assert_eq!((bits, bytes.as_slice()), (32, [1u8, 1, 2, 3].as_slice()));
+    let mut r = ReadStream::new(&bytes);
+    assert!(r.read_bool().unwrap());
+    r.read_bytes(&mut []).unwrap();
+    assert_eq!(r.bit_position(), 8);
+    let mut out = [0u8; 3];
+    r.read_bytes(&mut out).unwrap();
+    assert_eq!(out, [1, 2, 3]);
+
+    // Non-zero padding before the bytes.
+    let mut r = ReadStream::new(&[0x03, 1, 2, 3]);
+    r.read_bool().unwrap();
+    assert_eq!(
+        kind(r.read_bytes(&mut out)),
+        ErrorKind::NonZeroPadding { found: 1 }
+    );
+    // One byte short: padding + count is checked up front.
+    let mut r = ReadStream::new(&[0x01, 1, 2]);
+    r.read_bool().unwrap();
+    let e = r.read_bytes(&mut out).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::EndOfBuffer {
+            wanted: 7 + 24,
+            remaining: 23
+        }
+    );
+    assert_eq!(e.bit(), 1);
+    assert_eq!(r.bit_position(), 1);
+}
+
+// ---------------------------------------------------------------- strings
+
+#[test]
+fn string_bounds() {
+    // max_len 7: 3 bits of length.
+    let (bytes, bits) = write_with(|w| {
+        w.write_string("", 7)?;
+        w.write_string("abcdefg", 7)
+    });
+    assert_eq!(bits, 3 + 5 + 3 + 5 + 56);
+    let mut r = ReadStream::new(&bytes);
+    assert_eq!(r.read_string(7).unwrap(), "");
+    assert_eq!(r.read_string(7).unwrap(), "abcdefg");
+
+    // max_len 0: no length bits, still aligned, reads "" from an empty buffer.
+    assert_eq!(ReadStream::new(&[]).read_string(0).unwrap(), "");
+
+    let mut buf = [0u8; 32];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_string("abcdefgh", 7)),
+        ErrorKind::LengthTooLong { len: 8, max: 7 }
+    );
+    assert_eq!(
+        kind(w.write_string("ab\0c", 7)),
+        ErrorKind::NulInString { position: 2 }
+    );
+    assert_eq!(w.bit_position(), 0);
+}
+
+#[test]
+fn string_read_refusals() {
+    // Length in the headroom: max_len 10 takes 4 bits, 11 is refused.
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(11, 4)])).read_string(10)),
+        ErrorKind::LengthTooLong { len: 11, max: 10 }
+    );
+    // NUL inside the payload.
+    let nul = craft(&[(3, 3), (0, 5), (b'a' as u64, 8), (0, 8), (b'b' as u64, 8)]);
+    assert_eq!(
+        kind(ReadStream::new(&nul).read_string(7)),
+        ErrorKind::NulInString { position: 1 }
+    );
+    // Non-zero padding after the length.
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(1, 3), (1, 5), (b'a' as u64, 8)])).read_string(7)),
+        ErrorKind::NonZeroPadding { found: 1 }
+    );
+    // The payload runs past the end: checked up front, padding included.
+    let e = ReadStream::new(&craft(&[(3, 3), (0, 5), (b'a' as u64, 8)]))
+        .read_string(7)
+        .unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::EndOfBuffer {
+            wanted: 5 + 24,
+            remaining: 13
+        }
+    );
+    assert_eq!(e.bit(), 3);
+    // Strict UTF-8: invalid byte, overlong, surrogate, above U+10FFFF, truncated,
+    // stray continuation; `valid_up_to` says where it broke.
+    let bad: [(&[u8], usize); 7] = [
+        (&[b'a', 0xff], 1),
+        (&[0xc0, 0x80], 0),
+        (&[0xe0, 0x80, 0x80], 0),
+        (&[b'x', 0xed, 0xa0, 0x80], 1),
+        (&[0xf4, 0x90, 0x80, 0x80], 0),
+        (&[b'a', b'b', 0xe2, 0x82], 2),
+        (&[0x80], 0),
+    ];
+    for (payload, valid_up_to) in bad {
+        let mut fields = vec![(payload.len() as u64, 3), (0, 5)];
+        fields.extend(payload.iter().map(|&b| (b as u64, 8)));
+        let e = ReadStream::new(&craft(&fields)).read_string(7).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::InvalidUtf8 { valid_up_to },
+            "payload {payload:02x?}"
+        );
+    }
+}
+
+#[test]
+fn string_lengths_near_usize_max_are_refused_without_allocating() {
+    // A huge declared bound lets a 64-bit length through; the bytes are not there.
+    let e = ReadStream::new(&[0xff; 9])
+        .read_string(usize::MAX)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }), "{e}");
+    let e = ReadStream::new(&craft(&[(1 << 61, 64)]))
+        .read_string(usize::MAX)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }), "{e}");
+    let e = ReadStream::new(&[0xff; 9])
+        .read_wstring(usize::MAX)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }), "{e}");
+    let e = ReadStream::new(&craft(&[(1 << 59, 64)]))
+        .read_wstring(usize::MAX)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }), "{e}");
+    let e = ReadStream::new(&[0xff; 9])
+        .read_seq::<u8>(usize::MAX)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }), "{e}");
+}
+
+#[test]
+fn wstring_bounds_and_refusals() {
+    // An astral character is a surrogate pair: two units toward the bound.
+    let (bytes, bits) = write_with(|w| w.write_wstring("A\u{1F600}", 3));
+    assert_eq!(bits, 2 + 3 * 32);
+    assert_eq!(
+        ReadStream::new(&bytes).read_wstring(3).unwrap(),
+        "A\u{1F600}"
+    );
+    let mut buf = [0u8; 64];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_wstring("\u{1F600}\u{1F600}", 3)),
+        ErrorKind::LengthTooLong { len: 4, max: 3 }
+    );
+    assert_eq!(
+        kind(w.write_wstring("a\0", 3)),
+        ErrorKind::NulInString { position: 1 }
+    );
+
+    // max_units 3: 2 bits of count, then 32-bit groups.
+    let read = |units: &[u64]| {
+        let mut fields = vec![(units.len() as u64, 2)];
+        fields.extend(units.iter().map(|&u| (u, 32)));
+        ReadStream::new(&craft(&fields)).read_wstring(3)
+    };
+    assert_eq!(read(&[0x41, 0xd83d, 0xde00]).unwrap(), "A\u{1F600}");
+    assert_eq!(
+        kind(read(&[0x41, 0x1_0000])),
+        ErrorKind::InvalidUtf16 { unit: 0x1_0000 }
+    );
+    assert_eq!(kind(read(&[0x41, 0])), ErrorKind::InvalidUtf16 { unit: 0 });
+    // High surrogate followed by a non-surrogate, low surrogate alone, high surrogate last.
+    assert!(matches!(
+        kind(read(&[0xd83d, 0x41])),
+        ErrorKind::InvalidUtf16 { unit: 0xd83d }
+    ));
+    assert!(matches!(
+        kind(read(&[0xde00, 0x41])),
+        ErrorKind::InvalidUtf16 { unit: 0xde00 }
+    ));
+    assert!(matches!(
+        kind(read(&[0x41, 0xd83d])),
+        ErrorKind::InvalidUtf16 { unit: 0xd83d }
+    ));
+    // Count in the headroom (max_units 2 takes 2 bits; 3 is refused).
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(3, 2)])).read_wstring(2)),
+        ErrorKind::LengthTooLong { len: 3, max: 2 }
+    );
+    // Units missing.
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(2, 2), (0x41, 32)])).read_wstring(3)),
+        ErrorKind::EndOfBuffer {
+            wanted: 64,
+            remaining: 38
+        }
+    );
+}
+
+// ---------------------------------------------------------------- int_relative
+
+/// The tier edges of the reference's flag ladder and their bit costs.
+const TIER_EDGES: [(u32, u64); 12] = [
+    (1, 1),
+    (2, 5),
+    (6, 5),
+    (7, 8),
+    (23, 8),
+    (24, 13),
+    (280, 13),
+    (281, 18),
+    (4377, 18),
+    (4378, 23),
+    (69914, 23),
+    (69915, 38),
+];
+
+#[test]
+fn int_relative_tier_edges() {
+    for previous in [-1i32, 100, -70_000] {
+        for (d, cost) in TIER_EDGES {
+            let current = previous + d as i32;
+            let (bytes, bits) = write_with(|w| w.write_int_relative(previous, current));
+            assert_eq!(bits, cost, "difference {d}");
+            let mut m = MeasureStream::new();
+            m.write_int_relative(previous, current).unwrap();
+            assert_eq!(m.bits(), cost);
+            let mut r = ReadStream::new(&bytes);
+            assert_eq!(r.read_int_relative(previous).unwrap(), current, "d {d}");
+            assert_eq!(r.bit_position(), cost);
+        }
+    }
+}
+
+#[test]
+fn int_relative_refuses_headroom_payloads() {
+    // (flag index, lowest difference, highest difference, payload bits)
+    let tiers = [
+        (1u32, 2u64, 6u64, 3u32),
+        (2, 7, 23, 5),
+        (3, 24, 280, 9),
+        (4, 281, 4377, 13),
+        (5, 4378, 69914, 17),
+    ];
+    for (flag, low, high, bits) in tiers {
+        let flags: Vec<(u64, u32)> = (0..flag).map(|_| (0, 1)).chain([(1, 1)]).collect();
+        for offset in [high - low + 1, (1 << bits) - 1] {
+            let mut fields = flags.clone();
+            fields.push((offset, bits));
+            let e = ReadStream::new(&craft(&fields))
+                .read_int_relative(0)
+                .unwrap_err();
+            assert_eq!(
+                e.kind(),
+                &out_of_range(
+                    Num::Uint((low + offset) as u128),
+                    Num::Uint(low as u128),
+                    Num::Uint(high as u128)
+                ),
+                "tier {low}..={high} offset {offset}"
+            );
+            assert_eq!(e.bit(), flag as u64 + 1, "error points at the payload");
+        }
+        // The top of the tier is accepted.
+        let mut fields = flags.clone();
+        fields.push((high - low, bits));
+        assert_eq!(
+            ReadStream::new(&craft(&fields))
+                .read_int_relative(0)
+                .unwrap(),
+            high as i32
+        );
+    }
+}
+
+#[test]
+fn int_relative_ordering() {
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    for (previous, current) in [(5, 5), (5, 4), (i32::MAX, i32::MIN)] {
+        assert_eq!(
+            kind(w.write_int_relative(previous, current)),
+            ErrorKind::NotIncreasing {
+                previous: previous as i64,
+                current: current as i64
+            }
+        );
+    }
+    assert_eq!(w.bit_position(), 0);
+    // Raw tier (six zero flags) with a value not above previous.
+    let raw = craft(&[(0, 6), (50, 32)]);
+    assert_eq!(
+        kind(ReadStream::new(&raw).read_int_relative(100)),
+        ErrorKind::NotIncreasing {
+            previous: 100,
+            current: 50
+        }
+    );
+    assert_eq!(
+        ReadStream::new(&raw).read_int_relative(49).unwrap(),
+        50,
+        "the raw tier may carry a small difference"
+    );
+    // A flag tier that would wrap past i32::MAX is refused (the reference wraps).
+    assert!(matches!(
+        kind(ReadStream::new(&craft(&[(1, 1)])).read_int_relative(i32::MAX)),
+        ErrorKind::NotIncreasing { .. }
+    ));
+    assert!(matches!(
+        kind(ReadStream::new(&craft(&[(0, 1), (1, 1), (4, 3)])).read_int_relative(i32::MAX - 3)),
+        ErrorKind::NotIncreasing { .. }
+    ));
+    // Each flag alone, with nothing after it.
+    for flags in 1..=6u32 {
+        assert!(matches!(
+            kind(ReadStream::new(&craft(&[(0, flags)])).read_int_relative(0)),
+            ErrorKind::EndOfBuffer { .. }
+        ));
+    }
+}
+
+// ---------------------------------------------------------------- quaternions
+
+#[test]
+fn quaternion_degenerate_input() {
+    let mut buf = [0u8; 16];
+    let mut w = WriteStream::new(&mut buf);
+    for q in [
+        [0.0; 4],
+        [f32::NAN, 0.0, 0.0, 1.0],
+        [0.0, f32::INFINITY, 0.0, 1.0],
+        [f32::MAX, f32::MAX, 0.0, 0.0], // length overflows
+        [1e-30, 0.0, 0.0, 0.0],         // length underflows to zero
+    ] {
+        assert_eq!(
+            kind(w.write_quat(q, 9)),
+            ErrorKind::InvalidQuaternion,
+            "{q:?}"
+        );
+    }
+    for bits in [0, 1, 33] {
+        assert_eq!(
+            kind(w.write_quat([0.0, 0.0, 0.0, 1.0], bits)),
+            ErrorKind::InvalidBitCount { bits }
+        );
+        assert_eq!(
+            kind(ReadStream::new(&[0; 16]).read_quat(bits)),
+            ErrorKind::InvalidBitCount { bits }
+        );
+    }
+    assert_eq!(w.bit_position(), 0);
+}
+
+#[test]
+fn quaternion_round_trips_and_normalizes() {
+    fn dot(a: [f32; 4], b: [f32; 4]) -> f32 {
+        a.iter().zip(&b).map(|(x, y)| x * y).sum()
+    }
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let qs = [
+        [0.0, 0.0, 0.0, 1.0],
+        [0.0, 0.0, 0.0, -1.0],
+        [h, 0.0, 0.0, h], // a tie between two largest components
+        [0.5, -0.5, 0.5, -0.5],
+        [2.0, 0.0, 0.0, 0.0], // not unit length: normalized first
+    ];
+    let (bytes, bits) = write_with(|w| qs.iter().try_for_each(|&q| w.write_quat(q, 12)));
+    assert_eq!(bits, 5 * (2 + 3 * 12));
+    let mut r = ReadStream::new(&bytes);
+    for q in qs {
+        let n = dot(q, q).sqrt();
+        let unit = q.map(|c| c / n);
+        let back = r.read_quat(12).unwrap();
+        // q and -q are the same rotation.
+        assert!(1.0 - dot(unit, back).abs() < 1e-5, "{q:?} -> {back:?}");
+    }
+    assert_eq!(
+        kind(ReadStream::new(&[0; 4]).read_quat(12)),
+        ErrorKind::EndOfBuffer {
+            wanted: 38,
+            remaining: 32
+        }
+    );
+}
+
+#[test]
+fn quaternion_any_wire_bits_decode_finite() {
+    // Three components at the extremes would make 1 - a² - b² - c² negative.
+    for largest in 0..4u64 {
+        let bytes = craft(&[(largest, 2), (511, 9), (511, 9), (0, 9)]);
+        let q = ReadStream::new(&bytes).read_quat(9).unwrap();
+        assert!(q.iter().all(|c| c.is_finite()), "{q:?}");
+    }
+}
+
+// ---------------------------------------------------------------- tags and checks
+
+#[test]
+fn tags_and_checks() {
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_tag(3, 3)),
+        ErrorKind::UnknownTag {
+            tag: 3,
+            variants: 3
+        }
+    );
+    w.write_tag(2, 3).unwrap();
+    w.write_check(0xdead_beef).unwrap();
+    assert_eq!(w.bit_position(), 2 + 32);
+    let len = w.finish();
+    let mut r = ReadStream::new(&buf[..len]);
+    assert_eq!(r.read_tag(3).unwrap(), 2);
+    assert_eq!(
+        kind(r.clone().read_check(0x1234_5678)),
+        ErrorKind::CheckMismatch {
+            expected: 0x1234_5678,
+            found: 0xdead_beef
+        }
+    );
+    r.read_check(0xdead_beef).unwrap();
+    // 3 in the 2-bit tag of a 3-variant enum.
+    assert_eq!(
+        kind(ReadStream::new(&[3]).read_tag(3)),
+        ErrorKind::UnknownTag {
+            tag: 3,
+            variants: 3
+        }
+    );
+}
+
+// ---------------------------------------------------------------- writing past the end
+
+#[test]
+fn writing_past_the_end_reports_wanted_remaining_and_bit() {
+    let mut buf = [0u8; 2];
+    let mut w = WriteStream::new(&mut buf);
+    w.write_bits(0x1f, 5).unwrap();
+    let e = w.write_int(4000u32, 0, 4095).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::BufferFull {
+            wanted: 12,
+            remaining: 11
+        }
+    );
+    assert_eq!(e.bit(), 5);
+    assert_eq!(
+        e.to_string(),
+        "buffer full: wanted 12 bits, room for 11 at bit 5"
+    );
+    // Nothing was written: the stream is still usable up to the last bit.
+    w.write_int(2000u32, 0, 2047).unwrap();
+    assert_eq!(w.bit_position(), 16);
+    assert_eq!(
+        kind(w.write_bool(true)),
+        ErrorKind::BufferFull {
+            wanted: 1,
+            remaining: 0
+        }
+    );
+    w.write_int(9u8, 9, 9).unwrap(); // zero bits still fit
+    assert_eq!(w.finish(), 2);
+    // 2000 = 0b111_1101_0000: its low 3 bits (0) fill byte 0, the other 8 (0xfa) byte 1.
+    assert_eq!(buf, [0x1f, 0xfa]);
+}
+
+#[test]
+fn every_primitive_refuses_to_write_past_the_end() {
+    let mut empty: [u8; 0] = [];
+    let mut w = WriteStream::new(&mut empty);
+    assert_eq!(
+        kind(w.write_bool(false)),
+        ErrorKind::BufferFull {
+            wanted: 1,
+            remaining: 0
+        }
+    );
+
+    let mut buf = [0u8; 4];
+    let full = |w: &mut WriteStream<'_>| {
+        w.write_bits(0, 1).unwrap();
+    };
+    let cases: Vec<(
+        &str,
+        Box<dyn Fn(&mut WriteStream<'_>) -> netser::Result<()>>,
+        u64,
+    )> = vec![
+        ("f64", Box::new(|w| w.write_f64(1.0)), 64),
+        ("u128", Box::new(|w| w.write_int(1u128, 0, u128::MAX)), 128),
+        (
+            "uint_bits 128",
+            Box::new(|w| w.write_uint_bits(1u128, 128)),
+            128,
+        ),
+        ("bytes", Box::new(|w| w.write_bytes(&[1, 2, 3, 4])), 7 + 32),
+        (
+            "quat",
+            Box::new(|w| w.write_quat([0.0, 0.0, 0.0, 1.0], 11)),
+            35,
+        ),
+        (
+            "int_relative raw",
+            Box::new(|w| w.write_int_relative(0, 1 << 20)),
+            38,
+        ),
+        ("check", Box::new(|w| w.write_check(1)), 32),
+    ];
+    for (name, write, wanted) in cases {
+        let mut w = WriteStream::new(&mut buf);
+        full(&mut w);
+        let e = write(&mut w).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::BufferFull {
+                wanted,
+                remaining: 31
+            },
+            "{name}"
+        );
+        assert_eq!(e.bit(), 1, "{name}");
+        assert_eq!(w.bit_position(), 1, "{name}: nothing written");
+    }
+
+    // Multi-part values: the error comes from the part that did not fit, and names it.
+    let mut w = WriteStream::new(&mut buf);
+    full(&mut w);
+    let e = w.write_string("hello", 15).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::BufferFull { .. }), "{e}");
+    let mut w = WriteStream::new(&mut buf);
+    full(&mut w);
+    let e = w.write_wstring("a", 1).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::BufferFull {
+            wanted: 32,
+            remaining: 30
+        }
+    );
+    assert_eq!(e.bit(), 2);
+}
