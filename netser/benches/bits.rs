@@ -1,1 +1,189 @@
-fn main() {}
+//! Bit layer throughput: writer and reader on mixed widths, aligned bytes against
+//! memcpy, and CRC32 framing of a 1200-byte packet.
+//!
+//! `cargo bench -p netser --bench bits`
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use netser::bits::{BitReader, BitWriter};
+use netser::framing::{read_packet_with, write_packet_with};
+use netser::{Decoder, Encoder, ReadStream, WriteStream};
+
+/// Widths a game packet mixes: flags, small ranges, quantized floats, ids, raw words.
+const WIDTHS: [u32; 12] = [1, 3, 5, 7, 10, 12, 16, 18, 24, 32, 48, 64];
+const VALUES: usize = 4096;
+
+fn values() -> (Vec<(u64, u32)>, u64) {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut total_bits = 0;
+    let v = (0..VALUES)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bits = WIDTHS[i % WIDTHS.len()];
+            total_bits += bits as u64;
+            (if bits == 64 { x } else { x & ((1 << bits) - 1) }, bits)
+        })
+        .collect();
+    (v, total_bits)
+}
+
+fn bit_layer(c: &mut Criterion) {
+    let (values, total_bits) = values();
+    let mut buf = vec![0u8; (total_bits as usize).div_ceil(8) + 8];
+    let mut g = c.benchmark_group("mixed_widths");
+    g.throughput(Throughput::Bytes(total_bits / 8));
+    g.bench_function("bitwriter_write", |b| {
+        b.iter(|| {
+            let mut w = BitWriter::new(&mut buf);
+            for &(v, bits) in &values {
+                w.write_bits(black_box(v), bits).unwrap();
+            }
+            black_box(w.finish())
+        })
+    });
+    g.bench_function("writestream_write", |b| {
+        b.iter(|| {
+            let mut w = WriteStream::new(&mut buf);
+            for &(v, bits) in &values {
+                w.write_bits(black_box(v), bits).unwrap();
+            }
+            black_box(w.finish())
+        })
+    });
+    let len = {
+        let mut w = BitWriter::new(&mut buf);
+        for &(v, bits) in &values {
+            w.write_bits(v, bits).unwrap();
+        }
+        w.finish()
+    };
+    let packet = &buf[..len];
+    g.bench_function("bitreader_read", |b| {
+        b.iter(|| {
+            let mut r = BitReader::new(black_box(packet));
+            let mut acc = 0u64;
+            for &(_, bits) in &values {
+                acc ^= r.read_bits(bits).unwrap();
+            }
+            black_box(acc)
+        })
+    });
+    g.bench_function("readstream_read", |b| {
+        b.iter(|| {
+            let mut r = ReadStream::new(black_box(packet));
+            let mut acc = 0u64;
+            for &(_, bits) in &values {
+                acc ^= r.read_bits(bits).unwrap();
+            }
+            black_box(acc)
+        })
+    });
+    g.finish();
+
+    // Ranged ints: the check, the subtraction and the computed width per value.
+    let ints: Vec<i32> = values
+        .iter()
+        .map(|&(v, _)| (v % 2001) as i32 - 1000)
+        .collect();
+    let mut g = c.benchmark_group("ranged_int");
+    g.throughput(Throughput::Elements(ints.len() as u64));
+    g.bench_function("write_int_-1000..=1000", |b| {
+        b.iter(|| {
+            let mut w = WriteStream::new(&mut buf);
+            for &v in &ints {
+                w.write_int(black_box(v), -1000, 1000).unwrap();
+            }
+            black_box(w.finish())
+        })
+    });
+    let len = {
+        let mut w = WriteStream::new(&mut buf);
+        for &v in &ints {
+            w.write_int(v, -1000, 1000).unwrap();
+        }
+        w.finish()
+    };
+    let packet = buf[..len].to_vec();
+    g.bench_function("read_int_-1000..=1000", |b| {
+        b.iter(|| {
+            let mut r = ReadStream::new(black_box(&packet));
+            let mut acc = 0i32;
+            for _ in 0..ints.len() {
+                acc ^= r.read_int(-1000, 1000).unwrap();
+            }
+            black_box(acc)
+        })
+    });
+    g.finish();
+}
+
+fn bytes_vs_memcpy(c: &mut Criterion) {
+    let data: Vec<u8> = (0..1024u32).map(|i| (i * 31) as u8).collect();
+    let mut buf = vec![0u8; 1100];
+    let mut out = vec![0u8; 1024];
+    let mut g = c.benchmark_group("bytes_1024");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            buf[1..1025].copy_from_slice(black_box(&data));
+            black_box(&buf);
+        })
+    });
+    g.bench_function("write_bytes", |b| {
+        b.iter(|| {
+            let mut w = WriteStream::new(&mut buf);
+            w.write_bits(5, 3).unwrap();
+            w.write_bytes(black_box(&data)).unwrap();
+            black_box(w.finish())
+        })
+    });
+    let len = {
+        let mut w = WriteStream::new(&mut buf);
+        w.write_bits(5, 3).unwrap();
+        w.write_bytes(&data).unwrap();
+        w.finish()
+    };
+    let packet = buf[..len].to_vec();
+    g.bench_function("read_bytes", |b| {
+        b.iter(|| {
+            let mut r = ReadStream::new(black_box(&packet));
+            r.read_bits(3).unwrap();
+            r.read_bytes(&mut out).unwrap();
+            black_box(&out);
+        })
+    });
+    g.finish();
+}
+
+fn framing(c: &mut Criterion) {
+    const ID: u64 = 0x6E65_7473_6572_0001;
+    let payload: Vec<u8> = (0..1188u32).map(|i| (i * 7) as u8).collect();
+    let mut buf = vec![0u8; 1200];
+    let mut out = vec![0u8; payload.len()];
+    let len = write_packet_with(ID, &mut buf, |w| w.write_bytes(&payload)).unwrap();
+    assert_eq!(len, 1200);
+    let packet = buf.clone();
+    let mut g = c.benchmark_group("framing_1200");
+    g.throughput(Throughput::Bytes(1200));
+    g.bench_function("write_packet", |b| {
+        b.iter(|| {
+            black_box(
+                write_packet_with(ID, &mut buf, |w| w.write_bytes(black_box(&payload))).unwrap(),
+            )
+        })
+    });
+    g.bench_function("read_packet", |b| {
+        b.iter(|| {
+            read_packet_with(ID, black_box(&packet), |r| r.read_bytes(&mut out)).unwrap();
+            black_box(&out);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bit_layer, bytes_vs_memcpy, framing);
+criterion_main!(benches);

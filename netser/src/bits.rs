@@ -2,8 +2,8 @@
 //! Packets" describes, with the reference library's 64-bit flush.
 //!
 //! Bits are packed LSB-first: the stream is one little-endian integer built with
-//! `acc |= value << position`. The writer gathers bits in a scratch register and stores
-//! them eight bytes at a time; the reader loads eight bytes at a time into its scratch.
+//! `acc |= value << position`. The writer gathers bits in a 64-bit scratch word and
+//! stores it eight bytes at a time; the reader loads the 64-bit window at its position.
 //! Both work on slices of any length and never touch a byte outside them.
 
 use crate::error::{Error, ErrorKind, Result};
@@ -84,11 +84,9 @@ const fn low_mask(bits: u32) -> u64 {
 #[derive(Debug)]
 pub struct BitWriter<'a> {
     buf: &'a mut [u8],
-    /// Pending bits, low bits first; at most 63 between calls.
-    scratch: u128,
-    scratch_bits: u32,
-    /// Byte index where the scratch word will be stored.
-    word_byte: usize,
+    /// Pending bits of the current word, low bits first: bits `64 * k ..` of the stream,
+    /// where `k = bits_written / 64`. Its bits above `bits_written % 64` are zero.
+    scratch: u64,
     bits_written: u64,
     capacity_bits: u64,
 }
@@ -100,8 +98,6 @@ impl<'a> BitWriter<'a> {
         BitWriter {
             buf,
             scratch: 0,
-            scratch_bits: 0,
-            word_byte: 0,
             bits_written: 0,
             capacity_bits,
         }
@@ -152,29 +148,31 @@ impl<'a> BitWriter<'a> {
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
-        self.scratch |= (value as u128) << self.scratch_bits;
-        self.scratch_bits += bits;
-        self.bits_written += bits as u64;
-        if self.scratch_bits >= 64 {
-            self.store_word(self.scratch as u64);
-            self.scratch >>= 64;
-            self.scratch_bits -= 64;
+        let pos = (self.bits_written & 63) as u32;
+        self.scratch |= value << pos;
+        if pos + bits >= 64 {
+            self.store_word(self.bits_written >> 6, self.scratch);
+            // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
+            // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
+            self.scratch = (value >> 1) >> (63 - pos);
         }
+        self.bits_written += bits as u64;
     }
 
     #[inline(always)]
-    fn store_word(&mut self, word: u64) {
-        let at = self.word_byte;
+    fn store_word(&mut self, word_index: u64, word: u64) {
+        let at = (word_index * 8) as usize;
         match self.buf.get_mut(at..at + 8) {
             Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
             // The last word of a buffer whose length is not a multiple of 8: the room
             // check guarantees the bits beyond the buffer are zero.
             None => {
-                let n = self.buf.len() - at;
-                self.buf[at..].copy_from_slice(&word.to_le_bytes()[..n]);
+                let n = self.buf.len().saturating_sub(at);
+                if let Some(dst) = self.buf.get_mut(at..at + n) {
+                    dst.copy_from_slice(&word.to_le_bytes()[..n]);
+                }
             }
         }
-        self.word_byte += 8;
     }
 
     #[cold]
@@ -188,13 +186,19 @@ impl<'a> BitWriter<'a> {
         )
     }
 
+    /// Number of padding bits [`BitWriter::align`] would write now.
+    #[inline]
+    pub fn align_bits(&self) -> u32 {
+        (8 - (self.bits_written % 8) as u32) % 8
+    }
+
     /// Writes zero bits up to the next byte boundary (nothing when already aligned).
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`] when the padding does not fit.
     #[inline]
     pub fn align(&mut self) -> Result<()> {
-        let pad = (8 - (self.bits_written % 8) as u32) % 8;
+        let pad = self.align_bits();
         if pad as u64 > self.bits_available() {
             return Err(self.full(pad as u64));
         }
@@ -202,23 +206,17 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
-    /// Number of padding bits [`BitWriter::align`] would write now.
-    #[inline]
-    pub fn align_bits(&self) -> u32 {
-        (8 - (self.bits_written % 8) as u32) % 8
-    }
-
     /// Aligns, then copies `data` in bulk.
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`] when padding and data do not fit; nothing is written.
     pub fn write_bytes(&mut self, data: &[u8]) -> Result<()> {
-        let pad = self.align_bits() as u64;
-        let need = pad + (data.len() as u64) * 8;
+        let pad = self.align_bits();
+        let need = pad as u64 + (data.len() as u64) * 8;
         if need > self.bits_available() {
             return Err(self.full(need));
         }
-        self.push(0, pad as u32);
+        self.push(0, pad);
         if data.len() < 16 {
             // Short runs are cheaper through the scratch word than a flush and reload.
             for &b in data {
@@ -226,20 +224,19 @@ impl<'a> BitWriter<'a> {
             }
             return Ok(());
         }
-        // Store the whole bytes pending in scratch, copy, then reload the partial word.
+        // Store the whole bytes pending in scratch, copy in bulk, then reload the
+        // partial last word into scratch.
         let pos = (self.bits_written / 8) as usize;
-        let pending = (self.scratch_bits / 8) as usize;
-        let bytes = (self.scratch as u64).to_le_bytes();
-        self.buf[self.word_byte..self.word_byte + pending].copy_from_slice(&bytes[..pending]);
-        self.buf[pos..pos + data.len()].copy_from_slice(data);
+        let word_start = pos - pos % 8;
+        let pending = self.scratch.to_le_bytes();
+        self.buf[word_start..pos].copy_from_slice(&pending[..pos - word_start]);
         let end = pos + data.len();
+        self.buf[pos..end].copy_from_slice(data);
         self.bits_written += (data.len() as u64) * 8;
-        self.word_byte = end - end % 8;
-        let tail = end % 8;
+        let tail_start = end - end % 8;
         let mut word = [0u8; 8];
-        word[..tail].copy_from_slice(&self.buf[self.word_byte..end]);
-        self.scratch = u64::from_le_bytes(word) as u128;
-        self.scratch_bits = (tail * 8) as u32;
+        word[..end - tail_start].copy_from_slice(&self.buf[tail_start..end]);
+        self.scratch = u64::from_le_bytes(word);
         Ok(())
     }
 
@@ -252,17 +249,21 @@ impl<'a> BitWriter<'a> {
     /// Flushes the pending bits without consuming the writer; returns the length so far.
     pub fn flush(&mut self) -> usize {
         let len = self.bits_written.div_ceil(8) as usize;
-        let pending = len - self.word_byte;
-        let bytes = (self.scratch as u64).to_le_bytes();
-        self.buf[self.word_byte..len].copy_from_slice(&bytes[..pending]);
+        let word_start = ((self.bits_written >> 6) * 8) as usize;
+        let bytes = self.scratch.to_le_bytes();
+        self.buf[word_start..len].copy_from_slice(&bytes[..len - word_start]);
         len
     }
 }
 
-/// Reads bits LSB-first from any byte slice, a 64-bit word at a time.
+/// Reads bits LSB-first from any byte slice.
 ///
-/// Reading past the end is an error, never zeros. Trailing bits after the last read are
-/// accepted (framing decides whether a packet must be consumed).
+/// Each read loads the eight bytes at the current byte position as one little-endian
+/// word and shifts it into place (the reference's branchless 64-bit window), so the
+/// reader's only state is its position. Near the end of the slice it assembles the
+/// window from the bytes that exist, so it never reads outside the slice. Reading past
+/// the end is an error, never zeros; trailing bits after the last read are accepted
+/// (framing decides whether a packet must be consumed whole).
 ///
 /// ```
 /// use netser::bits::BitReader;
@@ -276,11 +277,6 @@ impl<'a> BitWriter<'a> {
 #[derive(Debug, Clone)]
 pub struct BitReader<'a> {
     buf: &'a [u8],
-    /// Loaded but unread bits, low bits first.
-    scratch: u128,
-    scratch_bits: u32,
-    /// Next byte to load into scratch.
-    next_byte: usize,
     bits_read: u64,
     len_bits: u64,
 }
@@ -290,9 +286,6 @@ impl<'a> BitReader<'a> {
     pub fn new(buf: &'a [u8]) -> Self {
         BitReader {
             buf,
-            scratch: 0,
-            scratch_bits: 0,
-            next_byte: 0,
             bits_read: 0,
             len_bits: (buf.len() as u64) * 8,
         }
@@ -326,23 +319,6 @@ impl<'a> BitReader<'a> {
         )
     }
 
-    #[inline(always)]
-    fn load_word(&mut self) {
-        let at = self.next_byte;
-        let word = match self.buf.get(at..at + 8) {
-            Some(src) => u64::from_le_bytes(src.try_into().unwrap_or([0; 8])),
-            None => {
-                let mut w = [0u8; 8];
-                let n = self.buf.len().saturating_sub(at);
-                w[..n].copy_from_slice(&self.buf[at..at + n]);
-                u64::from_le_bytes(w)
-            }
-        };
-        self.scratch |= (word as u128) << self.scratch_bits;
-        self.scratch_bits += 64;
-        self.next_byte += 8;
-    }
-
     /// Reads `bits` bits (0..=64).
     ///
     /// # Errors
@@ -362,16 +338,37 @@ impl<'a> BitReader<'a> {
         Ok(self.pull(bits))
     }
 
+    /// The unchecked core: `bits <= 64` and enough bits remain.
     #[inline(always)]
     fn pull(&mut self, bits: u32) -> u64 {
-        if self.scratch_bits < bits {
-            self.load_word();
-        }
-        let value = (self.scratch as u64) & low_mask(bits);
-        self.scratch >>= bits;
-        self.scratch_bits -= bits;
+        let byte = (self.bits_read >> 3) as usize;
+        let shift = (self.bits_read & 7) as u32;
+        let low = match self.buf.get(byte..byte + 8) {
+            Some(w) => {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(w);
+                u64::from_le_bytes(word) >> shift
+            }
+            None => self.tail_window(byte) >> shift,
+        };
+        // A window holds 64 - shift bits; a wider read takes the rest from the ninth byte,
+        // which exists because the remaining-bits check passed.
+        let value = if bits + shift > 64 {
+            low | (self.buf.get(byte + 8).copied().unwrap_or(0) as u64) << (64 - shift)
+        } else {
+            low
+        };
         self.bits_read += bits as u64;
-        value
+        value & low_mask(bits)
+    }
+
+    /// The window at `byte` when fewer than eight bytes are left: zeros past the end.
+    #[cold]
+    fn tail_window(&self, byte: usize) -> u64 {
+        let mut word = [0u8; 8];
+        let rest = self.buf.get(byte..).unwrap_or(&[]);
+        word[..rest.len()].copy_from_slice(rest);
+        u64::from_le_bytes(word)
     }
 
     /// Padding bits [`BitReader::align`] would consume now.
@@ -387,10 +384,10 @@ impl<'a> BitReader<'a> {
     /// [`ErrorKind::EndOfBuffer`] when it runs past the end.
     #[inline]
     pub fn align(&mut self) -> Result<()> {
-        let pad = self.align_bits();
         let at = self.bits_read;
-        let found = self.read_bits(pad)?;
+        let found = self.read_bits(self.align_bits())?;
         if found != 0 {
+            self.bits_read = at;
             return Err(Error::new(
                 ErrorKind::NonZeroPadding { found: found as u8 },
                 at,
@@ -404,34 +401,14 @@ impl<'a> BitReader<'a> {
     /// # Errors
     /// As [`BitReader::align`], and [`ErrorKind::EndOfBuffer`] when fewer bytes remain.
     pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<()> {
-        let start = self.bits_read;
-        let pad = self.align_bits() as u64;
-        let need = pad + (out.len() as u64) * 8;
+        let need = self.align_bits() as u64 + (out.len() as u64) * 8;
         if need > self.bits_remaining() {
             return Err(self.end(need));
         }
-        self.align()
-            .map_err(|e| Error::new(e.kind().clone(), start))?;
-        if out.len() < 16 {
-            for b in out.iter_mut() {
-                *b = self.pull(8) as u8;
-            }
-            return Ok(());
-        }
-        // Aligned: drain whole bytes still in scratch, copy the rest straight from the slice.
+        self.align()?;
         let pos = (self.bits_read / 8) as usize;
-        let end = pos + out.len();
-        out.copy_from_slice(&self.buf[pos..end]);
+        out.copy_from_slice(&self.buf[pos..pos + out.len()]);
         self.bits_read += (out.len() as u64) * 8;
-        self.scratch = 0;
-        self.scratch_bits = 0;
-        self.next_byte = end - end % 8;
-        let skip = (end % 8) as u32 * 8;
-        if skip > 0 {
-            self.load_word();
-            self.scratch >>= skip;
-            self.scratch_bits -= skip;
-        }
         Ok(())
     }
 }

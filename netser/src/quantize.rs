@@ -4,6 +4,10 @@
 //! Every step is float32 arithmetic that rounds (Rust never fuses a multiply and an add
 //! unless asked), so the bytes are identical on x86 and arm64.
 
+// The negated comparisons are deliberate: they follow the reference, where a NaN fails
+// every comparison and so takes the clamping branch.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use crate::bits::bits_required;
 use crate::error::{Error, ErrorKind, Num, Result};
 
@@ -55,8 +59,8 @@ impl Quantize {
     /// assert!(Quantize::try_new(0.0, 1.0, 0.0).is_none());
     /// ```
     pub const fn try_new(min: f32, max: f32, res: f32) -> Option<Self> {
-        if !(min.is_finite() && max.is_finite() && res.is_finite()) || !(min < max) || !(res > 0.0)
-        {
+        let valid = min.is_finite() && max.is_finite() && res.is_finite() && min < max && res > 0.0;
+        if !valid {
             return None;
         }
         let delta = max - min;
@@ -139,7 +143,8 @@ impl Quantize {
                 bit,
             ));
         }
-        if !self.clamp && !(value >= self.min && value <= self.max) {
+        let in_range = value >= self.min && value <= self.max;
+        if !self.clamp && !in_range {
             return Err(Error::new(
                 ErrorKind::OutOfRange {
                     value: Num::Float(value as f64),

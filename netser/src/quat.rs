@@ -46,7 +46,8 @@ fn max_int(bits: u32) -> u32 {
 pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
     check_bits(bits, bit)?;
     let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    if !len2.is_finite() || !(len2 > 0.0) || q.iter().any(|c| !c.is_finite()) {
+    let usable = len2.is_finite() && len2 > 0.0 && q.iter().all(|c| c.is_finite());
+    if !usable {
         return Err(Error::new(ErrorKind::InvalidQuaternion, bit));
     }
     let inv = 1.0 / sqrt(len2);
