@@ -12,12 +12,12 @@ use crate::plan::FieldPlan;
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 
-/// Statements that read every field into `__f_<binding>` locals. When `bind_refs`,
-/// each sent field is also bound by name as a reference, for later `when` conditions.
-pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath, bind_refs: bool) -> TokenStream {
+/// Statements that read every field into `__f_<binding>` locals.
+pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
     let krate = &g.krate;
     let dec = quote!(#krate::Decoder);
     let mut out = TokenStream::new();
+    let mut earlier = Vec::new();
     for plan in plans {
         let field = plan.field;
         let local = local(field);
@@ -37,8 +37,7 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath, bind_refs: bool)
         let path = base.field(name);
         let map_err = path.map_err(g);
         let mut prefix = TokenStream::new();
-        if let Some(check) = &field.attrs.check {
-            let magic = crate::internals::check::user_expr(&check.value);
+        if let Some(magic) = &plan.magic {
             prefix.extend(quote!(#dec::read_check(__d, #magic) #map_err?;));
         }
         if field.attrs.align.is_some() {
@@ -52,17 +51,13 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath, bind_refs: bool)
             #krate::trace::Tracer::exit(#dec::tracer(__d));
             __v
         }};
-        out.extend(match &field.attrs.when {
+        out.extend(match &plan.when_fn {
             Some(when) => {
-                let cond = crate::internals::check::user_expr(&when.value);
-                quote!(let #local: #ty = if #cond { #read } else { #default };)
+                quote!(let #local: #ty = if Self::#when(#(&#earlier),*) { #read } else { #default };)
             }
             None => quote!(let #local: #ty = #read;),
         });
-        if bind_refs {
-            let binding = &field.binding;
-            out.extend(quote!(let #binding = &#local;));
-        }
+        earlier.push(local);
     }
     out
 }
@@ -77,6 +72,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
     let krate = &g.krate;
     let dec = quote!(#krate::Decoder);
     let map_err = path.map_err(g);
+    let apply = path.apply(g);
     match wire {
         Wire::Value(ty) => quote!(#dec::read_value::<#ty>(__d) #map_err?),
         Wire::IntRange { ty, min, max, .. } => {
@@ -143,7 +139,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                             return ::core::result::Result::Err(#krate::Error::new(
                                 #krate::ErrorKind::Custom("array length"),
                                 #dec::bit_position(__d),
-                            ) #map_err)
+                            ) #apply)
                         }
                     }
                 }),
@@ -158,7 +154,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
         } => {
             let (inner, i) = path.index();
             let value = traced(g, quote!(Index(#i)), wire_decode(g, elem, &inner));
-            let inner_err = inner.map_err(g);
+            let inner_err = inner.apply(g);
             let elem_min = bounds::wire_bits(g, elem).0;
             let len = quote!(let __len = #dec::read_len(__d, #max_len) #map_err?;);
             // Reserve no more than the input can hold: a forged length costs nothing.
@@ -222,7 +218,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
             value,
         } => {
             let (inner, i) = path.index();
-            let inner_err = inner.field("key").map_err(g);
+            let inner_err = inner.field("key").apply(g);
             let k = traced(g, quote!(Field("key")), wire_decode(g, key, &inner.field("key")));
             let v = traced(
                 g,
@@ -266,7 +262,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 return ::core::result::Result::Err(#krate::Error::new(
                     #krate::ErrorKind::Custom("a `with` function read more than its `max_bits`"),
                     __start,
-                ) #map_err);
+                ) #apply);
             }
             __value
         }),

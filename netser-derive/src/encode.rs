@@ -15,6 +15,7 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
     let krate = &g.krate;
     let enc = quote!(#krate::Encoder);
     let mut out = TokenStream::new();
+    let mut earlier = Vec::new();
     for plan in plans {
         let Some(wire) = &plan.wire else { continue };
         let field = plan.field;
@@ -23,8 +24,7 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         let path = base.field(name);
         let map_err = path.map_err(g);
         let mut body = TokenStream::new();
-        if let Some(check) = &field.attrs.check {
-            let magic = crate::internals::check::user_expr(&check.value);
+        if let Some(magic) = &plan.magic {
             body.extend(quote!(#enc::write_check(__e, #magic) #map_err?;));
         }
         if field.attrs.align.is_some() {
@@ -32,13 +32,11 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         }
         body.extend(wire_encode(g, wire, quote!(#binding), &path));
         let traced = g.traced(&quote!(__e), &enc, quote!(Field(#name)), body);
-        out.extend(match &field.attrs.when {
-            Some(when) => {
-                let cond = crate::internals::check::user_expr(&when.value);
-                quote!(if #cond { #traced })
-            }
+        out.extend(match &plan.when_fn {
+            Some(when) => quote!(if Self::#when(#(#earlier),*) { #traced }),
             None => traced,
         });
+        earlier.push(binding.clone());
     }
     out
 }
@@ -48,6 +46,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
     let krate = &g.krate;
     let enc = quote!(#krate::Encoder);
     let map_err = path.map_err(g);
+    let apply = path.apply(g);
     match wire {
         Wire::Value(_) => quote!(#enc::write_value(__e, #v) #map_err?;),
         Wire::IntRange { ty, min, max, .. } => {
@@ -144,7 +143,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
                 return ::core::result::Result::Err(#krate::Error::new(
                     #krate::ErrorKind::Custom("a `with` function wrote more than its `max_bits`"),
                     __start,
-                ) #map_err);
+                ) #apply);
             }
         }),
     }

@@ -12,6 +12,7 @@ use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
 use crate::internals::wire::Wire;
 use crate::plan::{self, Body};
+use crate::hoist::Hoist;
 use crate::schema::Hasher;
 use crate::{decode, encode};
 
@@ -25,7 +26,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     });
     let krate = krate(cont.as_ref());
     match (cx.check(), &cont, bodies) {
-        (Ok(()), Some(cont), Some(bodies)) => generate(cont, &bodies, krate),
+        (Ok(()), Some(cont), Some(bodies)) => generate(cont, bodies, krate),
         (Err(errors), _, _) => {
             let errors = errors.to_compile_error();
             let stub = stub(input, &krate);
@@ -123,7 +124,7 @@ fn tag_bits(n: usize) -> u64 {
     }
 }
 
-fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> TokenStream {
+fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream) -> TokenStream {
     let g = Gen {
         krate: krate.clone(),
         type_name: cont.ident.to_string(),
@@ -135,7 +136,13 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
     let dec = quote!(#krate::Decoder);
     let root = ErrPath::default();
     let type_err = root.map_err(&g);
+    let type_apply = root.apply(&g);
     let is_enum = bodies.first().is_some_and(|b| b.variant.is_some());
+
+    let mut hoist = Hoist::default();
+    hoist.bodies(&mut bodies, &krate);
+    let when_fns = when_fns(&mut bodies);
+    let bodies = &bodies;
 
     let (encode_body, decode_body, min_bits, max_bits, hash) = if !is_enum {
         let body = &bodies[0];
@@ -146,7 +153,7 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
             #fields
             ::core::result::Result::Ok(())
         };
-        let fields = decode::fields(&g, &body.fields, &root, body.has_when());
+        let fields = decode::fields(&g, &body.fields, &root);
         let value = construct(&quote!(Self), body);
         let decode_body = quote! {
             #fields
@@ -184,7 +191,7 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
                 }
             });
 
-            let fields = decode::fields(&g, &body.fields, &base, body.has_when());
+            let fields = decode::fields(&g, &body.fields, &base);
             let value = construct(&path, body);
             decode_arms.push(quote! {
                 #index => {
@@ -221,7 +228,7 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
                 _ => ::core::result::Result::Err(#krate::Error::new(
                     #krate::ErrorKind::UnknownTag { tag: __tag as u64, variants: #n32 as u64 },
                     __bit,
-                ) #type_err),
+                ) #type_apply),
             }
         };
         let min = min.unwrap_or(quote!(0u64));
@@ -240,24 +247,33 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
     // non-generic types, forced right here.
     let mut budget = TokenStream::new();
     let mut budget_use = TokenStream::new();
+    let mut budget_force = TokenStream::new();
     if let Some(m) = &cont.attrs.max_bytes {
         let span = m.value.span();
         let limit = check::user_expr(&m.value);
         let value = bounds::max_bytes_check(&g, &limit, span);
         budget = quote_spanned! {span=>
-            #[automatically_derived]
-            impl #impl_g #ident #ty_g #where_g {
-                #[doc(hidden)]
-                const __NETSER_MAX_BYTES: () = #value;
-            }
+            const __NETSER_MAX_BYTES: () = #value;
         };
         budget_use = quote!(let () = Self::__NETSER_MAX_BYTES;);
         if cont.generics.params.is_empty() {
-            budget.extend(quote!(const _: () = #ident::__NETSER_MAX_BYTES;));
+            budget_force = quote!(const _: () = #ident::__NETSER_MAX_BYTES;);
         }
     }
-
-    let assertions = const_assertions(bodies, &krate);
+    let inherent = if budget.is_empty() && when_fns.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_variables, clippy::all)]
+            impl #impl_g #ident #ty_g #where_g {
+                #budget
+                #(#when_fns)*
+            }
+            #budget_force
+        }
+    };
+    let assertions = hoist.items;
     let adapters = if bodies
         .iter()
         .flat_map(|b| &b.fields)
@@ -275,7 +291,7 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
             extern crate alloc as __netser_alloc;
             #adapters
             #assertions
-            #budget
+            #inherent
 
             #[automatically_derived]
             impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {
@@ -301,78 +317,32 @@ fn generate(cont: &Container<'_>, bodies: &[Body<'_>], krate: TokenStream) -> To
     }
 }
 
-/// `const` assertions for bounds the macro could not evaluate (constants, expressions).
-fn const_assertions(bodies: &[Body<'_>], krate: &TokenStream) -> TokenStream {
-    let mut out = TokenStream::new();
-    for plan in bodies.iter().flat_map(|b| &b.fields) {
-        if let Some(wire) = &plan.wire {
-            wire_assertions(wire, krate, &mut out);
+/// One associated fn per `when` condition, taking the fields sent before it by
+/// reference: encode and decode both call it, so the condition is type-checked once.
+fn when_fns(bodies: &mut [Body<'_>]) -> Vec<TokenStream> {
+    let mut fns = Vec::new();
+    for body in bodies.iter_mut() {
+        let mut params = Vec::new();
+        for plan in body.fields.iter_mut() {
+            if let (Some(when), Some(_)) = (&plan.field.attrs.when, &plan.wire) {
+                let name = quote::format_ident!("__netser_when_{}", fns.len());
+                let cond = check::user_expr(&when.value);
+                fns.push(quote! {
+                    #[inline(always)]
+                    fn #name(#(#params),*) -> bool {
+                        #cond
+                    }
+                });
+                plan.when_fn = Some(name);
+            }
+            if plan.wire.is_some() {
+                let binding = &plan.field.binding;
+                let ty = plan.field.ty;
+                params.push(quote!(#binding: &#ty));
+            }
         }
     }
-    out
-}
-
-fn wire_assertions(wire: &Wire, krate: &TokenStream, out: &mut TokenStream) {
-    match wire {
-        Wire::IntRange {
-            ty,
-            min,
-            max,
-            literal: false,
-        } => out.extend(check::range_assertion(*ty, min, max)),
-        Wire::IntBits { ty, bits } => {
-            let width = ty.width();
-            out.extend(quote! {
-                const _: () = {
-                    let bits: u32 = #bits;
-                    ::core::assert!(bits >= 1 && bits <= #width, "netser: `bits` must be between 1 and the integer's width");
-                };
-            });
-        }
-        Wire::Quantize { min, max, res, .. } => out.extend(quote! {
-            const _: () = {
-                let (min, max, res): (f32, f32, f32) = (#min, #max, #res);
-                ::core::assert!(#krate::Quantize::try_new(min, max, res).is_some(), "netser: `quantize` needs finite min < max and res > 0");
-                ::core::assert!(res <= max - min, "netser: the `quantize` resolution is wider than its range");
-                ::core::assert!((max - min) / res <= 4_294_967_040.0, "netser: this `quantize` needs more than 32 bits; raise res or narrow the range");
-            };
-        }),
-        Wire::Quat { bits, .. } => out.extend(quote! {
-            const _: () = {
-                let bits: u32 = #bits;
-                ::core::assert!(bits >= 2 && bits <= 32, "netser: `quat(bits = N)` needs 2 <= N <= 32");
-            };
-        }),
-        Wire::Seq { max_len, elem, .. } => {
-            max_len_assertion(max_len, out);
-            wire_assertions(elem, krate, out);
-        }
-        Wire::String { max_len } => max_len_assertion(max_len, out),
-        Wire::Map {
-            max_len,
-            key,
-            value,
-            ..
-        } => {
-            max_len_assertion(max_len, out);
-            wire_assertions(key, krate, out);
-            wire_assertions(value, krate, out);
-        }
-        Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } => {
-            wire_assertions(elem, krate, out)
-        }
-        Wire::Option { inner } => wire_assertions(inner, krate, out),
-        Wire::IntRange { .. } | Wire::Value(_) | Wire::With { .. } => {}
-    }
-}
-
-fn max_len_assertion(max_len: &TokenStream, out: &mut TokenStream) {
-    out.extend(quote! {
-        const _: () = {
-            let max_len: usize = #max_len;
-            ::core::assert!(max_len >= 1, "netser: `max_len` must be at least 1");
-        };
-    });
+    fns
 }
 
 /// Streams over the derive's encoder and decoder, for `with` functions written

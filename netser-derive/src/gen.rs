@@ -40,10 +40,16 @@ impl ErrPath {
 
     /// `.map_err(...)` that adds this path (innermost first) and the type name.
     pub fn map_err(&self, g: &Gen) -> TokenStream {
+        let krate = &g.krate;
+        let apply = self.apply(g);
+        quote!(.map_err(|__err: #krate::Error| __err #apply))
+    }
+
+    /// The method calls that add this path and the type name to an `Error` value.
+    pub fn apply(&self, g: &Gen) -> TokenStream {
         let segs = self.segments.iter().rev();
         let name = &g.type_name;
-        let krate = &g.krate;
-        quote!(.map_err(|__err: #krate::Error| __err #(#segs)* .in_type(#name)))
+        quote!(#(#segs)* .in_type(#name))
     }
 }
 

@@ -5,6 +5,7 @@ mod decode;
 mod encode;
 mod expand;
 mod gen;
+mod hoist;
 mod internals;
 mod plan;
 mod schema;

@@ -10,6 +10,10 @@ pub struct FieldPlan<'a> {
     pub field: &'a Field<'a>,
     /// Its wire form.
     pub wire: Option<Wire>,
+    /// The serialize check's magic value (`u32`), when it has one.
+    pub magic: Option<proc_macro2::TokenStream>,
+    /// The associated fn evaluating its `when` condition, when it has one.
+    pub when_fn: Option<syn::Ident>,
 }
 
 /// A struct body or one enum variant.
@@ -22,13 +26,6 @@ pub struct Body<'a> {
     pub fields: Vec<FieldPlan<'a>>,
 }
 
-impl Body<'_> {
-    /// Whether any field has a `when` condition (so fields must be bound by name).
-    pub fn has_when(&self) -> bool {
-        self.fields.iter().any(|f| f.field.attrs.when.is_some())
-    }
-}
-
 fn plan_fields<'a>(cx: &Ctxt, fields: &'a [Field<'a>]) -> Vec<FieldPlan<'a>> {
     fields
         .iter()
@@ -39,6 +36,12 @@ fn plan_fields<'a>(cx: &Ctxt, fields: &'a [Field<'a>]) -> Vec<FieldPlan<'a>> {
             } else {
                 wire::resolve(cx, field)
             },
+            magic: field
+                .attrs
+                .check
+                .as_ref()
+                .map(|c| crate::internals::check::user_expr(&c.value)),
+            when_fn: None,
         })
         .collect()
 }

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 
 use crate::gen::Gen;
-use crate::internals::ast::{CollectionKind, FloatTy};
+use crate::internals::ast::{CollectionKind, FloatTy, IntTy};
 use crate::internals::wire::Wire;
 use crate::plan::FieldPlan;
 
@@ -36,10 +36,13 @@ impl<'g> Hasher<'g> {
         self.steps.push(quote!(((#v) as u64)));
     }
 
-    /// Mixes in an integer bound of any width (128-bit values in two halves).
-    fn int(&mut self, v: &TokenStream) {
-        self.steps.push(quote!(((#v) as u128 as u64)));
-        self.steps.push(quote!((((#v) as u128) >> 64) as u64));
+    /// Mixes in an integer bound of any width (128-bit values in two halves; signed
+    /// values sign-extended).
+    fn int(&mut self, ty: IntTy, v: &TokenStream) {
+        let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+        // Typed first: `(-3) as u128` would infer the literal as `u128`.
+        self.steps.push(quote!({ let __v: #t = #v; __v as u128 as u64 }));
+        self.steps.push(quote!({ let __v: #t = #v; ((__v as u128) >> 64) as u64 }));
     }
 
     /// The hash as a `u64` const expression.
@@ -59,9 +62,9 @@ impl<'g> Hasher<'g> {
             let Some(wire) = &plan.wire else { continue };
             let attrs = &plan.field.attrs;
             self.text(&format!("field {}", plan.field.name));
-            if let Some(c) = &attrs.check {
+            if let Some(magic) = &plan.magic {
                 self.text("check");
-                self.value(crate::internals::check::user_expr(&c.value));
+                self.value(magic.clone());
             }
             if attrs.align.is_some() {
                 self.text("align");
@@ -81,8 +84,8 @@ impl<'g> Hasher<'g> {
             Wire::Value(ty) => self.value(quote!(<#ty as #krate::NetSerialize>::SCHEMA_HASH)),
             Wire::IntRange { ty, min, max, .. } => {
                 self.text(&format!("range {}", ty.name()));
-                self.int(min);
-                self.int(max);
+                self.int(*ty, min);
+                self.int(*ty, max);
             }
             Wire::IntBits { ty, bits } => {
                 self.text(&format!("bits {}", ty.name()));

@@ -2,7 +2,7 @@
 //! carries on, so every mistake of a type is reported in the same compile.
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Expr;
 
@@ -257,13 +257,9 @@ fn show_range(r: &RangeAttr) -> String {
 }
 
 /// A range must hold at least one value and fit its integer type. Literal bounds are
-/// checked here; other bounds by a generated `const` assertion.
-/// Returns the inclusive `(min, max)` tokens and whether both were literals.
-pub fn range(
-    cx: &Ctxt,
-    set: &Set<RangeAttr>,
-    int: IntTy,
-) -> Option<(TokenStream, TokenStream, bool)> {
+/// checked here; other bounds by a generated `const` assertion (see `hoist.rs`).
+/// Returns the inclusive `(min, max)` tokens.
+pub fn range(cx: &Ctxt, set: &Set<RangeAttr>, int: IntTy) -> Option<(TokenStream, TokenStream)> {
     let r = &set.value;
     let start = lit_int(&r.start);
     let end = lit_int(&r.end);
@@ -319,7 +315,7 @@ pub fn range(
             quote_spanned!(end.span()=> ((#end) - 1))
         }
     };
-    Some((min, max, start.is_some() && end.is_some()))
+    Some((min, max))
 }
 
 /// `bits = N` must be between 1 and the type's width.
@@ -425,26 +421,17 @@ pub fn quantize(
 }
 
 /// Tokens for an expression the user wrote, re-emitted at its own span.
+/// Callers parenthesize where precedence matters; no parentheses here, so that
+/// `unused_parens` never fires on the user's tokens.
 pub fn user_expr(expr: &Expr) -> TokenStream {
     let span = expr.span();
-    quote_spanned!(span=> (#expr))
-}
-
-/// The generated `const` checks for bounds that the macro could not evaluate.
-pub fn range_assertion(int: IntTy, min: &TokenStream, max: &TokenStream) -> TokenStream {
-    let ty = syn::Ident::new(int.name(), Span::call_site());
-    quote! {
-        const _: () = {
-            let min: #ty = #min;
-            let max: #ty = #max;
-            ::core::assert!(min <= max, "netser: this `range` is empty or reversed");
-        };
-    }
+    quote_spanned!(span=> #expr)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::quote;
 
     #[test]
     fn literals() {

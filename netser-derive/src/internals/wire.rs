@@ -24,8 +24,6 @@ pub enum Wire {
         min: TokenStream,
         /// Inclusive maximum, spanned at the user's tokens.
         max: TokenStream,
-        /// Both bounds were literals (checked by the macro; others by a const assertion).
-        literal: bool,
     },
     /// An unsigned integer in `bits` bits.
     IntBits {
@@ -160,6 +158,8 @@ impl Leaf<'_> {
 
 struct Resolver<'c, 'f> {
     cx: &'c Ctxt,
+    /// The field's whole type: a misplaced `quat` is reported against it.
+    top: &'f Type,
     leaf: Leaf<'f>,
     max_len: Option<TokenStream>,
     /// A leaf or `max_len` error was reported: report it once per field.
@@ -206,8 +206,10 @@ pub fn resolve(cx: &Ctxt, field: &Field<'_>) -> Option<Wire> {
     };
     let max_len = attrs.max_len.as_ref().and_then(|m| check::max_len(cx, m));
     let max_len_failed = attrs.max_len.is_some() && max_len.is_none();
+    let ty = &field.original.ty;
     let mut r = Resolver {
         cx,
+        top: ty,
         leaf,
         max_len,
         leaf_reported: false,
@@ -215,8 +217,6 @@ pub fn resolve(cx: &Ctxt, field: &Field<'_>) -> Option<Wire> {
         max_len_used: max_len_failed,
     };
     let errors_before = cx.has_errors();
-    // The type as written in the field, so errors underline the user's tokens.
-    let ty = &field.original.ty;
     let wire = r.resolve(ty);
     if !matches!(r.leaf, Leaf::None) && !r.leaf_used && !r.leaf_reported {
         r.misfit(ty);
@@ -237,17 +237,15 @@ pub fn resolve(cx: &Ctxt, field: &Field<'_>) -> Option<Wire> {
     wire
 }
 
-fn type_name(ty: &Type) -> String {
+/// A type as a user would write it (`[f32; 4]`, `Vec<u8>`), for messages.
+pub fn type_name(ty: &Type) -> String {
     ty.to_token_stream()
         .to_string()
-        .replace(" < ", "<")
-        .replace(" <", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" ,", ",")
-        .replace(" ;", ";")
-        .replace("[ ", "[")
-        .replace(" ]", "]")
+        .replace(' ', "")
+        .replace(',', ", ")
+        .replace(';', "; ")
+        .replace("dyn", "dyn ")
+        .replace("&mut", "&mut ")
 }
 
 impl Resolver<'_, '_> {
@@ -256,6 +254,8 @@ impl Resolver<'_, '_> {
         if self.leaf_reported {
             return;
         }
+        // A quaternion is a whole array: name the field's type, not its elements'.
+        let ty = if matches!(self.leaf, Leaf::Quat(_)) { self.top } else { ty };
         self.leaf_reported = true;
         let name = self.leaf.name();
         let fits = match self.leaf {
@@ -281,6 +281,7 @@ impl Resolver<'_, '_> {
             (_, Shape::Int(i)) if i.signed() => "; for an integer use `range = A..=B`",
             (_, Shape::Int(_)) => "; for an integer use `range = A..=B` or `bits = N`",
             (_, Shape::Float(_)) => "; for a float use `quantize(min, max, res)`",
+            (Leaf::Quat(_), _) => "; a quaternion is `[f32; 4]` in the order [x, y, z, w]",
             (Leaf::Quantize(..), Shape::Array(..)) => "",
             (_, Shape::Other) => {
                 "; a nested type is sent by its own `NetSerialize` impl, so put attributes on its fields"
@@ -336,13 +337,8 @@ impl Resolver<'_, '_> {
                 Leaf::None => Some(Wire::Value(ty.clone())),
                 Leaf::Range(r) => {
                     self.leaf_used = true;
-                    let (min, max, literal) = check::range(self.cx, r, int)?;
-                    Some(Wire::IntRange {
-                        ty: int,
-                        min,
-                        max,
-                        literal,
-                    })
+                    let (min, max) = check::range(self.cx, r, int)?;
+                    Some(Wire::IntRange { ty: int, min, max })
                 }
                 Leaf::Bits(b) => {
                     self.leaf_used = true;

@@ -1,0 +1,10 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+enum Packet {
+    #[net(skip)]
+    Ping,
+    Pong,
+}
+
+fn main() {}

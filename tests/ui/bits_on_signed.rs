@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Offset {
+    #[net(bits = 4)]
+    dx: i8,
+}
+
+fn main() {}

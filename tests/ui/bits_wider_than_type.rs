@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Flags {
+    #[net(bits = 9)]
+    mask: u8,
+}
+
+fn main() {}

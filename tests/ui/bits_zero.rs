@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Flags {
+    #[net(bits = 0)]
+    mask: u32,
+}
+
+fn main() {}

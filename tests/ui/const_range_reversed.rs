@@ -1,0 +1,12 @@
+use netser_derive::NetSerialize;
+
+const MAX_PLAYERS: u8 = 0;
+const MIN_PLAYERS: u8 = 2;
+
+#[derive(NetSerialize)]
+struct Lobby {
+    #[net(range = MIN_PLAYERS..=MAX_PLAYERS)]
+    players: u8,
+}
+
+fn main() {}

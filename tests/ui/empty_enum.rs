@@ -1,0 +1,6 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+enum Nothing {}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+#[net(range = 0..=10)]
+struct Packet {
+    sequence: u16,
+}
+
+fn main() {}

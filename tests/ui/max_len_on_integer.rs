@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Chat {
+    #[net(max_len = 8)]
+    channel: u8,
+}
+
+fn main() {}

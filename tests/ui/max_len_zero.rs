@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Chat {
+    #[net(max_len = 0)]
+    text: String,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Shot {
+    #[net(quantize(-1.0, 1.0, 0.0))]
+    angle: f32,
+}
+
+fn main() {}

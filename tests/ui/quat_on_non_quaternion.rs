@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Body {
+    #[net(quat(bits = 9))]
+    orientation: [f32; 3],
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Player {
+    #[net(range = 5..5)]
+    lives: u8,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Player {
+    #[net(range = ..=100)]
+    health: u8,
+}
+
+fn main() {}

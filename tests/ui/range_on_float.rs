@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Player {
+    #[net(range = 0..=100)]
+    speed: f32,
+}
+
+fn main() {}

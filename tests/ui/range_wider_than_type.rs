@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Player {
+    #[net(range = -1..=300)]
+    health: u16,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Scores {
+    by_player: std::collections::BTreeMap<u8, u16>,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+struct Chat {
+    text: String,
+}
+
+fn main() {}

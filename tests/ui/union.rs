@@ -1,0 +1,9 @@
+use netser_derive::NetSerialize;
+
+#[derive(NetSerialize)]
+union Bits {
+    i: u32,
+    f: f32,
+}
+
+fn main() {}
