@@ -60,3 +60,7 @@ pub use quantize::Quantize;
 pub use serialize::NetSerialize;
 pub use stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 pub use unified::{Direction, Never, Stream};
+
+/// `#[derive(NetSerialize)]`: see the `netser-derive` crate docs for its attributes.
+#[cfg(feature = "derive")]
+pub use netser_derive::NetSerialize;
