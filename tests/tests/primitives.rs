@@ -945,6 +945,8 @@ fn writing_past_the_end_reports_wanted_remaining_and_bit() {
     assert_eq!(buf, [0x1f, 0xfa]);
 }
 
+type WriteOp = Box<dyn Fn(&mut WriteStream<'_>) -> netser::Result<()>>;
+
 #[test]
 fn every_primitive_refuses_to_write_past_the_end() {
     let mut empty: [u8; 0] = [];
@@ -961,11 +963,7 @@ fn every_primitive_refuses_to_write_past_the_end() {
     let full = |w: &mut WriteStream<'_>| {
         w.write_bits(0, 1).unwrap();
     };
-    let cases: Vec<(
-        &str,
-        Box<dyn Fn(&mut WriteStream<'_>) -> netser::Result<()>>,
-        u64,
-    )> = vec![
+    let cases: Vec<(&str, WriteOp, u64)> = vec![
         ("f64", Box::new(|w| w.write_f64(1.0)), 64),
         ("u128", Box::new(|w| w.write_int(1u128, 0, u128::MAX)), 128),
         (
