@@ -64,3 +64,8 @@ pub use unified::{Direction, Never, Stream};
 /// `#[derive(NetSerialize)]`: see the `netser-derive` crate docs for its attributes.
 #[cfg(feature = "derive")]
 pub use netser_derive::NetSerialize;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
