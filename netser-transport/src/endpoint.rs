@@ -1419,7 +1419,7 @@ mod tests {
                 ack_bits: 0,
             }
             .encode();
-            if (state >> 32) % 3 == 0 {
+            if (state >> 32).is_multiple_of(3) {
                 // The first fragment of a packet moves the window without receiving it.
                 let mut datagram = FragmentHeader {
                     sequence,

@@ -70,17 +70,13 @@ fn acks_through_holes_and_bursts_with_sparse_replies() {
     // replies only after every fifth packet it gets. A received packet is acked exactly
     // when some reply's ack window (its newest received and the 31 before) covers it.
     let lost = |i: u32| i % 7 == 3 || (50..60).contains(&i) || (100..140).contains(&i);
-    let reply = |i: u32| i % 5 == 0;
+    let reply = |i: u32| i.is_multiple_of(5);
     let (received, acks) = exchange(300, lost, reply);
     let mut expected = BTreeSet::new();
-    let mut newest = None;
     for i in 0..300u32 {
-        if lost(i) {
-            continue;
-        }
-        newest = Some(i);
-        if reply(i) {
-            let newest = newest.unwrap();
+        // A reply goes out right after packet i arrives, so i is its newest received.
+        if !lost(i) && reply(i) {
+            let newest = i;
             for back in 0..32 {
                 if let Some(s) = newest.checked_sub(back) {
                     if received.contains(&(s as u16)) {

@@ -449,7 +449,7 @@ fn random_bytes_never_panic_and_every_datagram_is_accounted_for() {
         }
         if len > 4 && datagram[0] == 1 && rng.below(2) == 0 {
             datagram[4] = rng.below(4) as u8; // small fragment counts
-            datagram[3] = datagram[3] % (datagram[4] + 1);
+            datagram[3] %= datagram[4] + 1;
         }
         match receiver.receive_packet(0.0, &datagram) {
             Ok(Some(_)) => delivered += 1,

@@ -1,0 +1,114 @@
+//! The packet endpoint side by side with the `reliable` crate, same payloads, one run:
+//! the cost of send + receive + ack processing for a small packet each way, and for a
+//! 16 KiB packet sent as 16 fragments with a small reply carrying its ack.
+//!
+//! `cargo bench -p netser-transport --bench endpoint`
+
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use netser_transport::endpoint::{Config, Endpoint};
+
+fn netser_pair() -> (Endpoint, Endpoint) {
+    // The same limits as `reliable`'s defaults, so both do the same work.
+    let config = Config {
+        max_packet_size: 16 * 1024,
+        max_fragments: 16,
+        ..Config::default()
+    };
+    (
+        Endpoint::new(config.clone(), 0.0).unwrap(),
+        Endpoint::new(config, 0.0).unwrap(),
+    )
+}
+
+fn reliable_pair() -> (reliable::Endpoint, reliable::Endpoint) {
+    (
+        reliable::Endpoint::new(reliable::Config::default(), 0.0),
+        reliable::Endpoint::new(reliable::Config::default(), 0.0),
+    )
+}
+
+/// `a` sends `request` to `b`, `b` answers with `reply`; `a` takes the ack.
+fn netser_round(
+    a: &mut Endpoint,
+    b: &mut Endpoint,
+    now: f64,
+    request: &[u8],
+    reply: &[u8],
+) -> usize {
+    let mut bytes = 0;
+    a.send_packet(now, request).unwrap();
+    while let Some(transmit) = a.poll_transmit() {
+        if let Ok(Some(packet)) = b.receive_packet(now, transmit.data) {
+            bytes += black_box(packet.payload).len();
+        }
+    }
+    b.send_packet(now, reply).unwrap();
+    while let Some(transmit) = b.poll_transmit() {
+        if let Ok(Some(packet)) = a.receive_packet(now, transmit.data) {
+            bytes += black_box(packet.payload).len();
+        }
+    }
+    bytes + a.drain_acks().count() + b.drain_acks().count()
+}
+
+fn reliable_round(
+    a: &mut reliable::Endpoint,
+    b: &mut reliable::Endpoint,
+    request: &[u8],
+    reply: &[u8],
+) -> usize {
+    let mut bytes = 0;
+    a.send_packet(request, |_, datagram| {
+        b.receive_packet(datagram, |_, payload| {
+            bytes += black_box(payload).len();
+            true
+        });
+    });
+    b.send_packet(reply, |_, datagram| {
+        a.receive_packet(datagram, |_, payload| {
+            bytes += black_box(payload).len();
+            true
+        });
+    });
+    bytes + a.drain_acks().count() + b.drain_acks().count()
+}
+
+fn bench(c: &mut Criterion, name: &str, request: &[u8], reply: &[u8]) {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("netser", |bencher| {
+        let (mut a, mut b) = netser_pair();
+        let mut now = 0.0;
+        bencher.iter(|| {
+            now += 1e-3;
+            netser_round(&mut a, &mut b, now, request, reply)
+        });
+    });
+    group.bench_function("reliable", |bencher| {
+        let (mut a, mut b) = reliable_pair();
+        bencher.iter(|| reliable_round(&mut a, &mut b, request, reply));
+    });
+    group.finish();
+}
+
+fn endpoint(c: &mut Criterion) {
+    let small = [7u8; 100];
+    bench(c, "small_packet_round_trip", &small, &small);
+    let large = vec![9u8; 16 * 1024];
+    bench(c, "fragmented_16k_with_reply", &large, &small);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = endpoint
+}
+criterion_main!(benches);
