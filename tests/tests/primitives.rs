@@ -1017,3 +1017,174 @@ fn every_primitive_refuses_to_write_past_the_end() {
     );
     assert_eq!(e.bit(), 2);
 }
+
+// ---------------------------------------------------------------- one bit short, everywhere
+
+type Prim = (
+    &'static str,
+    fn(&mut WriteStream<'_>) -> netser::Result<()>,
+    fn(&mut ReadStream<'_>) -> netser::Result<()>,
+);
+
+/// Each primitive with a valid value, and its reader.
+fn primitives() -> Vec<Prim> {
+    vec![
+        ("bool", |w| w.write_bool(true), |r| r.read_bool().map(drop)),
+        (
+            "bits 13",
+            |w| w.write_bits(0x1abc, 13),
+            |r| r.read_bits(13).map(drop),
+        ),
+        (
+            "bits 64",
+            |w| w.write_bits(u64::MAX, 64),
+            |r| r.read_bits(64).map(drop),
+        ),
+        (
+            "int -1000..=1000",
+            |w| w.write_int(-999i32, -1000, 1000),
+            |r| r.read_int(-1000i32, 1000).map(drop),
+        ),
+        (
+            "u128 full",
+            |w| w.write_int(u128::MAX - 1, 0, u128::MAX),
+            |r| r.read_int(0u128, u128::MAX).map(drop),
+        ),
+        (
+            "i128 100 bits",
+            |w| w.write_int(5i128, 0, (1 << 100) - 1),
+            |r| r.read_int(0i128, (1 << 100) - 1).map(drop),
+        ),
+        (
+            "uint_bits 70",
+            |w| w.write_uint_bits(3u128 << 68, 70),
+            |r| r.read_uint_bits::<u128>(70).map(drop),
+        ),
+        ("f32", |w| w.write_f32(1.5), |r| r.read_f32().map(drop)),
+        ("f64", |w| w.write_f64(-2.5), |r| r.read_f64().map(drop)),
+        (
+            "compressed",
+            |w| w.write_compressed_f32(3.25, &Quantize::new(-10.0, 10.0, 0.001)),
+            |r| {
+                r.read_compressed_f32(&Quantize::new(-10.0, 10.0, 0.001))
+                    .map(drop)
+            },
+        ),
+        (
+            "fixed",
+            |w| w.write_fixed(-300i32, 8, -100, 100),
+            |r| r.read_fixed(8, -100i32, 100).map(drop),
+        ),
+        (
+            "quat",
+            |w| w.write_quat([0.5, 0.5, -0.5, 0.5], 10),
+            |r| r.read_quat(10).map(drop),
+        ),
+        (
+            "check",
+            |w| w.write_check(0x0bad_cafe),
+            |r| r.read_check(0x0bad_cafe),
+        ),
+        ("tag", |w| w.write_tag(40, 41), |r| r.read_tag(41).map(drop)),
+        (
+            "relative +1",
+            |w| w.write_int_relative(10, 11),
+            |r| r.read_int_relative(10).map(drop),
+        ),
+        (
+            "relative +300",
+            |w| w.write_int_relative(10, 310),
+            |r| r.read_int_relative(10).map(drop),
+        ),
+        (
+            "relative raw",
+            |w| w.write_int_relative(10, 1 << 30),
+            |r| r.read_int_relative(10).map(drop),
+        ),
+        (
+            "wstring",
+            |w| w.write_wstring("hé\u{1F600}", 7),
+            |r| r.read_wstring(7).map(drop),
+        ),
+    ]
+}
+
+#[test]
+fn every_primitive_fails_one_bit_short_and_succeeds_with_exactly_enough() {
+    for (name, write, read) in primitives() {
+        let width = {
+            let mut buf = vec![0u8; 64];
+            let mut w = WriteStream::new(&mut buf);
+            write(&mut w).unwrap();
+            w.bit_position()
+        };
+        // A prefix that makes the value end one bit into a byte, so that dropping that
+        // byte leaves the value exactly one bit short.
+        let prefix = (1 + 8 - width % 8) % 8;
+        let mut buf = vec![0u8; 64];
+        let mut w = WriteStream::new(&mut buf);
+        w.write_bits(0, prefix as u32).unwrap();
+        write(&mut w).unwrap();
+        let total = w.bit_position();
+        assert_eq!(total % 8, 1, "{name}");
+        let len = w.finish();
+
+        let mut r = ReadStream::new(&buf[..len]);
+        r.read_bits(prefix as u32).unwrap();
+        read(&mut r).unwrap_or_else(|e| panic!("{name} with exactly enough bits: {e}"));
+
+        let short = &buf[..len - 1];
+        let mut r = ReadStream::new(short);
+        r.read_bits(prefix as u32).unwrap();
+        let e = read(&mut r).unwrap_err();
+        match e.kind() {
+            ErrorKind::EndOfBuffer { wanted, remaining } => {
+                assert!(wanted > remaining, "{name}: {e}");
+                assert!(e.bit() >= prefix && e.bit() < total, "{name}: {e}");
+            }
+            other => panic!("{name}: expected end of buffer, got {other:?}"),
+        }
+        // Single-part primitives say exactly what they missed: one bit.
+        if !name.starts_with("relative") && name != "wstring" {
+            assert_eq!(
+                e.kind(),
+                &ErrorKind::EndOfBuffer {
+                    wanted: width,
+                    remaining: width - 1
+                },
+                "{name}"
+            );
+            assert_eq!(e.bit(), prefix, "{name}");
+        }
+    }
+}
+
+#[test]
+fn seq_and_option_bounds() {
+    // max_len 5: 3 bits of length; 6 and 7 are the headroom.
+    assert_eq!(
+        kind(ReadStream::new(&craft(&[(6, 3)])).read_seq::<u8>(5)),
+        ErrorKind::LengthTooLong { len: 6, max: 5 }
+    );
+    let mut buf = [0u8; 16];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(w.write_seq(&[1u8; 6], 5)),
+        ErrorKind::LengthTooLong { len: 6, max: 5 }
+    );
+    w.write_seq(&[1u8, 2, 3, 4, 5], 5).unwrap();
+    w.write_option(Some(&7u8)).unwrap();
+    w.write_option::<u8>(None).unwrap();
+    assert_eq!(w.bit_position(), 3 + 40 + 9 + 1);
+    let len = w.finish();
+    let mut r = ReadStream::new(&buf[..len]);
+    assert_eq!(r.read_seq::<u8>(5).unwrap(), [1, 2, 3, 4, 5]);
+    assert_eq!(r.read_option::<u8>().unwrap(), Some(7));
+    assert_eq!(r.read_option::<u8>().unwrap(), None);
+    // An element that fails reports its index.
+    let e = ReadStream::new(&craft(&[(2, 3), (1, 8)]))
+        .read_seq::<u8>(5)
+        .unwrap_err();
+    assert_eq!(e.path(), "[1]");
+    assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }));
+}
