@@ -168,11 +168,14 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::ValueTooWide`] when `value >= 2^bits` or it is negative,
-    /// [`ErrorKind::InvalidBitCount`] above the type's width, [`ErrorKind::BufferFull`].
+    /// [`ErrorKind::InvalidBitCount`] above the type's width (or a signed type's sign
+    /// bit, as [`Decoder::read_uint_bits`]), [`ErrorKind::BufferFull`].
     #[inline]
     fn write_uint_bits<I: RangedInt>(&mut self, value: I, bits: u32) -> Result<()> {
         let start = self.bit_position();
-        if bits > I::WIDTH {
+        // As the reader: a signed type's sign bit is never part of the field.
+        let signed = I::MIN < I::ZERO;
+        if bits > I::WIDTH - signed as u32 {
             return Err(Error::new(ErrorKind::InvalidBitCount { bits }, start));
         }
         let raw = value.offset_from(I::ZERO);

@@ -5,7 +5,9 @@
 //! past the end of the buffer) with the details they report.
 
 use netser::bits::BitWriter;
-use netser::{Decoder, Encoder, ErrorKind, MeasureStream, Num, Quantize, ReadStream, WriteStream};
+use netser::{
+    Decoder, Encoder, ErrorKind, MeasureStream, Num, Quantize, ReadStream, Stream, WriteStream,
+};
 
 /// Hand-crafts a packet from `(value, bits)` fields, LSB-first like the streams.
 fn craft(fields: &[(u64, u32)]) -> Vec<u8> {
@@ -1187,4 +1189,28 @@ fn seq_and_option_bounds() {
         .unwrap_err();
     assert_eq!(e.path(), "[1]");
     assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }));
+}
+
+#[test]
+fn uint_bits_of_a_signed_type_never_use_the_sign_bit_in_either_direction() {
+    // One unified function must behave the same way on both streams: a signed type's
+    // `bits` can cover at most its non-negative range, `WIDTH - 1` bits.
+    fn serialize<S: Stream>(s: &mut S, v: &mut i8, bits: u32) -> netser::Result<()> {
+        s.serialize_uint_bits(v, bits)
+    }
+    let mut buf = [0u8; 4];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(serialize(&mut w, &mut 5, 8)),
+        ErrorKind::InvalidBitCount { bits: 8 }
+    );
+    assert_eq!(
+        kind(serialize(&mut ReadStream::new(&[5]), &mut 0, 8)),
+        ErrorKind::InvalidBitCount { bits: 8 }
+    );
+    serialize(&mut w, &mut 127, 7).unwrap();
+    let len = w.finish();
+    let mut back = 0i8;
+    serialize(&mut ReadStream::new(&buf[..len]), &mut back, 7).unwrap();
+    assert_eq!(back, 127);
 }
