@@ -1,4 +1,4 @@
-//! The two packets of the chunk system, byte for byte (see `WIRE-chunk.md`).
+//! The two packets of the chunk system, byte for byte (see the repository's `WIRE.md`, section 4).
 //!
 //! All integers are little-endian. A slice packet:
 //!
