@@ -1,0 +1,179 @@
+//! Fixed-seed snapshots: the same entities for every serializer and every run.
+
+use crate::model::{Entity, Position, Snapshot, MAX_HEALTH, WORLD_HALF_EXTENT, WORLD_HEIGHT};
+
+/// SplitMix64: tiny, fast and good enough to scatter entities; fixed seed, so every run
+/// measures the same bytes.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`, from 24 bits so that every value is an exact `f32`.
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u32 << 24) as f32
+    }
+
+    /// Uniform in `[lo, hi]`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        (lo + (hi - lo) * self.unit()).clamp(lo, hi)
+    }
+
+    /// A fair coin.
+    pub fn bool(&mut self) -> bool {
+        self.next_u64() >> 63 == 1
+    }
+}
+
+/// The workload: how many entities, and whether half of them are at rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workload {
+    /// Entities in the snapshot.
+    pub entities: usize,
+    /// Every other entity at rest (velocity zero, gated by its `at_rest` bit).
+    pub half_at_rest: bool,
+}
+
+impl Workload {
+    /// The four workloads measured: 64 and 256 entities, all moving or half at rest.
+    pub const ALL: [Workload; 4] = [
+        Workload::new(64, false),
+        Workload::new(64, true),
+        Workload::new(256, false),
+        Workload::new(256, true),
+    ];
+
+    /// A workload.
+    pub const fn new(entities: usize, half_at_rest: bool) -> Self {
+        Workload {
+            entities,
+            half_at_rest,
+        }
+    }
+
+    /// A short label, e.g. `256 moving` or `256 half-rest`.
+    pub fn label(&self) -> String {
+        let kind = if self.half_at_rest {
+            "half-rest"
+        } else {
+            "moving"
+        };
+        format!("{} {}", self.entities, kind)
+    }
+
+    /// The snapshot, the same on every call and every machine.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut rng = Rng::new(0x6E65_7473_6572 ^ self.entities as u64);
+        let entities = (0..self.entities)
+            .map(|i| {
+                let at_rest = self.half_at_rest && i % 2 == 1;
+                entity(&mut rng, i, at_rest)
+            })
+            .collect();
+        Snapshot {
+            tick: 90_210,
+            entities,
+        }
+    }
+}
+
+fn entity(rng: &mut Rng, index: usize, at_rest: bool) -> Entity {
+    let position = Position {
+        x: rng.range(-WORLD_HALF_EXTENT, WORLD_HALF_EXTENT),
+        y: rng.range(-WORLD_HALF_EXTENT, WORLD_HALF_EXTENT),
+        z: rng.range(0.0, WORLD_HEIGHT / 4.0),
+    };
+    let orientation = unit_quaternion(rng);
+    let velocity = if at_rest {
+        [0.0; 3]
+    } else {
+        [rng.range(-12.0, 12.0), rng.range(-12.0, 12.0), rng.range(-3.0, 3.0)]
+    };
+    Entity {
+        // Distinct ids (37 is prime to 4096), not simply 0..n.
+        id: ((index * 37 + 11) % 4096) as u16,
+        position,
+        orientation,
+        at_rest,
+        velocity,
+        health: (rng.next_u64() % (MAX_HEALTH as u64 + 1)) as u8,
+        on_ground: rng.bool(),
+        crouching: rng.bool(),
+        firing: rng.bool(),
+    }
+}
+
+/// A random unit quaternion (components uniform in a cube, then normalized).
+fn unit_quaternion(rng: &mut Rng) -> [f32; 4] {
+    loop {
+        let q = [
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+        ];
+        let len = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+        if len > 0.1 {
+            return q.map(|c| c / len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_are_fixed_and_sized() {
+        for w in Workload::ALL {
+            let s = w.snapshot();
+            assert_eq!(s, w.snapshot());
+            assert_eq!(s.entities.len(), w.entities);
+            let resting = s.entities.iter().filter(|e| e.at_rest).count();
+            assert_eq!(resting, if w.half_at_rest { w.entities / 2 } else { 0 });
+        }
+        assert_ne!(
+            Workload::new(64, false).snapshot().entities[0],
+            Workload::new(64, false).snapshot().entities[1]
+        );
+    }
+
+    #[test]
+    fn values_stay_in_the_declared_world() {
+        let s = Workload::new(256, true).snapshot();
+        let mut ids: Vec<u16> = s.entities.iter().map(|e| e.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 256);
+        for e in &s.entities {
+            assert!(e.position.x.abs() <= WORLD_HALF_EXTENT);
+            assert!((0.0..=WORLD_HEIGHT).contains(&e.position.z));
+            let len2: f32 = e.orientation.iter().map(|c| c * c).sum();
+            assert!((len2 - 1.0).abs() < 1e-4);
+            assert!(e.health <= MAX_HEALTH);
+            assert_eq!(e.at_rest, e.velocity == [0.0; 3]);
+        }
+    }
+
+    #[test]
+    fn rng_unit_is_in_range() {
+        let mut rng = Rng::new(1);
+        for _ in 0..10_000 {
+            let u = rng.unit();
+            assert!((0.0..1.0).contains(&u));
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! netser measured side by side with the serializers a game programmer would pick instead,
+//! on one workload a game sends: a snapshot of N entities (id, position in a bounded world,
+//! orientation, velocity gated by an at-rest bit, bounded health, three flags).
+//!
+//! * [`model`]: the struct as a user writes it, with netser's attributes and bitcode's and
+//!   bincode's derives on the same type; [`data`]: fixed-seed snapshots.
+//! * one module per serializer, each a [`Contender`] holding its input, its reused buffer
+//!   and its last decoded value: [`netser_codec`] (derived, and a hand-written control),
+//!   [`bitcode_codec`] (on the `f32` struct and pre-quantized), [`bincode_codec`],
+//!   [`naia_codec`], [`memcpy_codec`] (the floor).
+//!
+//! `benches/peers.rs` (criterion) and the `report` program time them; see BENCHMARKS.md.
+//!
+//! ```
+//! use netser_bench::{contenders, Workload};
+//!
+//! for mut c in contenders(&Workload::new(64, true).snapshot()) {
+//!     let bytes = c.encode();
+//!     c.decode();
+//!     println!("{}: {bytes} bytes", c.name());
+//! }
+//! ```
+
+pub mod bincode_codec;
+pub mod bitcode_codec;
+pub mod data;
+pub mod memcpy_codec;
+pub mod model;
+pub mod naia_codec;
+pub mod netser_codec;
+
+pub use data::Workload;
+pub use model::{Entity, Position, Snapshot};
+
+/// One serializer set up on one snapshot: encode it, decode what was encoded.
+pub trait Contender {
+    /// Short name used in tables and charts.
+    fn name(&self) -> &'static str;
+    /// Encodes the input into the contender's reused buffer; returns the length in bytes.
+    ///
+    /// # Panics
+    /// If the serializer fails on the workload (it never does: tests check it).
+    fn encode(&mut self) -> usize;
+    /// Decodes the bytes of the last [`Contender::encode`] into a new value, kept until the
+    /// next call (so dropping the previous one is part of the cost, for every contender).
+    ///
+    /// # Panics
+    /// If called before `encode`, or if the bytes do not decode.
+    fn decode(&mut self);
+    /// The bytes of the last encode.
+    fn bytes(&self) -> &[u8];
+    /// The last decoded value as the shared snapshot, for contenders whose value converts
+    /// back to it (all but the pre-quantized and naia ones, which check themselves).
+    fn decoded(&self) -> Option<Snapshot>;
+}
+
+/// Every contender on `snapshot`, netser first, in the order of the report.
+pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
+    vec![
+        Box::new(netser_codec::derived(snapshot)),
+        Box::new(netser_codec::hand(snapshot)),
+        Box::new(bitcode_codec::on_f32(snapshot)),
+        Box::new(bitcode_codec::on_quantized(snapshot)),
+        Box::new(bincode_codec::BincodeCodec::new(snapshot)),
+        Box::new(naia_codec::NaiaCodec::new(snapshot)),
+        Box::new(memcpy_codec::MemcpyCodec::new(snapshot)),
+    ]
+}
+
+/// Encoded sizes of every contender on every workload: `(workload label, [(name, bytes)])`.
+pub fn size_report() -> Vec<(String, Vec<(&'static str, usize)>)> {
+    Workload::ALL
+        .iter()
+        .map(|w| {
+            let sizes = contenders(&w.snapshot())
+                .iter_mut()
+                .map(|c| (c.name(), c.encode()))
+                .collect();
+            (w.label(), sizes)
+        })
+        .collect()
+}
+
+/// Whether `decoded` is `original` as netser's quantization gives it back: exact for
+/// integers and flags, within half a step for quantized floats, the same rotation for the
+/// orientation. Returns the first difference.
+///
+/// # Errors
+/// A description of the first entity field that differs beyond its tolerance.
+pub fn check_quantized(original: &Snapshot, decoded: &Snapshot) -> Result<(), String> {
+    if original.tick != decoded.tick || original.entities.len() != decoded.entities.len() {
+        return Err("tick or entity count differs".into());
+    }
+    for (i, (a, b)) in original.entities.iter().zip(&decoded.entities).enumerate() {
+        // Half a step, plus float32 rounding of the offset from the range minimum (a
+        // 4096 m span has a 0.24 mm ulp; the quantization rounds a few times).
+        let close = |x: f32, y: f32, res: f32| (x - y).abs() <= res / 2.0 + 1e-3;
+        let exact = a.id == b.id
+            && a.at_rest == b.at_rest
+            && a.health == b.health
+            && (a.on_ground, a.crouching, a.firing) == (b.on_ground, b.crouching, b.firing);
+        let position = close(a.position.x, b.position.x, model::POSITION_RES)
+            && close(a.position.y, b.position.y, model::POSITION_RES)
+            && close(a.position.z, b.position.z, model::POSITION_RES);
+        let velocity = (0..3).all(|k| close(a.velocity[k], b.velocity[k], model::VELOCITY_RES));
+        // q and -q are the same rotation; 10 bits per component keep |dot| near 1.
+        let dot: f32 = (0..4).map(|k| a.orientation[k] * b.orientation[k]).sum();
+        if !(exact && position && velocity && dot.abs() > 0.9999) {
+            return Err(format!("entity {i}: {a:?} came back as {b:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_contender_round_trips_every_workload() {
+        for w in Workload::ALL {
+            let s = w.snapshot();
+            for mut c in contenders(&s) {
+                let len = c.encode();
+                assert!(len > 0);
+                assert_eq!(c.bytes().len(), len);
+                c.decode();
+                match c.name() {
+                    "netser" | "netser-hand" => check_quantized(&s, &c.decoded().unwrap())
+                        .unwrap_or_else(|e| panic!("{} {}: {e}", c.name(), w.label())),
+                    "bitcode" | "bincode" | "memcpy" => {
+                        assert_eq!(c.decoded().as_ref(), Some(&s), "{}", c.name())
+                    }
+                    // Integer-only values: their own modules check them exactly.
+                    "bitcode-quant" | "naia-serde" => assert!(c.decoded().is_none()),
+                    other => panic!("unexpected contender {other}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn netser_re_encodes_its_own_output_to_the_same_bytes() {
+        // Quantization is a fixed point: a decoded snapshot encodes to the same bytes.
+        let s = Workload::new(256, true).snapshot();
+        let mut c = netser_codec::derived(&s);
+        c.encode();
+        c.decode();
+        let first = c.bytes().to_vec();
+        let mut again = netser_codec::derived(&c.decoded().unwrap());
+        again.encode();
+        assert_eq!(again.bytes(), &first[..]);
+    }
+
+    #[test]
+    fn check_quantized_catches_a_moved_entity() {
+        let s = Workload::new(64, false).snapshot();
+        let mut moved = s.clone();
+        moved.entities[5].position.x += 0.02;
+        assert!(check_quantized(&s, &s).is_ok());
+        assert!(check_quantized(&s, &moved).unwrap_err().contains("entity 5"));
+    }
+
+    #[test]
+    fn size_report_covers_every_workload_and_contender() {
+        let report = size_report();
+        assert_eq!(report.len(), 4);
+        for (_, sizes) in &report {
+            assert_eq!(sizes.len(), 7);
+            let netser = sizes[0].1;
+            let memcpy = sizes.iter().find(|(n, _)| *n == "memcpy").unwrap().1;
+            assert!(netser < memcpy);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The floor: copying the entities' bytes as they lie in memory (a `repr(C)` struct of
+//! 44 bytes, flags packed in one byte), with no conversion and no checks.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::model::{Entity, Position, Snapshot};
+use crate::Contender;
+
+/// An entity as plain old data.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct PodEntity {
+    /// Network id.
+    pub id: u16,
+    /// Health.
+    pub health: u8,
+    /// at_rest, on_ground, crouching, firing in bits 0..4.
+    pub flags: u8,
+    /// Position.
+    pub position: [f32; 3],
+    /// Orientation.
+    pub orientation: [f32; 4],
+    /// Velocity.
+    pub velocity: [f32; 3],
+}
+
+impl From<&Entity> for PodEntity {
+    fn from(e: &Entity) -> Self {
+        PodEntity {
+            id: e.id,
+            health: e.health,
+            flags: e.at_rest as u8
+                | (e.on_ground as u8) << 1
+                | (e.crouching as u8) << 2
+                | (e.firing as u8) << 3,
+            position: [e.position.x, e.position.y, e.position.z],
+            orientation: e.orientation,
+            velocity: e.velocity,
+        }
+    }
+}
+
+impl From<&PodEntity> for Entity {
+    fn from(p: &PodEntity) -> Self {
+        Entity {
+            id: p.id,
+            position: Position {
+                x: p.position[0],
+                y: p.position[1],
+                z: p.position[2],
+            },
+            orientation: p.orientation,
+            at_rest: p.flags & 1 != 0,
+            velocity: p.velocity,
+            health: p.health,
+            on_ground: p.flags & 2 != 0,
+            crouching: p.flags & 4 != 0,
+            firing: p.flags & 8 != 0,
+        }
+    }
+}
+
+/// Copies the tick and the entity array into a buffer and back into a new `Vec`.
+pub struct MemcpyCodec {
+    tick: u32,
+    input: Vec<PodEntity>,
+    buf: Vec<u8>,
+    output: Option<(u32, Vec<PodEntity>)>,
+}
+
+impl MemcpyCodec {
+    /// A codec holding `s` as plain old data.
+    pub fn new(s: &Snapshot) -> Self {
+        let input: Vec<PodEntity> = s.entities.iter().map(PodEntity::from).collect();
+        MemcpyCodec {
+            tick: s.tick,
+            buf: vec![0; 4 + input.len() * size_of::<PodEntity>()],
+            input,
+            output: None,
+        }
+    }
+}
+
+impl Contender for MemcpyCodec {
+    fn name(&self) -> &'static str {
+        "memcpy"
+    }
+
+    fn encode(&mut self) -> usize {
+        let (head, body) = self.buf.split_at_mut(4);
+        head.copy_from_slice(&self.tick.to_le_bytes());
+        body.copy_from_slice(bytemuck::cast_slice(&self.input));
+        self.buf.len()
+    }
+
+    fn decode(&mut self) {
+        let (head, body) = self.buf.split_at(4);
+        let tick = u32::from_le_bytes(head.try_into().expect("4 bytes"));
+        let mut entities = vec![PodEntity::zeroed(); body.len() / size_of::<PodEntity>()];
+        bytemuck::cast_slice_mut(&mut entities).copy_from_slice(body);
+        self.output = Some((tick, entities));
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn decoded(&self) -> Option<Snapshot> {
+        let (tick, entities) = self.output.as_ref()?;
+        Some(Snapshot {
+            tick: *tick,
+            entities: entities.iter().map(Entity::from).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Workload;
+
+    #[test]
+    fn pod_is_44_bytes_and_round_trips() {
+        assert_eq!(size_of::<PodEntity>(), 44);
+        let s = Workload::new(64, true).snapshot();
+        let mut c = MemcpyCodec::new(&s);
+        assert_eq!(c.encode(), 4 + 64 * 44);
+        c.decode();
+        assert_eq!(c.decoded(), Some(s));
+    }
+}
