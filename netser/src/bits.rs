@@ -58,10 +58,13 @@ pub const fn bits_required_i64(min: i64, max: i64) -> u32 {
     }
 }
 
+/// The low `bits` bits set, for 0..=64 (a shift by 64 gives 0, not an overflow).
 #[inline(always)]
 const fn low_mask(bits: u32) -> u64 {
-    // Valid for 0..=64 without a shift overflow.
-    ((1u128 << bits) - 1) as u64
+    match u64::MAX.checked_shr(64 - bits) {
+        Some(mask) => mask,
+        None => 0,
+    }
 }
 
 /// Writes bits LSB-first into a caller's buffer, a 64-bit word at a time.
@@ -123,23 +126,10 @@ impl<'a> BitWriter<'a> {
     /// no room. Nothing is written on error.
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
-        if bits > 64 {
-            return Err(Error::new(
-                ErrorKind::InvalidBitCount { bits },
-                self.bits_written,
-            ));
-        }
-        if value & !low_mask(bits) != 0 {
-            return Err(Error::new(
-                ErrorKind::ValueTooWide {
-                    value: value as u128,
-                    bits,
-                },
-                self.bits_written,
-            ));
-        }
-        if bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(self.full(bits as u64));
+        // One well-predicted branch on the hot path; the cold path says which check failed.
+        let too_wide = value.checked_shr(bits).unwrap_or(0) != 0;
+        if bits > 64 || too_wide || bits as u64 > self.capacity_bits - self.bits_written {
+            return Err(self.refuse(value, bits));
         }
         self.push(value, bits);
         Ok(())
@@ -173,6 +163,22 @@ impl<'a> BitWriter<'a> {
                 }
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, value: u64, bits: u32) -> Error {
+        let kind = if bits > 64 {
+            ErrorKind::InvalidBitCount { bits }
+        } else if value.checked_shr(bits).unwrap_or(0) != 0 {
+            ErrorKind::ValueTooWide {
+                value: value as u128,
+                bits,
+            }
+        } else {
+            return self.full(bits as u64);
+        };
+        Error::new(kind, self.bits_written)
     }
 
     #[cold]
@@ -326,16 +332,20 @@ impl<'a> BitReader<'a> {
     /// remain; nothing is consumed on error.
     #[inline]
     pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
-        if bits > 64 {
-            return Err(Error::new(
-                ErrorKind::InvalidBitCount { bits },
-                self.bits_read,
-            ));
-        }
-        if bits as u64 > self.len_bits - self.bits_read {
-            return Err(self.end(bits as u64));
+        if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
+            return Err(self.refuse(bits));
         }
         Ok(self.pull(bits))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, bits: u32) -> Error {
+        if bits > 64 {
+            Error::new(ErrorKind::InvalidBitCount { bits }, self.bits_read)
+        } else {
+            self.end(bits as u64)
+        }
     }
 
     /// The unchecked core: `bits <= 64` and enough bits remain.
