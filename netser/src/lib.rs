@@ -45,6 +45,8 @@ extern crate alloc;
 pub mod bits;
 pub mod error;
 pub mod framing;
+#[cfg(feature = "glam")]
+mod glam_impls;
 pub mod int;
 pub mod quantize;
 pub mod quat;
