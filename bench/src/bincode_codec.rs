@@ -33,8 +33,9 @@ impl Contender for BincodeCodec {
     }
 
     fn encode(&mut self) -> usize {
-        self.len = bincode::encode_into_slice(&self.input, &mut self.buf, bincode::config::standard())
-            .expect("the buffer holds the snapshot");
+        self.len =
+            bincode::encode_into_slice(&self.input, &mut self.buf, bincode::config::standard())
+                .expect("the buffer holds the snapshot");
         self.len
     }
 
@@ -66,7 +67,11 @@ mod tests {
         // varint id (1 byte below 251, else 3), 12 + 16 + 12 float bytes, 5 one-byte
         // fields (at_rest, health, 3 flags).
         let s = Workload::new(64, false).snapshot();
-        let ids: usize = s.entities.iter().map(|e| if e.id < 251 { 1 } else { 3 }).sum();
+        let ids: usize = s
+            .entities
+            .iter()
+            .map(|e| if e.id < 251 { 1 } else { 3 })
+            .sum();
         let mut c = BincodeCodec::new(&s);
         assert_eq!(c.encode(), 5 + 1 + ids + 64 * (40 + 5));
         c.decode();

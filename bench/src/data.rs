@@ -100,7 +100,11 @@ fn entity(rng: &mut Rng, index: usize, at_rest: bool) -> Entity {
     let velocity = if at_rest {
         [0.0; 3]
     } else {
-        [rng.range(-12.0, 12.0), rng.range(-12.0, 12.0), rng.range(-3.0, 3.0)]
+        [
+            rng.range(-12.0, 12.0),
+            rng.range(-12.0, 12.0),
+            rng.range(-3.0, 3.0),
+        ]
     };
     Entity {
         // Distinct ids (37 is prime to 4096), not simply 0..n.

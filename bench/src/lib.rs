@@ -158,7 +158,9 @@ mod tests {
         let mut moved = s.clone();
         moved.entities[5].position.x += 0.02;
         assert!(check_quantized(&s, &s).is_ok());
-        assert!(check_quantized(&s, &moved).unwrap_err().contains("entity 5"));
+        assert!(check_quantized(&s, &moved)
+            .unwrap_err()
+            .contains("entity 5"));
     }
 
     #[test]

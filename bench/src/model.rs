@@ -26,9 +26,17 @@ pub const MAX_HEALTH: u8 = 100;
 
 /// A position in the bounded world (glam's `Vec3` layout).
 #[derive(
-    NetSerialize, bitcode::Encode, bitcode::Decode, bincode::Encode, bincode::Decode, Debug,
+    NetSerialize,
+    bitcode::Encode,
+    bitcode::Decode,
+    bincode::Encode,
+    bincode::Decode,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Default,
 )]
-#[derive(Clone, Copy, PartialEq, Default)]
 pub struct Position {
     /// East, metres.
     #[net(quantize(min = -2048.0, max = 2048.0, res = 0.01))]
@@ -43,9 +51,17 @@ pub struct Position {
 
 /// One entity's replicated state.
 #[derive(
-    NetSerialize, bitcode::Encode, bitcode::Decode, bincode::Encode, bincode::Decode, Debug,
+    NetSerialize,
+    bitcode::Encode,
+    bitcode::Decode,
+    bincode::Encode,
+    bincode::Decode,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Default,
 )]
-#[derive(Clone, Copy, PartialEq, Default)]
 pub struct Entity {
     /// Network id.
     #[net(range = 0..=4095)]
@@ -73,9 +89,16 @@ pub struct Entity {
 
 /// A world snapshot: the tick it was taken at and every entity in it.
 #[derive(
-    NetSerialize, bitcode::Encode, bitcode::Decode, bincode::Encode, bincode::Decode, Debug,
+    NetSerialize,
+    bitcode::Encode,
+    bitcode::Decode,
+    bincode::Encode,
+    bincode::Decode,
+    Debug,
+    Clone,
+    PartialEq,
+    Default,
 )]
-#[derive(Clone, PartialEq, Default)]
 pub struct Snapshot {
     /// Simulation tick.
     pub tick: u32,
