@@ -161,8 +161,10 @@ impl Quantize {
             n = 1.0;
         }
         let scaled = n * self.max_integer_value as f32;
-        // Non-negative, so truncation is floor.
-        Ok((scaled + 0.5) as u32)
+        // Non-negative, so truncation is floor. Between 2^23 and 2^24 float32 steps are
+        // 1.0, so `max + 0.5` rounds to even: an odd `max_integer_value` would become one
+        // more, which the reader refuses (the reference does so); clamp it.
+        Ok(((scaled + 0.5) as u32).min(self.max_integer_value))
     }
 
     /// The value an integer read from the wire stands for. The caller has checked

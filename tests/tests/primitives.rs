@@ -1214,3 +1214,18 @@ fn uint_bits_of_a_signed_type_never_use_the_sign_bit_in_either_direction() {
     serialize(&mut ReadStream::new(&buf[..len]), &mut back, 7).unwrap();
     assert_eq!(back, 127);
 }
+
+#[test]
+fn compressed_float_max_never_lands_in_the_headroom() {
+    // 9000001 steps (odd, between 2^23 and 2^24, where float32 steps are 1.0): the
+    // reference's `floor(f32(scaled + 0.5))` rounds 9000001.5 to the even 9000002, one
+    // above the largest integer its reader accepts. netser clamps to the largest.
+    let q = Quantize::new(0.0, 9_000_001.0, 1.0);
+    assert_eq!((q.max_integer_value(), q.bits()), (9_000_001, 24));
+    assert_eq!(q.quantize(9_000_001.0, 0).unwrap(), 9_000_001);
+    let (bytes, _) = write_with(|w| w.write_compressed_f32(9_000_001.0, &q));
+    assert_eq!(
+        ReadStream::new(&bytes).read_compressed_f32(&q).unwrap(),
+        9_000_001.0
+    );
+}

@@ -107,6 +107,41 @@ fn i64_in(min: i64, max: i64) -> impl Strategy<Value = i64> {
     prop_oneof![Just(min), Just(max), min..=max]
 }
 
+fn compressed_field() -> impl Strategy<Value = Field> {
+    (
+        -1000.0f32..1000.0,
+        prop_oneof![0.001f32..1.0, 1.0f32..5000.0, 5000.0f32..1e7],
+        prop_oneof![
+            Just(0.001f32),
+            Just(0.01),
+            Just(0.1),
+            Just(1.0),
+            0.0001f32..10.0
+        ],
+    )
+        .prop_filter_map("valid quantization", |(min, span, res)| {
+            Quantize::try_new(min, min + span, res)
+        })
+        .prop_flat_map(|q| {
+            let (lo, hi) = (q.min(), q.max());
+            // Values out of range are legal with clamping.
+            prop_oneof![Just(lo), Just(hi), lo..=hi, (lo - 100.0)..(hi + 100.0)].prop_map(
+                move |value| Field::Compressed {
+                    q: q.clamping(),
+                    value,
+                },
+            )
+        })
+}
+
+fn quat_field() -> impl Strategy<Value = Field> {
+    (2u32..=32, prop::array::uniform4(-1.0f32..1.0))
+        .prop_filter("not degenerate", |(_, q)| {
+            q.iter().map(|c| c * c).sum::<f32>() > 1e-6
+        })
+        .prop_map(|(bits, q)| Field::Quat { bits, q })
+}
+
 fn field() -> impl Strategy<Value = Field> {
     let bits = (0u32..=64, any::<u64>()).prop_map(|(bits, v)| Field::Bits {
         bits,
@@ -144,35 +179,8 @@ fn field() -> impl Strategy<Value = Field> {
             raw,
         })
     });
-    let compressed = (
-        -1000.0f32..1000.0,
-        prop_oneof![0.001f32..1.0, 1.0f32..5000.0],
-        prop_oneof![
-            Just(0.001f32),
-            Just(0.01),
-            Just(0.1),
-            Just(1.0),
-            0.0001f32..10.0
-        ],
-    )
-        .prop_filter_map("valid quantization", |(min, span, res)| {
-            Quantize::try_new(min, min + span, res)
-        })
-        .prop_flat_map(|q| {
-            let (lo, hi) = (q.min(), q.max());
-            // Values out of range are legal with clamping.
-            prop_oneof![Just(lo), Just(hi), lo..=hi, (lo - 100.0)..(hi + 100.0)].prop_map(
-                move |value| Field::Compressed {
-                    q: q.clamping(),
-                    value,
-                },
-            )
-        });
-    let quat = (2u32..=32, prop::array::uniform4(-1.0f32..1.0))
-        .prop_filter("not degenerate", |(_, q)| {
-            q.iter().map(|c| c * c).sum::<f32>() > 1e-6
-        })
-        .prop_map(|(bits, q)| Field::Quat { bits, q });
+    let compressed = compressed_field();
+    let quat = quat_field();
     let text = |max: usize| {
         prop::collection::vec(any::<char>().prop_filter("no NUL", |&c| c != '\0'), 0..=max)
             .prop_map(|cs| cs.into_iter().collect::<String>())
@@ -399,7 +407,12 @@ fn read_all(schema: &[Field], bytes: &[u8]) -> netser::Result<Vec<Read>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        // Integration tests have no lib.rs for proptest to find a regressions folder by.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn read_of_write_is_identity_and_measure_is_exact(schema in schema()) {
@@ -410,6 +423,34 @@ proptest! {
             prop_assert_eq!(got, Ok(expected(f)), "field {} {:?}", i, f);
         }
         prop_assert_eq!(r.bit_position(), bits);
+    }
+
+    #[test]
+    fn compressed_floats_and_quats_land_close(field in prop_oneof![compressed_field(), quat_field()]) {
+        // Not just consistent with the oracle: close to the (clamped) value sent.
+        if let Field::Compressed { q, value } = field {
+            let (bytes, _) = encode(std::slice::from_ref(&field));
+            let got = ReadStream::new(&bytes).read_compressed_f32(&q).unwrap();
+            let target = value.clamp(q.min(), q.max());
+            let step = (q.max() - q.min()) / q.max_integer_value() as f32;
+            let scale = q.min().abs() + q.max().abs() + (q.max() - q.min());
+            let tolerance = step / 2.0 + 16.0 * f32::EPSILON * scale;
+            prop_assert!(
+                (got - target).abs() <= tolerance,
+                "{} -> {} (step {}, tolerance {})", value, got, step, tolerance
+            );
+            prop_assert!(got >= q.min() && got <= q.max(), "{} outside the range", got);
+        }
+        if let Field::Quat { bits, q } = field {
+            // Same rotation (q and -q are one rotation), to the precision of the bits.
+            let (bytes, _) = encode(std::slice::from_ref(&field));
+            let got = ReadStream::new(&bytes).read_quat(bits).unwrap();
+            let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+            let dot: f32 = q.iter().zip(&got).map(|(a, b)| a / n * b).sum();
+            let step = std::f32::consts::SQRT_2 / ((1u64 << bits) - 1) as f32;
+            let tolerance = 2.0 * step * step + 1e-5;
+            prop_assert!(1.0 - dot.abs() <= tolerance, "{:?} -> {:?} ({} bits)", q, got, bits);
+        }
     }
 
     #[test]
