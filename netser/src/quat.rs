@@ -68,7 +68,9 @@ pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
         // Normalized, each small component is within the bound up to rounding: clamp.
         let n = ((c * sign) / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
         let unit = (n + 1.0) * 0.5;
-        out[j] = (unit * scale + 0.5) as u32;
+        // From 24 bits up, `scale + 0.5` rounds past `max_int` in float32: clamp, so a
+        // component at the bound still fits its field.
+        out[j] = ((unit * scale + 0.5) as u32).min(max_int(bits));
         j += 1;
     }
     Ok((largest as u32, out))

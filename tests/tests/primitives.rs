@@ -1229,3 +1229,27 @@ fn compressed_float_max_never_lands_in_the_headroom() {
         9_000_001.0
     );
 }
+
+#[test]
+fn quaternion_extreme_components_at_every_width() {
+    // Two equal largest components put a small one exactly at the 1/sqrt(2) bound, the
+    // top of its quantized range: it must fit the field at every width, where float32
+    // cannot hold 2^bits - 1 exactly too (25 bits and up).
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let qs = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, -1.0, 1.0, 0.0],
+        [h, 0.0, 0.0, -h],
+        [-0.5, 0.5, -0.5, 0.5],
+    ];
+    for bits in 2..=32 {
+        for q in qs {
+            let (bytes, written) = write_with(|w| w.write_quat(q, bits));
+            assert_eq!(written, 2 + 3 * bits as u64);
+            let back = ReadStream::new(&bytes).read_quat(bits).unwrap();
+            let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+            let dot: f32 = q.iter().zip(&back).map(|(a, b)| a / n * b).sum();
+            assert!(1.0 - dot.abs() < 0.2, "{bits} bits: {q:?} -> {back:?}");
+        }
+    }
+}

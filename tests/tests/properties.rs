@@ -135,7 +135,18 @@ fn compressed_field() -> impl Strategy<Value = Field> {
 }
 
 fn quat_field() -> impl Strategy<Value = Field> {
-    (2u32..=32, prop::array::uniform4(-1.0f32..1.0))
+    // Two equal largest components put a small one exactly on its bound.
+    let tie = (0usize..4, 1usize..4, any::<bool>()).prop_map(|(i, k, neg)| {
+        let mut q = [0.0f32; 4];
+        q[i] = 1.0;
+        q[(i + k) % 4] = if neg { -1.0 } else { 1.0 };
+        q
+    });
+    let q = prop_oneof![
+        3 => prop::array::uniform4(-1.0f32..1.0),
+        1 => tie,
+    ];
+    (2u32..=32, q)
         .prop_filter("not degenerate", |(_, q)| {
             q.iter().map(|c| c * c).sum::<f32>() > 1e-6
         })
