@@ -219,7 +219,11 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
         } => {
             let (inner, i) = path.index();
             let inner_err = inner.field("key").apply(g);
-            let k = traced(g, quote!(Field("key")), wire_decode(g, key, &inner.field("key")));
+            let k = traced(
+                g,
+                quote!(Field("key")),
+                wire_decode(g, key, &inner.field("key")),
+            );
             let v = traced(
                 g,
                 quote!(Field("value")),

@@ -7,12 +7,12 @@ use syn::spanned::Spanned;
 
 use crate::bounds;
 use crate::gen::{ErrPath, Gen};
+use crate::hoist::Hoist;
 use crate::internals::ast::{Container, Style};
 use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
 use crate::internals::wire::Wire;
 use crate::plan::{self, Body};
-use crate::hoist::Hoist;
 use crate::schema::Hasher;
 use crate::{decode, encode};
 
@@ -400,14 +400,25 @@ mod tests {
 
     #[test]
     fn errors_come_with_a_stub_impl() {
-        let out = expand(quote!(struct S { #[net(rnage = 0..=1)] a: u8, b: Vec<u8> }));
+        let out = expand(quote!(
+            struct S {
+                #[net(rnage = 0..=1)]
+                a: u8,
+                b: Vec<u8>,
+            }
+        ));
         assert_eq!(out.matches("compile_error").count(), 2, "{out}");
         assert!(out.contains("unreachable"), "{out}");
     }
 
     #[test]
     fn crate_path_is_used() {
-        let out = expand(quote!(#[net(crate = "my::net")] struct S { a: u8 }));
+        let out = expand(quote!(
+            #[net(crate = "my::net")]
+            struct S {
+                a: u8,
+            }
+        ));
         assert!(out.contains("my :: net :: NetSerialize"), "{out}");
         assert!(!out.contains(":: netser ::"), "{out}");
     }

@@ -160,6 +160,9 @@ mod tests {
         assert_eq!(a.to_string(), "__NETSER_C0");
         assert_eq!(b.to_string(), "__NETSER_C1");
         let items = h.items.to_string();
-        assert!(items.contains("const __NETSER_C0 : u8 = MAX_PLAYERS ;"), "{items}");
+        assert!(
+            items.contains("const __NETSER_C0 : u8 = MAX_PLAYERS ;"),
+            "{items}"
+        );
     }
 }

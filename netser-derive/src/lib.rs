@@ -4,8 +4,7 @@
 //! description of the type. Use it through `netser` (its default `derive` feature).
 //!
 //! ```
-//! use netser::NetSerialize as _;
-//! use netser_derive::NetSerialize;
+//! use netser::NetSerialize;
 //!
 //! #[derive(NetSerialize, Debug, PartialEq)]
 //! struct PlayerState {
@@ -41,8 +40,7 @@
 //! decode error.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize, Debug, PartialEq)]
 //! enum Packet {
 //!     Ping,                                            // tag 0
@@ -64,8 +62,7 @@
 //! assertion); a value outside the range is an error on write and on read.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! const MAX_PLAYERS: u8 = 64;
 //! #[derive(NetSerialize)]
 //! struct Lobby {
@@ -82,8 +79,7 @@
 //! error.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct Buttons(#[net(bits = 6)] u8);
 //! assert_eq!(Buttons::MAX_BITS, 6);
@@ -96,8 +92,7 @@
 //! always an error.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct Aim {
 //!     #[net(quantize(min = -180.0, max = 180.0, res = 0.1))]
@@ -116,8 +111,7 @@
 //! `N` bits each.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct Body {
 //!     #[net(quat(bits = 9))]
@@ -130,8 +124,7 @@
 //! reader refuses non-zero padding).
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct Block { flag: bool, #[net(align)] data: [u8; 2] }
 //! assert_eq!(Block { flag: true, data: [7, 8] }.to_vec()?, [1, 7, 8]);
@@ -145,8 +138,7 @@
 //! elements in the input are an error.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! use std::collections::BTreeMap;
 //! #[derive(NetSerialize)]
 //! struct Inventory {
@@ -162,8 +154,7 @@
 //! **`default = expr`**.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize, Debug, PartialEq)]
 //! struct Cached {
 //!     id: u8,
@@ -184,8 +175,7 @@
 //! known; writing or reading more is an error.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! use netser::{Result, Stream};
 //! fn serialize_percent<S: Stream>(s: &mut S, v: &mut u8) -> Result<()> {
 //!     s.serialize_int(v, 0, 100)
@@ -206,8 +196,7 @@
 //! This is the article's rigid body at rest:
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct RigidBody {
 //!     #[net(quantize(-256.0, 256.0, 0.01))]
@@ -225,8 +214,7 @@
 //! reports a mismatch at that field, which pins down where a desynchronisation began.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! #[derive(NetSerialize)]
 //! struct Sections { a: u8, #[net(check = 0x5EC7_10A1)] b: u8 }
 //! assert_eq!(Sections::MAX_BITS, 8 + 32 + 8);
@@ -239,8 +227,7 @@
 //! **`crate = "path"`**: the path to `netser` for crates that re-export it.
 //!
 //! ```
-//! # use netser::NetSerialize as _;
-//! # use netser_derive::NetSerialize;
+//! # use netser::NetSerialize;
 //! mod engine { pub use netser as net; }
 //!
 //! #[derive(NetSerialize)]

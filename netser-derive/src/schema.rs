@@ -41,8 +41,10 @@ impl<'g> Hasher<'g> {
     fn int(&mut self, ty: IntTy, v: &TokenStream) {
         let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
         // Typed first: `(-3) as u128` would infer the literal as `u128`.
-        self.steps.push(quote!({ let __v: #t = #v; __v as u128 as u64 }));
-        self.steps.push(quote!({ let __v: #t = #v; ((__v as u128) >> 64) as u64 }));
+        self.steps
+            .push(quote!({ let __v: #t = #v; __v as u128 as u64 }));
+        self.steps
+            .push(quote!({ let __v: #t = #v; ((__v as u128) >> 64) as u64 }));
     }
 
     /// The hash as a `u64` const expression.

@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use netser::{Encoder, ErrorKind, Num, ReadStream, Result, Stream, WriteStream};
-use netser::NetSerialize as _;
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 
 /// Encodes, checks the measured size, decodes, and returns (bits, decoded).
 fn round_trip<T: netser::NetSerialize + PartialEq + std::fmt::Debug>(v: &T) -> (u64, T) {
@@ -489,7 +488,7 @@ fn crate_path_and_max_bytes_within_budget() {
 // ---- schema hash -------------------------------------------------------------------
 
 mod v1 {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(range = 0..=100)]
@@ -499,7 +498,7 @@ mod v1 {
     }
 }
 mod same {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Renamed {
         #[net(range = 0..=100)]
@@ -509,7 +508,7 @@ mod same {
     }
 }
 mod bound {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(range = 0..=101)]
@@ -519,7 +518,7 @@ mod bound {
     }
 }
 mod quantization {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(range = 0..=100)]
@@ -529,7 +528,7 @@ mod quantization {
     }
 }
 mod order {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(quantize(-1.0, 1.0, 0.01))]
@@ -539,7 +538,7 @@ mod order {
     }
 }
 mod ty {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(range = 0..=100)]
@@ -549,7 +548,7 @@ mod ty {
     }
 }
 mod field {
-    use netser_derive::NetSerialize;
+    use netser::NetSerialize;
     #[derive(NetSerialize)]
     pub struct Player {
         #[net(range = 0..=100)]

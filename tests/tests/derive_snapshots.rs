@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use netser::NetSerialize as _;
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 
 /// Sizes, bytes in hex, and the bit layout; and a check that the bytes decode to a
 /// value that encodes to the same bytes.

@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use netser::{Decoder, Encoder, Quantize, ReadStream, Result, WriteStream};
-use netser::NetSerialize as _;
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 use proptest::prelude::*;
 
 fn hand_bytes(write: impl FnOnce(&mut WriteStream<'_>) -> Result<()>) -> Result<Vec<u8>> {

@@ -1,4 +1,4 @@
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 
 const MAX_PLAYERS: u8 = 0;
 const MIN_PLAYERS: u8 = 2;

@@ -1,4 +1,4 @@
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 
 #[derive(NetSerialize)]
 struct World {

@@ -1,4 +1,4 @@
-use netser_derive::NetSerialize;
+use netser::NetSerialize;
 
 const MAX_HEALTH: u32 = 100;
 

@@ -37,7 +37,11 @@ pub struct Attr<'c, T> {
 
 impl<'c, T> Attr<'c, T> {
     fn none(cx: &'c Ctxt, name: &'static str) -> Self {
-        Attr { cx, name, set: None }
+        Attr {
+            cx,
+            name,
+            set: None,
+        }
     }
 
     fn set(&mut self, meta: &Meta, value: T) {
@@ -225,7 +229,10 @@ fn expect_value<'m>(cx: &Ctxt, meta: &'m Meta, example: &str) -> Option<&'m Expr
         _ => {
             cx.error_spanned_by(
                 meta,
-                format!("`{}` needs a value; write `#[net({example})]`", key_of(meta)),
+                format!(
+                    "`{}` needs a value; write `#[net({example})]`",
+                    key_of(meta)
+                ),
             );
             None
         }
@@ -289,7 +296,10 @@ fn parse_quantize(cx: &Ctxt, meta: &Meta) -> Option<QuantizeAttr> {
                     Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
                     _ => None,
                 };
-                match name.as_deref().and_then(|n| names.iter().position(|k| *k == n)) {
+                match name
+                    .as_deref()
+                    .and_then(|n| names.iter().position(|k| *k == n))
+                {
                     Some(index) if slots[index].is_none() => {
                         slots[index] = Some((*assign.right).clone())
                     }
@@ -380,10 +390,7 @@ fn parse_quat(cx: &Ctxt, meta: &Meta) -> Option<Expr> {
                 (*a.right).clone()
             }
             Expr::Assign(a) => {
-                cx.error_spanned_by(
-                    &a.left,
-                    "unknown quat parameter; expected `quat(bits = N)`",
-                );
+                cx.error_spanned_by(&a.left, "unknown quat parameter; expected `quat(bits = N)`");
                 continue;
             }
             other => other.clone(),
@@ -395,7 +402,10 @@ fn parse_quat(cx: &Ctxt, meta: &Meta) -> Option<Expr> {
         }
     }
     if bits.is_none() {
-        cx.error_spanned_by(meta, "`quat` needs the bits per component: write `quat(bits = 9)`");
+        cx.error_spanned_by(
+            meta,
+            "`quat` needs the bits per component: write `quat(bits = 9)`",
+        );
     }
     bits
 }

@@ -71,7 +71,9 @@ fn check_one_size_attribute(cx: &Ctxt, field: &Field<'_>) {
             let how = if (*first, *name) == ("range", "bits") {
                 "both set how many bits the integer takes; keep `range = A..=B` (it also checks the bounds) or `bits = N`".to_string()
             } else {
-                format!("both set how the value is encoded; keep only one of `{first}` and `{name}`")
+                format!(
+                    "both set how the value is encoded; keep only one of `{first}` and `{name}`"
+                )
             };
             cx.error_spanned_by(*tokens, format!("`{name}` conflicts with `{first}`: {how}"));
         }
@@ -119,7 +121,10 @@ fn check_with_encodes_itself(cx: &Ctxt, field: &Field<'_>) {
         return;
     }
     for (name, tokens) in encoding_attrs(field) {
-        if matches!(name, "range" | "bits" | "quantize" | "quat" | "clamp" | "max_len") {
+        if matches!(
+            name,
+            "range" | "bits" | "quantize" | "quat" | "clamp" | "max_len"
+        ) {
             cx.error_spanned_by(
                 tokens,
                 format!("`{name}` conflicts with `with`: the `with` function encodes the field itself; apply the bound inside it"),
@@ -278,7 +283,11 @@ pub fn range(cx: &Ctxt, set: &Set<RangeAttr>, int: IntTy) -> Option<(TokenStream
                     lo
                 )
             } else {
-                format!("range `{shown}` is empty: its end is not above its start; write `{}..{}`", end.unwrap_or(0), lo + 1)
+                format!(
+                    "range `{shown}` is empty: its end is not above its start; write `{}..{}`",
+                    end.unwrap_or(0),
+                    lo + 1
+                )
             };
             cx.error_spanned_by(&set.tokens, advice);
         }
@@ -325,7 +334,10 @@ pub fn bits(cx: &Ctxt, set: &Set<Expr>, int: IntTy) -> Option<TokenStream> {
         Some(0) => {
             cx.error_spanned_by(
                 &set.value,
-                format!("`bits = 0` sends nothing; use 1..={width} for `{}`", int.name()),
+                format!(
+                    "`bits = 0` sends nothing; use 1..={width} for `{}`",
+                    int.name()
+                ),
             );
             None
         }
@@ -385,7 +397,9 @@ pub fn quantize(
             ok = false;
             cx.error_spanned_by(
                 &q.max,
-                format!("quantize needs min < max, but min = {lo} and max = {hi}; swap or widen them"),
+                format!(
+                    "quantize needs min < max, but min = {lo} and max = {hi}; swap or widen them"
+                ),
             );
         }
     }
@@ -394,7 +408,9 @@ pub fn quantize(
             ok = false;
             cx.error_spanned_by(
                 &q.res,
-                format!("quantize needs a resolution above zero, not {r}; for example `res = 0.01`"),
+                format!(
+                    "quantize needs a resolution above zero, not {r}; for example `res = 0.01`"
+                ),
             );
         }
     }
@@ -444,7 +460,9 @@ mod tests {
 
     fn range_errors(written: TokenStream, int: IntTy) -> Vec<String> {
         let meta: syn::MetaNameValue = syn::parse2(quote!(range = #written)).unwrap();
-        let syn::Expr::Range(r) = meta.value.clone() else { panic!() };
+        let syn::Expr::Range(r) = meta.value.clone() else {
+            panic!()
+        };
         let set = Set {
             tokens: meta.to_token_stream(),
             value: RangeAttr {
@@ -455,7 +473,10 @@ mod tests {
         };
         let cx = Ctxt::new();
         let _ = range(&cx, &set, int);
-        cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+        cx.check()
+            .err()
+            .map(|e| e.into_iter().map(|e| e.to_string()).collect())
+            .unwrap_or_default()
     }
 
     #[test]

@@ -13,6 +13,8 @@ use super::check;
 use super::ctxt::Ctxt;
 
 /// How one value goes on the wire.
+// A handful per field, alive for one macro call: boxing the big variants buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Wire {
     /// Through the type's own `NetSerialize` impl.
     Value(Type),
@@ -255,7 +257,11 @@ impl Resolver<'_, '_> {
             return;
         }
         // A quaternion is a whole array: name the field's type, not its elements'.
-        let ty = if matches!(self.leaf, Leaf::Quat(_)) { self.top } else { ty };
+        let ty = if matches!(self.leaf, Leaf::Quat(_)) {
+            self.top
+        } else {
+            ty
+        };
         self.leaf_reported = true;
         let name = self.leaf.name();
         let fits = match self.leaf {
@@ -517,44 +523,88 @@ mod tests {
 
     #[test]
     fn plain_types_use_their_own_impl() {
-        let wire = resolve_first(quote!(struct S { a: Option<u8> })).unwrap();
+        let wire = resolve_first(quote!(
+            struct S {
+                a: Option<u8>,
+            }
+        ))
+        .unwrap();
         assert!(wire.unwrap().is_value());
-        let wire = resolve_first(quote!(struct S { a: [Option<u8>; 3] })).unwrap();
-        let Some(Wire::Array { elem, .. }) = wire else { panic!("not an array") };
+        let wire = resolve_first(quote!(
+            struct S {
+                a: [Option<u8>; 3],
+            }
+        ))
+        .unwrap();
+        let Some(Wire::Array { elem, .. }) = wire else {
+            panic!("not an array")
+        };
         assert!(elem.is_value());
     }
 
     #[test]
     fn range_reaches_through_containers() {
-        let wire =
-            resolve_first(quote!(struct S { #[net(range = 0..=9, max_len = 4)] a: Vec<[Option<u8>; 2]> }))
-                .unwrap()
-                .unwrap();
-        let Wire::Seq { elem, .. } = wire else { panic!("not a seq") };
-        let Wire::Array { elem, .. } = *elem else { panic!("not an array") };
-        let Wire::Option { inner } = *elem else { panic!("not an option") };
+        let wire = resolve_first(quote!(
+            struct S {
+                #[net(range = 0..=9, max_len = 4)]
+                a: Vec<[Option<u8>; 2]>,
+            }
+        ))
+        .unwrap()
+        .unwrap();
+        let Wire::Seq { elem, .. } = wire else {
+            panic!("not a seq")
+        };
+        let Wire::Array { elem, .. } = *elem else {
+            panic!("not an array")
+        };
+        let Wire::Option { inner } = *elem else {
+            panic!("not an option")
+        };
         assert!(matches!(*inner, Wire::IntRange { ty: IntTy::U8, .. }));
     }
 
     #[test]
     fn unbounded_vec_is_an_error() {
-        let errors = errors_of(quote!(struct S { a: Vec<u8> }));
+        let errors = errors_of(quote!(
+            struct S {
+                a: Vec<u8>,
+            }
+        ));
         assert!(errors[0].contains("unbounded"), "{errors:?}");
     }
 
     #[test]
     fn quantize_on_int_is_an_error() {
-        let errors =
-            errors_of(quote!(struct S { #[net(quantize(0.0, 1.0, 0.1))] a: u8 }));
+        let errors = errors_of(quote!(
+            struct S {
+                #[net(quantize(0.0, 1.0, 0.1))]
+                a: u8,
+            }
+        ));
         assert_eq!(errors.len(), 1);
         assert!(errors[0].contains("not to `u8`"), "{errors:?}");
     }
 
     #[test]
     fn quat_needs_four_f32() {
-        let errors = errors_of(quote!(struct S { #[net(quat(bits = 9))] a: [f32; 3] }));
-        assert!(errors[0].contains("`quat` applies to quaternions"), "{errors:?}");
-        let ok = resolve_first(quote!(struct S { #[net(quat(bits = 9))] a: [f32; 4] })).unwrap();
+        let errors = errors_of(quote!(
+            struct S {
+                #[net(quat(bits = 9))]
+                a: [f32; 3],
+            }
+        ));
+        assert!(
+            errors[0].contains("`quat` applies to quaternions"),
+            "{errors:?}"
+        );
+        let ok = resolve_first(quote!(
+            struct S {
+                #[net(quat(bits = 9))]
+                a: [f32; 4],
+            }
+        ))
+        .unwrap();
         assert!(matches!(ok, Some(Wire::Quat { glam: None, .. })));
     }
 }
