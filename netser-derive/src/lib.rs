@@ -223,7 +223,8 @@
 //! # Container attributes
 //!
 //! **`max_bytes = N`**: a compile error, naming the type and both sizes, when the
-//! worst case can exceed `N` bytes (checked for each instance of a generic type).
+//! worst case can exceed `N` bytes. A generic type is checked for each instance that
+//! is used, when it is compiled to code (`cargo build`; `cargo check` stops before).
 //! **`crate = "path"`**: the path to `netser` for crates that re-export it.
 //!
 //! ```
