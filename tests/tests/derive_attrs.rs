@@ -4,13 +4,18 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use netser::{Encoder, ErrorKind, Num, ReadStream, Result, Stream, WriteStream};
 use netser::NetSerialize;
+use netser::{Encoder, ErrorKind, Num, ReadStream, Result, Stream, WriteStream};
 
 /// Encodes, checks the measured size, decodes, and returns (bits, decoded).
 fn round_trip<T: netser::NetSerialize + PartialEq + std::fmt::Debug>(v: &T) -> (u64, T) {
     let bits = v.measure_bits().unwrap();
-    assert!(bits >= T::MIN_BITS && bits <= T::MAX_BITS, "{bits} outside {}..={}", T::MIN_BITS, T::MAX_BITS);
+    assert!(
+        bits >= T::MIN_BITS && bits <= T::MAX_BITS,
+        "{bits} outside {}..={}",
+        T::MIN_BITS,
+        T::MAX_BITS
+    );
     let bytes = v.to_vec().unwrap();
     assert_eq!(bytes.len() as u64, bits.div_ceil(8));
     let back = T::decode_from_slice(&bytes).unwrap();
@@ -53,7 +58,15 @@ fn range_sizes_and_round_trip() {
     // 7 + 4 + 6 + 7 + 21 + 0 + 128
     assert_eq!(Ranges::MIN_BITS, 173);
     assert_eq!(Ranges::MAX_BITS, 173);
-    let v = Ranges { health: 100, dx: -8, player: 64, slot: 127, altitude: -1_000_000, constant: 5, huge: u128::MAX };
+    let v = Ranges {
+        health: 100,
+        dx: -8,
+        player: 64,
+        slot: 127,
+        altitude: -1_000_000,
+        constant: 5,
+        huge: u128::MAX,
+    };
     let (bits, back) = round_trip(&v);
     assert_eq!(bits, 173);
     assert_eq!(back, v);
@@ -61,19 +74,47 @@ fn range_sizes_and_round_trip() {
 
 #[test]
 fn range_rejects_out_of_bounds_on_write() {
-    let v = Ranges { health: 101, dx: 0, player: 1, slot: 0, altitude: 0, constant: 5, huge: 0 };
+    let v = Ranges {
+        health: 101,
+        dx: 0,
+        player: 1,
+        slot: 0,
+        altitude: 0,
+        constant: 5,
+        huge: 0,
+    };
     let err = v.to_vec().unwrap_err();
     assert_eq!(err.path(), "Ranges.health");
     assert_eq!(err.bit(), 0);
     assert_eq!(
         err.kind(),
-        &ErrorKind::OutOfRange { value: Num::Uint(101), min: Num::Uint(0), max: Num::Uint(100) }
+        &ErrorKind::OutOfRange {
+            value: Num::Uint(101),
+            min: Num::Uint(0),
+            max: Num::Uint(100)
+        }
     );
-    let v = Ranges { health: 0, dx: 8, player: 1, slot: 0, altitude: 0, constant: 5, huge: 0 };
+    let v = Ranges {
+        health: 0,
+        dx: 8,
+        player: 1,
+        slot: 0,
+        altitude: 0,
+        constant: 5,
+        huge: 0,
+    };
     let err = v.to_vec().unwrap_err();
     assert_eq!(err.path(), "Ranges.dx");
     assert_eq!(err.bit(), 7);
-    let v = Ranges { health: 0, dx: 0, player: 1, slot: 0, altitude: 0, constant: 6, huge: 0 };
+    let v = Ranges {
+        health: 0,
+        dx: 0,
+        player: 1,
+        slot: 0,
+        altitude: 0,
+        constant: 6,
+        huge: 0,
+    };
     assert_eq!(v.to_vec().unwrap_err().path(), "Ranges.constant");
 }
 
@@ -84,7 +125,16 @@ fn range_rejects_headroom_on_read() {
     let err = Ranges::decode_from_slice(&bytes).unwrap_err();
     assert_eq!(err.path(), "Ranges.health");
     assert_eq!(err.bit(), 0);
-    assert!(matches!(err.kind(), ErrorKind::OutOfRange { max: Num::Uint(100), .. }), "{err}");
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::OutOfRange {
+                max: Num::Uint(100),
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 // ---- bits --------------------------------------------------------------------------
@@ -102,9 +152,19 @@ struct Bits {
 #[test]
 fn bits_sizes_and_errors() {
     assert_eq!((Bits::MIN_BITS, Bits::MAX_BITS), (70, 70));
-    let v = Bits { team: 31, id: u64::MAX, flag: 1 };
+    let v = Bits {
+        team: 31,
+        id: u64::MAX,
+        flag: 1,
+    };
     assert_eq!(round_trip(&v), (70, v));
-    let err = Bits { team: 32, id: 0, flag: 0 }.to_vec().unwrap_err();
+    let err = Bits {
+        team: 32,
+        id: 0,
+        flag: 0,
+    }
+    .to_vec()
+    .unwrap_err();
     assert_eq!(err.path(), "Bits.team");
     assert_eq!(err.kind(), &ErrorKind::ValueTooWide { value: 32, bits: 5 });
 }
@@ -130,7 +190,14 @@ struct Quantized {
 }
 
 fn quantized() -> Quantized {
-    Quantized { aim: 0.5, x: -3.25, speed: 4.5, dir: [1.0, -0.75, 0.0], weights: vec![1.0, 0.5], maybe: Some(0.0) }
+    Quantized {
+        aim: 0.5,
+        x: -3.25,
+        speed: 4.5,
+        dir: [1.0, -0.75, 0.0],
+        weights: vec![1.0, 0.5],
+        maybe: Some(0.0),
+    }
 }
 
 #[test]
@@ -165,7 +232,10 @@ fn quantize_out_of_range_and_nan_are_errors_unless_clamped() {
     let (_, back) = round_trip(&v);
     assert_eq!(back.speed, 10.0, "clamp sends the nearest end");
     v.speed = f32::NAN;
-    assert!(matches!(v.to_vec().unwrap_err().kind(), ErrorKind::NotFinite { .. }));
+    assert!(matches!(
+        v.to_vec().unwrap_err().kind(),
+        ErrorKind::NotFinite { .. }
+    ));
 }
 
 // ---- quat --------------------------------------------------------------------------
@@ -183,7 +253,10 @@ fn quat_smallest_three() {
     assert_eq!(Orientations::MIN_BITS, 29 + 2);
     assert_eq!(Orientations::MAX_BITS, 29 + 2 + 2 * 32);
     let h = std::f32::consts::FRAC_1_SQRT_2;
-    let v = Orientations { q: [0.0, h, 0.0, h], bones: vec![[0.5, 0.5, 0.5, 0.5]] };
+    let v = Orientations {
+        q: [0.0, h, 0.0, h],
+        bones: vec![[0.5, 0.5, 0.5, 0.5]],
+    };
     let bits = v.measure_bits().unwrap();
     assert_eq!(bits, 29 + 2 + 32);
     let back = Orientations::decode_from_slice(&v.to_vec().unwrap()).unwrap();
@@ -235,13 +308,19 @@ struct Aligned {
 #[test]
 fn align_pads_to_the_next_byte() {
     assert_eq!((Aligned::MIN_BITS, Aligned::MAX_BITS), (9, 16));
-    let v = Aligned { flag: true, byte: 0xab };
+    let v = Aligned {
+        flag: true,
+        byte: 0xab,
+    };
     assert_eq!(v.to_vec().unwrap(), [0x01, 0xab]);
     assert_eq!(round_trip(&v), (16, v));
     // Non-zero padding is refused, naming the field it precedes.
     let err = Aligned::decode_from_slice(&[0x03, 0xab]).unwrap_err();
     assert_eq!(err.path(), "Aligned.byte");
-    assert!(matches!(err.kind(), ErrorKind::NonZeroPadding { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::NonZeroPadding { .. }),
+        "{err}"
+    );
 }
 
 // ---- max_len -----------------------------------------------------------------------
@@ -288,7 +367,14 @@ fn max_len_collections_round_trip() {
     assert_eq!(Collections::MIN_BITS, 18);
     assert_eq!(
         Collections::MAX_BITS,
-        (2 + 24) + (4 + 7 + 64) + (2 + 32) + (2 + 2 * (2 + 2 * 4)) + (2 + 2 * 9) + (2 + 2 * ((2 + 7 + 16) + 2)) + (2 + 48) + (2 + 24)
+        (2 + 24)
+            + (4 + 7 + 64)
+            + (2 + 32)
+            + (2 + 2 * (2 + 2 * 4))
+            + (2 + 2 * 9)
+            + (2 + 2 * ((2 + 7 + 16) + 2))
+            + (2 + 48)
+            + (2 + 24)
     );
 }
 
@@ -355,18 +441,42 @@ struct Misc {
 #[test]
 fn skip_default_with_and_check() {
     assert_eq!((Misc::MIN_BITS, Misc::MAX_BITS), (32 + 16, 32 + 16 + 7));
-    let v = Misc { id: 9, cached: 123, seven: 1, percent: 55 };
+    let v = Misc {
+        id: 9,
+        cached: 123,
+        seven: 1,
+        percent: 55,
+    };
     let (bits, back) = round_trip(&v);
     assert_eq!(bits, 32 + 16 + 7);
-    assert_eq!(back, Misc { id: 9, cached: 0, seven: 7, percent: 55 });
+    assert_eq!(
+        back,
+        Misc {
+            id: 9,
+            cached: 0,
+            seven: 7,
+            percent: 55
+        }
+    );
     // The `with` function's own bound still applies.
-    let err = Misc { percent: 101, ..v.clone() }.to_vec().unwrap_err();
+    let err = Misc {
+        percent: 101,
+        ..v.clone()
+    }
+    .to_vec()
+    .unwrap_err();
     assert_eq!(err.path(), "Misc.percent");
     // A wrong magic value is reported before the field it guards.
     let bytes = forge(|w| w.write_check(0xdead_beef));
     let err = Misc::decode_from_slice(&bytes).unwrap_err();
     assert_eq!(err.path(), "Misc.id");
-    assert_eq!(err.kind(), &ErrorKind::CheckMismatch { expected: 0x5EC7_10A1, found: 0xdead_beef });
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::CheckMismatch {
+            expected: 0x5EC7_10A1,
+            found: 0xdead_beef
+        }
+    );
 }
 
 /// The article's rigid body: at rest, the velocities are not sent.
@@ -396,7 +506,10 @@ fn when_leaves_out_fields_at_rest() {
         angular_velocity: [0.5, 0.0, 0.0],
     };
     assert_eq!(moving.measure_bits().unwrap(), 48 + 29 + 1 + 39 + 36);
-    let resting = RigidBody { at_rest: true, ..moving.clone() };
+    let resting = RigidBody {
+        at_rest: true,
+        ..moving.clone()
+    };
     assert_eq!(resting.measure_bits().unwrap(), 48 + 29 + 1);
     let back = RigidBody::decode_from_slice(&resting.to_vec().unwrap()).unwrap();
     assert!(back.at_rest);
@@ -408,7 +521,10 @@ fn when_leaves_out_fields_at_rest() {
 
 #[derive(NetSerialize, Debug, PartialEq, Clone)]
 enum Packet {
-    Connect { #[net(max_len = 16)] name: String },
+    Connect {
+        #[net(max_len = 16)]
+        name: String,
+    },
     Input(#[net(bits = 4)] u8, bool),
     Disconnect,
 }
@@ -421,12 +537,22 @@ fn enum_tags_and_unknown_tag() {
     assert_eq!(Packet::Disconnect.to_vec().unwrap(), [0b10]);
     // tag 1 (2 bits), 9 (4 bits), true (1 bit), LSB first: 0b1_1001_01.
     assert_eq!(Packet::Input(9, true).to_vec().unwrap(), [0b0110_0101]);
-    for p in [Packet::Connect { name: "ada".into() }, Packet::Input(15, false), Packet::Disconnect] {
+    for p in [
+        Packet::Connect { name: "ada".into() },
+        Packet::Input(15, false),
+        Packet::Disconnect,
+    ] {
         assert_eq!(round_trip(&p).1, p);
     }
     let err = Packet::decode_from_slice(&[0b11]).unwrap_err();
     assert_eq!(err.path(), "Packet");
-    assert_eq!(err.kind(), &ErrorKind::UnknownTag { tag: 3, variants: 3 });
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::UnknownTag {
+            tag: 3,
+            variants: 3
+        }
+    );
     let err = Packet::Input(16, false).to_vec().unwrap_err();
     assert_eq!(err.path(), "Packet.Input.0");
 }
@@ -441,7 +567,12 @@ struct Tuple(#[net(range = 0..=3)] u8, #[net(when = *_0 == 3)] u16);
 fn unit_and_tuple_structs() {
     assert_eq!((Unit::MIN_BITS, Unit::MAX_BITS), (0, 0));
     assert!(Unit.to_vec().unwrap().is_empty());
-    assert_eq!(Tuple::decode_from_slice(&Unit.to_vec().unwrap_or_default()).unwrap_err().path(), "Tuple.0");
+    assert_eq!(
+        Tuple::decode_from_slice(&Unit.to_vec().unwrap_or_default())
+            .unwrap_err()
+            .path(),
+        "Tuple.0"
+    );
     assert_eq!(round_trip(&Tuple(3, 500)), (18, Tuple(3, 500)));
     assert_eq!(round_trip(&Tuple(2, 500)), (2, Tuple(2, 0)));
 }
@@ -459,7 +590,13 @@ fn generic_types_use_their_parameters_bounds() {
     assert_eq!(<Pair<u8, bool>>::MAX_BITS, 8 + 2 + 2);
     assert_eq!(<Pair<u16, Tuple>>::MAX_BITS, 16 + 2 + 2 * 18);
     assert_ne!(<Pair<u8, bool>>::SCHEMA_HASH, <Pair<u8, u8>>::SCHEMA_HASH);
-    let v = Pair { first: Pair { first: 1u8, rest: vec![true] }, rest: vec![-1i8, 2] };
+    let v = Pair {
+        first: Pair {
+            first: 1u8,
+            rest: vec![true],
+        },
+        rest: vec![-1i8, 2],
+    };
     assert_eq!(round_trip(&v).1, v);
 }
 
@@ -574,7 +711,10 @@ fn schema_hash_follows_the_wire_layout() {
         assert_ne!(base, other);
     }
     // Nested types contribute their hash.
-    assert_ne!(<Pair<v1::Player, u8>>::SCHEMA_HASH, <Pair<bound::Player, u8>>::SCHEMA_HASH);
+    assert_ne!(
+        <Pair<v1::Player, u8>>::SCHEMA_HASH,
+        <Pair<bound::Player, u8>>::SCHEMA_HASH
+    );
 }
 
 // ---- error paths -------------------------------------------------------------------
@@ -594,7 +734,12 @@ struct Snapshot {
 
 #[test]
 fn decode_errors_carry_path_value_bound_and_bit() {
-    let mut bytes = Snapshot { tick: 1, entities: std::array::from_fn(|_| Entity { health: 100 }) }.to_vec().unwrap();
+    let mut bytes = Snapshot {
+        tick: 1,
+        entities: std::array::from_fn(|_| Entity { health: 100 }),
+    }
+    .to_vec()
+    .unwrap();
     // entities[3].health starts at bit 3 + 3 * 7 = 24: put 127 there.
     bytes[3] |= 0x7f;
     let err = Snapshot::decode_from_slice(&bytes).unwrap_err();
@@ -602,7 +747,11 @@ fn decode_errors_carry_path_value_bound_and_bit() {
     assert_eq!(err.bit(), 24);
     assert_eq!(
         err.kind(),
-        &ErrorKind::OutOfRange { value: Num::Uint(127), min: Num::Uint(0), max: Num::Uint(100) }
+        &ErrorKind::OutOfRange {
+            value: Num::Uint(127),
+            min: Num::Uint(0),
+            max: Num::Uint(100)
+        }
     );
     assert_eq!(
         err.to_string(),
@@ -614,7 +763,10 @@ fn decode_errors_carry_path_value_bound_and_bit() {
 fn decoders_never_read_past_the_end() {
     let bytes = collections().to_vec().unwrap();
     for len in 0..bytes.len() {
-        assert!(Collections::decode_from_slice(&bytes[..len]).is_err(), "prefix {len}");
+        assert!(
+            Collections::decode_from_slice(&bytes[..len]).is_err(),
+            "prefix {len}"
+        );
     }
     let mut r = ReadStream::new(&bytes);
     assert!(Collections::decode(&mut r).is_ok());

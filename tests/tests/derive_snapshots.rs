@@ -15,7 +15,14 @@ fn render<T: netser::NetSerialize>(value: &T) -> String {
     let again = T::decode_from_slice(&bytes).unwrap().to_vec().unwrap();
     assert_eq!(again, bytes, "decode then encode changed the bytes");
     let mut out = String::new();
-    writeln!(out, "bits: {} (min {}, max {})", value.measure_bits().unwrap(), T::MIN_BITS, T::MAX_BITS).unwrap();
+    writeln!(
+        out,
+        "bits: {} (min {}, max {})",
+        value.measure_bits().unwrap(),
+        T::MIN_BITS,
+        T::MAX_BITS
+    )
+    .unwrap();
     write!(out, "bytes ({}):", bytes.len()).unwrap();
     for (i, b) in bytes.iter().enumerate() {
         if i % 16 == 0 {
@@ -47,7 +54,14 @@ struct PlayerInput {
 
 #[test]
 fn player_input() {
-    let v = PlayerInput { sequence: 1234, buttons: 0b10_0101, move_x: -127, move_y: 64, yaw: 90.0, pitch: -45.5 };
+    let v = PlayerInput {
+        sequence: 1234,
+        buttons: 0b10_0101,
+        move_x: -127,
+        move_y: 64,
+        yaw: 90.0,
+        pitch: -45.5,
+    };
     insta::assert_snapshot!(render(&v));
 }
 
@@ -113,7 +127,11 @@ fn snapshot() -> Snapshot {
                 position: [f * 8.0 - 256.0, 0.5, -f * 0.25],
                 // No ties between components: a tie may pick another largest index when
                 // the decoded value is encoded again.
-                orientation: if i % 2 == 0 { [0.0, 0.0, 0.0, 1.0] } else { [0.0, 0.6, 0.0, 0.8] },
+                orientation: if i % 2 == 0 {
+                    [0.0, 0.0, 0.0, 1.0]
+                } else {
+                    [0.0, 0.6, 0.0, 0.8]
+                },
                 health: (i as u8 * 3) % 101,
             }
         }),
@@ -130,19 +148,33 @@ fn snapshot_of_64_entities() {
 // 4. The packet types of a connection.
 #[derive(NetSerialize, Debug, PartialEq)]
 enum Packet {
-    ConnectionRequest { client_salt: u64 },
-    Challenge { challenge_salt: u64, #[net(bits = 10)] client_index: u16 },
+    ConnectionRequest {
+        client_salt: u64,
+    },
+    Challenge {
+        challenge_salt: u64,
+        #[net(bits = 10)]
+        client_index: u16,
+    },
     Input(PlayerInput),
     Keepalive,
-    Disconnect { #[net(range = 0..=3)] reason: u8 },
+    Disconnect {
+        #[net(range = 0..=3)]
+        reason: u8,
+    },
 }
 
 #[test]
 fn packet_types() {
     let mut out = String::new();
     for p in [
-        Packet::ConnectionRequest { client_salt: 0x0123_4567_89ab_cdef },
-        Packet::Challenge { challenge_salt: 1, client_index: 1023 },
+        Packet::ConnectionRequest {
+            client_salt: 0x0123_4567_89ab_cdef,
+        },
+        Packet::Challenge {
+            challenge_salt: 1,
+            client_index: 1023,
+        },
         Packet::Keepalive,
         Packet::Disconnect { reason: 2 },
     ] {
@@ -164,7 +196,11 @@ struct ChatMessage {
 
 #[test]
 fn chat_message() {
-    insta::assert_snapshot!(render(&ChatMessage { channel: 2, sender: 17, text: "gg wp".into() }));
+    insta::assert_snapshot!(render(&ChatMessage {
+        channel: 2,
+        sender: 17,
+        text: "gg wp".into()
+    }));
 }
 
 // 6. A subset of a scene: only the cubes that changed.
@@ -190,8 +226,16 @@ fn scene_subset() {
     let v = SceneUpdate {
         sequence: 7,
         changed: vec![
-            CubeState { index: 3, position: [1.0, 2.0, 3.0], interacting: false },
-            CubeState { index: 900, position: [-64.0, 64.0, 0.0], interacting: true },
+            CubeState {
+                index: 3,
+                position: [1.0, 2.0, 3.0],
+                interacting: false,
+            },
+            CubeState {
+                index: 900,
+                position: [-64.0, 64.0, 0.0],
+                interacting: true,
+            },
         ],
     };
     insta::assert_snapshot!(render(&v));
@@ -216,7 +260,17 @@ struct Tagged<K, V> {
 fn nested_generics() {
     let v = Envelope {
         sequence: 65535,
-        payload: Tagged { key: Some(ChatMessage { channel: 1, sender: 2, text: "hi".into() }), values: vec![Envelope { sequence: 1, payload: true }] },
+        payload: Tagged {
+            key: Some(ChatMessage {
+                channel: 1,
+                sender: 2,
+                text: "hi".into(),
+            }),
+            values: vec![Envelope {
+                sequence: 1,
+                payload: true,
+            }],
+        },
     };
     insta::assert_snapshot!(render(&v));
 }
@@ -232,7 +286,10 @@ struct Inventory {
 
 #[test]
 fn inventory() {
-    let v = Inventory { gold: 999_999, stacks: BTreeMap::from([(3, 99), (1001, 1)]) };
+    let v = Inventory {
+        gold: 999_999,
+        stacks: BTreeMap::from([(3, 99), (1001, 1)]),
+    };
     insta::assert_snapshot!(render(&v));
 }
 
@@ -250,14 +307,22 @@ struct ServerInfo {
 
 #[test]
 fn server_info() {
-    insta::assert_snapshot!(render(&ServerInfo { players: 12, name: "eu-1".into(), build: 0xdead_beef, password: true }));
+    insta::assert_snapshot!(render(&ServerInfo {
+        players: 12,
+        name: "eu-1".into(),
+        build: 0xdead_beef,
+        password: true
+    }));
 }
 
 // 10. A weapon event with optional quantized data and a nested enum.
 #[derive(NetSerialize, Debug, PartialEq)]
 enum Weapon {
     Rifle,
-    Shotgun { #[net(range = 1..=12)] pellets: u8 },
+    Shotgun {
+        #[net(range = 1..=12)]
+        pellets: u8,
+    },
 }
 
 #[derive(NetSerialize, Debug, PartialEq)]
@@ -271,6 +336,10 @@ struct FireEvent {
 
 #[test]
 fn fire_event() {
-    let v = FireEvent { weapon: Weapon::Shotgun { pellets: 8 }, spread: Some(0.25), hits: vec![Some(5), None, Some(63)] };
+    let v = FireEvent {
+        weapon: Weapon::Shotgun { pellets: 8 },
+        spread: Some(0.25),
+        hits: vec![Some(5), None, Some(63)],
+    };
     insta::assert_snapshot!(render(&v));
 }

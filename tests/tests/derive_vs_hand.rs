@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use netser::{Decoder, Encoder, Quantize, ReadStream, Result, WriteStream};
 use netser::NetSerialize;
+use netser::{Decoder, Encoder, Quantize, ReadStream, Result, WriteStream};
 use proptest::prelude::*;
 
 fn hand_bytes(write: impl FnOnce(&mut WriteStream<'_>) -> Result<()>) -> Result<Vec<u8>> {
@@ -105,7 +105,12 @@ fn read_body<D: Decoder>(d: &mut D) -> Result<RigidBody> {
             *l = d.read_compressed_f32(&LINEAR)?;
         }
     }
-    Ok(RigidBody { position, orientation, at_rest, linear_velocity })
+    Ok(RigidBody {
+        position,
+        orientation,
+        at_rest,
+        linear_velocity,
+    })
 }
 
 fn unit_quat() -> impl Strategy<Value = [f32; 4]> {
@@ -170,7 +175,10 @@ fn write_packet<E: Encoder>(e: &mut E, p: &Packet) -> Result<()> {
 fn read_packet<D: Decoder>(d: &mut D) -> Result<Packet> {
     Ok(match d.read_tag(5)? {
         0 => Packet::Input(read_input(d)?),
-        1 => Packet::Chat { channel: d.read_int(0, 7)?, text: d.read_string(64)? },
+        1 => Packet::Chat {
+            channel: d.read_int(0, 7)?,
+            text: d.read_string(64)?,
+        },
         2 => {
             let len = d.read_len(8)?;
             Packet::Bodies((0..len).map(|_| read_body(d)).collect::<Result<_>>()?)
@@ -183,7 +191,10 @@ fn read_packet<D: Decoder>(d: &mut D) -> Result<Packet> {
                 let k: u8 = d.read_value()?;
                 // A repeated key would silently lose a score: refuse it.
                 if scores.insert(k, d.read_int(0, 999)?).is_some() {
-                    return Err(netser::Error::new(netser::ErrorKind::Custom("duplicate key in a map"), bit));
+                    return Err(netser::Error::new(
+                        netser::ErrorKind::Custom("duplicate key in a map"),
+                        bit,
+                    ));
                 }
             }
             Packet::Scores(scores)
