@@ -3,6 +3,12 @@
 //! 16 KiB packet sent as 16 fragments with a small reply carrying its ack.
 //!
 //! `cargo bench -p netser-transport --bench endpoint`
+//!
+//! For repeatable instruction counts, set `NETSER_ENDPOINT_PROFILE` to
+//! `netser_small`, `reliable_small`, `netser_fragmented` or `reliable_fragmented`: the
+//! bench binary then runs that case `NETSER_ENDPOINT_ROUNDS` times (default 10000)
+//! without criterion, e.g. under `valgrind --tool=callgrind` (divide the inclusive count
+//! of `netser_round` / `reliable_round` by the rounds).
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -10,7 +16,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use netser_transport::endpoint::{Config, Endpoint};
 
 fn netser_pair() -> (Endpoint, Endpoint) {
@@ -34,6 +40,7 @@ fn reliable_pair() -> (reliable::Endpoint, reliable::Endpoint) {
 }
 
 /// `a` sends `request` to `b`, `b` answers with `reply`; `a` takes the ack.
+#[inline(never)]
 fn netser_round(
     a: &mut Endpoint,
     b: &mut Endpoint,
@@ -57,6 +64,7 @@ fn netser_round(
     bytes + a.drain_acks().count() + b.drain_acks().count()
 }
 
+#[inline(never)]
 fn reliable_round(
     a: &mut reliable::Endpoint,
     b: &mut reliable::Endpoint,
@@ -104,6 +112,36 @@ fn endpoint(c: &mut Criterion) {
     bench(c, "fragmented_16k_with_reply", &large, &small);
 }
 
+/// Runs one case a fixed number of times, for callgrind.
+fn profile(case: &str) {
+    let rounds: u32 = std::env::var("NETSER_ENDPOINT_ROUNDS")
+        .ok()
+        .and_then(|rounds| rounds.parse().ok())
+        .unwrap_or(10_000);
+    let small = [7u8; 100];
+    let large = vec![9u8; 16 * 1024];
+    let (request, implementation) = match case {
+        "netser_small" => (&small[..], "netser"),
+        "reliable_small" => (&small[..], "reliable"),
+        "netser_fragmented" => (&large[..], "netser"),
+        "reliable_fragmented" => (&large[..], "reliable"),
+        _ => panic!("unknown NETSER_ENDPOINT_PROFILE case {case:?}"),
+    };
+    let mut total = 0;
+    if implementation == "netser" {
+        let (mut a, mut b) = netser_pair();
+        for round in 0..rounds {
+            total += netser_round(&mut a, &mut b, f64::from(round) * 1e-3, request, &small);
+        }
+    } else {
+        let (mut a, mut b) = reliable_pair();
+        for _ in 0..rounds {
+            total += reliable_round(&mut a, &mut b, request, &small);
+        }
+    }
+    println!("{case}: {rounds} rounds, {total} bytes and acks");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -111,4 +149,13 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = endpoint
 }
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("NETSER_ENDPOINT_PROFILE") {
+        Ok(case) => profile(&case),
+        Err(_) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}

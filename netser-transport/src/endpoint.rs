@@ -58,11 +58,13 @@
 //! # Memory
 //!
 //! Received data is held only while a fragmented packet is being reassembled. Fragments
-//! are stored in a pool of equal-sized blocks capped by [`Config::max_reassembly_bytes`];
-//! with the default config the whole reassembly state (blocks, bookkeeping, the buffer a
-//! completed packet is returned in) never exceeds [`DEFAULT_REASSEMBLY_MEMORY_BOUND`]
-//! bytes (about 1.33 MiB) whatever a peer sends, and [`Endpoint::memory_bytes`] adds the
-//! fixed tables for a total under [`Config::memory_bound`]. Outgoing datagrams wait in a
+//! are copied once, into one pool of `fragment_size` blocks capped by
+//! [`Config::max_reassembly_bytes`], where each packet in progress holds a run of adjacent
+//! blocks; a completed packet is handed back from there by reference. With the default
+//! config the whole reassembly state (pool and bookkeeping) never exceeds
+//! [`DEFAULT_REASSEMBLY_MEMORY_BOUND`] bytes (about 1.005 MiB) whatever a peer sends, and
+//! [`Endpoint::memory_bytes`] adds the fixed tables for a total under
+//! [`Config::memory_bound`]. Outgoing datagrams wait in a
 //! queue until [`Endpoint::poll_transmit`] drains it, and acks until
 //! [`Endpoint::drain_acks`]; both grow only with what you send yourself.
 
@@ -70,6 +72,7 @@ pub mod header;
 mod reassembly;
 mod stats;
 
+use core::ops::Range;
 use std::collections::VecDeque;
 
 use header::{
@@ -82,8 +85,10 @@ use stats::{ReceivedPacket, RttHistory, SentPacket};
 use crate::sequence::{sequence_difference, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 
 /// The reassembly memory bound of [`Config::default`], in bytes: the value of
-/// `Config::default().reassembly_memory_bound()` on a 64-bit target.
-pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1_399_296;
+/// `Config::default().reassembly_memory_bound()` on a 64-bit target. It is the pool
+/// (1024 blocks of 1024 bytes), its block map (one bit per block: 128 bytes) and the
+/// table of 64 packets in progress (80 bytes each).
+pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1024 * 1024 + 128 + 64 * 80;
 
 /// The endpoint's settings. The defaults are the articles' and `reliable`'s (fragment
 /// size 1024, up to 256 fragments, 256-packet windows), except where noted.
@@ -117,8 +122,10 @@ pub struct Config {
     /// Packets that can be in reassembly at once. A power of two. Default 64.
     pub fragment_reassembly_buffer_size: usize,
     /// Most bytes of fragment data held for reassembly, across all packets in progress
-    /// (rounded down to whole fragments; at least one full packet). Default 1 MiB.
-    /// `reliable` has no such cap; this is what bounds a flood of fragments.
+    /// (rounded down to whole fragments; at least one full packet). A packet's first
+    /// fragment reserves room for all of its fragments, so its payload is reassembled in
+    /// one piece. Default 1 MiB. `reliable` has no such cap; this is what bounds a flood
+    /// of fragments.
     pub max_reassembly_bytes: usize,
     /// Weight of each new RTT sample in the smoothed RTT. Default 0.0025.
     pub rtt_smoothing_factor: f64,
@@ -278,8 +285,8 @@ impl Config {
     }
 
     /// The most heap bytes reassembly can hold with this config, whatever arrives:
-    /// the fragment pool, its bookkeeping, the table of packets in progress and the
-    /// buffer a completed packet is returned in.
+    /// the fragment pool (a completed packet is returned from it, not copied out), its
+    /// block map and the table of packets in progress.
     ///
     /// ```
     /// use netser_transport::endpoint::{Config, DEFAULT_REASSEMBLY_MEMORY_BOUND};
@@ -291,7 +298,6 @@ impl Config {
             self.fragment_reassembly_buffer_size,
             self.fragment_size,
             self.max_reassembly_blocks(),
-            self.max_packet_size,
         )
     }
 
@@ -304,7 +310,7 @@ impl Config {
     /// use netser_transport::endpoint::Config;
     /// let config = Config::default();
     /// assert!(config.memory_bound() > config.reassembly_memory_bound());
-    /// assert!(config.memory_bound() < 1_500_000);
+    /// assert!(config.memory_bound() < 1_100_000);
     /// ```
     pub fn memory_bound(&self) -> usize {
         self.reassembly_memory_bound() + self.fixed_table_bytes()
@@ -682,8 +688,8 @@ struct QueuedTransmit {
 enum Payload {
     /// In the datagram, from this offset.
     Datagram(usize),
-    /// In the reassembly output buffer.
-    Reassembled,
+    /// In the reassembly pool, at this range.
+    Reassembled(Range<usize>),
 }
 
 /// One side of a connection: see the [module docs](self) for the run loop.
@@ -966,9 +972,9 @@ impl Endpoint {
                 sequence,
                 payload: &datagram[start..],
             })),
-            Ok(Some((sequence, Payload::Reassembled))) => Ok(Some(Received {
+            Ok(Some((sequence, Payload::Reassembled(range)))) => Ok(Some(Received {
                 sequence,
-                payload: self.reassembly.output(),
+                payload: self.reassembly.payload(range),
             })),
             Ok(None) => Ok(None),
             Err(error) => {
@@ -1089,6 +1095,7 @@ impl Endpoint {
                 ack,
                 ack_bits,
                 wire_bytes,
+                payload,
             } => {
                 self.counters.fragments_received += 1;
                 self.counters.packets_reassembled += 1;
@@ -1098,7 +1105,7 @@ impl Endpoint {
                     ack_bits,
                 };
                 self.accept(now, header, wire_bytes)?;
-                Ok(Some((sequence, Payload::Reassembled)))
+                Ok(Some((sequence, Payload::Reassembled(payload))))
             }
         }
     }
