@@ -46,17 +46,18 @@ fn crc(protocol_id: u64, body: &[u8]) -> u32 {
 /// its length in bytes.
 ///
 /// # Errors
-/// [`ErrorKind::PacketTooShort`] when `buf` cannot hold the header, and whatever
-/// `write_body` returns ([`ErrorKind::BufferFull`] when the packet does not fit).
+/// [`ErrorKind::BufferFull`] when `buf` cannot hold the header or the packet, and
+/// whatever else `write_body` returns.
 pub fn write_packet_with<F>(protocol_id: u64, buf: &mut [u8], write_body: F) -> Result<usize>
 where
     F: FnOnce(&mut WriteStream<'_>) -> Result<()>,
 {
     if buf.len() < HEADER_BYTES {
+        let remaining = buf.len() as u64 * 8;
         return Err(Error::new(
-            ErrorKind::PacketTooShort {
-                len: buf.len(),
-                min: HEADER_BYTES,
+            ErrorKind::BufferFull {
+                wanted: 32,
+                remaining,
             },
             0,
         ));

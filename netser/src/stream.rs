@@ -363,6 +363,12 @@ pub trait Encoder: Sized {
         if let Some(position) = s.bytes().position(|b| b == 0) {
             return Err(Error::new(ErrorKind::NulInString { position }, start));
         }
+        // Length, padding and bytes must all fit before any of them is written.
+        let len_bits = <usize as RangedInt>::range_bits(0, max_len) as u64;
+        let pad = (8 - (start + len_bits) % 8) % 8;
+        if s.len() <= max_len {
+            check_room(self, len_bits + pad + s.len() as u64 * 8)?;
+        }
         self.write_len(s.len(), max_len)?;
         self.write_bytes(s.as_bytes())?;
         self.trace(start, TraceValue::Str(s));
@@ -481,8 +487,9 @@ pub trait Encoder: Sized {
         self.write_len(items.len(), max_len)?;
         for (i, item) in items.iter().enumerate() {
             self.tracer().enter(Segment::Index(i));
-            item.encode(self).map_err(|e| e.at_index(i))?;
+            let written = item.encode(self);
             self.tracer().exit();
+            written.map_err(|e| e.at_index(i))?;
         }
         Ok(())
     }
@@ -554,8 +561,9 @@ pub trait Encoder: Sized {
                 }
             }
             self.tracer().enter(Segment::Index(i));
-            write_item(self, i).map_err(|e| e.at_index(i))?;
+            let written = write_item(self, i);
             self.tracer().exit();
+            written.map_err(|e| e.at_index(i))?;
         }
         if use_sparse {
             self.write_int_relative(previous, len as i32)?;
@@ -1030,8 +1038,9 @@ pub trait Decoder: Sized {
         let mut items = Vec::with_capacity(seq_capacity::<T>(len, self.bits_remaining()));
         for i in 0..len {
             self.tracer().enter(Segment::Index(i));
-            items.push(T::decode(self).map_err(|e| e.at_index(i))?);
+            let item = T::decode(self);
             self.tracer().exit();
+            items.push(item.map_err(|e| e.at_index(i))?);
         }
         Ok(items)
     }
@@ -1073,8 +1082,9 @@ pub trait Decoder: Sized {
             for i in 0..len {
                 if self.read_bool()? {
                     self.tracer().enter(Segment::Index(i));
-                    read_item(self, i).map_err(|e| e.at_index(i))?;
+                    let read = read_item(self, i);
                     self.tracer().exit();
+                    read.map_err(|e| e.at_index(i))?;
                 }
             }
             return Ok(());
@@ -1097,8 +1107,9 @@ pub trait Decoder: Sized {
                 ));
             }
             self.tracer().enter(Segment::Index(i as usize));
-            read_item(self, i as usize).map_err(|e| e.at_index(i as usize))?;
+            let read = read_item(self, i as usize);
             self.tracer().exit();
+            read.map_err(|e| e.at_index(i as usize))?;
             previous = i;
         }
     }
@@ -1525,5 +1536,74 @@ impl<T: Tracer> Decoder for ReadStream<'_, T> {
     #[inline(always)]
     fn tracer(&mut self) -> &mut T {
         &mut self.tracer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    #[test]
+    fn a_string_that_does_not_fit_writes_nothing() {
+        let mut buf = [0u8; 4];
+        let mut w = WriteStream::new(&mut buf);
+        w.write_bits(1, 3).unwrap();
+        let e = w.write_string("hello", 15).unwrap_err();
+        // 4 bits of length, 1 of padding, 40 of bytes, with 29 bits of room.
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::BufferFull {
+                wanted: 45,
+                remaining: 29
+            }
+        );
+        assert_eq!(w.bit_position(), 3);
+        w.write_string("hi", 15).unwrap();
+        assert_eq!(w.bit_position(), 24);
+    }
+
+    #[test]
+    fn the_trace_path_unwinds_when_an_element_fails() {
+        let mut buf = [0u8; 16];
+        let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+        // 128 bits of room: the length (4 bits) and three u32s fit, the fourth does not.
+        let items = [7u32; 5];
+        let e = w.write_seq(&items, 8).unwrap_err();
+        assert_eq!(e.path(), "[3]");
+        w.write_bool(true).unwrap();
+        let trace = w.into_tracer();
+        assert_eq!(trace.entries().last().unwrap().path, "");
+    }
+
+    #[test]
+    fn measure_counts_what_write_writes() {
+        let mut buf = [0u8; 64];
+        let mut w = WriteStream::new(&mut buf);
+        let mut m = MeasureStream::new();
+        fn ops<E: Encoder>(e: &mut E) -> Result<()> {
+            e.write_bits(3, 2)?;
+            e.write_string("abc", 10)?;
+            e.write_quat([0.0, 0.0, 0.0, 1.0], 9)?;
+            e.write_int_relative(5, 300)?;
+            e.write_subset(100, |i| i % 40 == 0, |e, i| e.write_int(i as u32, 0, 99))?;
+            e.align()
+        }
+        ops(&mut w).unwrap();
+        ops(&mut m).unwrap();
+        assert_eq!(w.bit_position(), m.bits());
+    }
+
+    #[test]
+    fn read_subset_is_bounded_whatever_the_input() {
+        // All ones: sparse mode, then +1 steps forever; the reader stops at `len`.
+        let bytes = [0xffu8; 64];
+        let mut seen = 0;
+        let r = ReadStream::new(&bytes).read_subset(10, |_, _| {
+            seen += 1;
+            Ok(())
+        });
+        assert!(r.is_ok());
+        assert_eq!(seen, 10);
     }
 }
