@@ -130,7 +130,19 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
         type_name: cont.ident.to_string(),
     };
     let ident = cont.ident;
-    let generics = bounded_generics(cont.generics, &krate);
+    let mut generics = bounded_generics(cont.generics, &krate);
+    // Each nested type must implement the trait: stated once, in the where clause at
+    // the field's type, so a type without an impl is one error there, not one per use.
+    let predicates = nested_types(&bodies).into_iter().map(|ty| {
+        // All of it at the type's span (the runtime path too), so rustc can point there.
+        let span = ty.span();
+        let krate = respan(krate.clone(), span);
+        quote_spanned!(span=> #ty: #krate::NetSerialize)
+    });
+    let where_clause = generics.make_where_clause();
+    for p in predicates {
+        where_clause.predicates.push(syn::parse_quote!(#p));
+    }
     let (impl_g, ty_g, where_g) = generics.split_for_impl();
     let enc = quote!(#krate::Encoder);
     let dec = quote!(#krate::Decoder);
@@ -315,6 +327,62 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             }
         };
     }
+}
+
+/// `tokens` with every token (and group) moved to `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// Every type sent through its own impl, once each, in order of appearance.
+fn nested_types(bodies: &[Body<'_>]) -> Vec<syn::Type> {
+    fn walk(wire: &Wire, seen: &mut Vec<String>, out: &mut Vec<syn::Type>) {
+        match wire {
+            Wire::Value(ty) => {
+                let key = quote!(#ty).to_string();
+                if !seen.contains(&key) {
+                    seen.push(key);
+                    out.push(ty.clone());
+                }
+            }
+            Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } | Wire::Seq { elem, .. } => {
+                walk(elem, seen, out)
+            }
+            Wire::Option { inner } => walk(inner, seen, out),
+            Wire::Map { key, value, .. } => {
+                walk(key, seen, out);
+                walk(value, seen, out);
+            }
+            Wire::IntRange { .. }
+            | Wire::IntBits { .. }
+            | Wire::Quantize { .. }
+            | Wire::Quat { .. }
+            | Wire::String { .. }
+            | Wire::With { .. } => {}
+        }
+    }
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for wire in bodies
+        .iter()
+        .flat_map(|b| &b.fields)
+        .filter_map(|f| f.wire.as_ref())
+    {
+        walk(wire, &mut seen, &mut out);
+    }
+    out
 }
 
 /// One associated fn per `when` condition, taking the fields sent before it by
