@@ -5,6 +5,7 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn.
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use netser_bench::{contenders, size_report, Workload};
@@ -46,7 +47,10 @@ fn peers(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default();
+    // 56 benchmarks: short windows keep a full run near three minutes.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     targets = peers
 }
 criterion_main!(benches);

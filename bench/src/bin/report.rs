@@ -294,7 +294,7 @@ fn draw(
         .iter()
         .flat_map(|r| r.ratios.iter().flat_map(|x| [x.1, x.2, x.3]))
         .collect();
-    let lo = all.iter().copied().fold(1.0f64, f64::min) / 1.5;
+    let lo = all.iter().copied().fold(0.1f64, f64::min) / 1.5;
     let hi = all.iter().copied().fold(1.0f64, f64::max) * 1.5;
     let series = [
         ("encode time", BLUE),
