@@ -7,7 +7,8 @@
 //! * one module per serializer, each a [`Contender`] holding its input, its reused buffer
 //!   and its last decoded value: [`netser_codec`] (derived, and a hand-written control),
 //!   [`bitcode_codec`] (on the `f32` struct and pre-quantized), [`bincode_codec`],
-//!   [`naia_codec`], [`memcpy_codec`] (the floor).
+//!   [`naia_codec`], [`memcpy_codec`] (the floor); [`lean_codec`] is an experiment (the
+//!   same bytes through netser's bit layer with coalesced writes).
 //!
 //! `benches/peers.rs` (criterion) and the `report` program time them; see BENCHMARKS.md.
 //!
@@ -24,6 +25,7 @@
 pub mod bincode_codec;
 pub mod bitcode_codec;
 pub mod data;
+pub mod lean_codec;
 pub mod memcpy_codec;
 pub mod model;
 pub mod naia_codec;
@@ -59,6 +61,7 @@ pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
     vec![
         Box::new(netser_codec::derived(snapshot)),
         Box::new(netser_codec::hand(snapshot)),
+        Box::new(lean_codec::LeanCodec::new(snapshot)),
         Box::new(bitcode_codec::on_f32(snapshot)),
         Box::new(bitcode_codec::on_quantized(snapshot)),
         Box::new(bincode_codec::BincodeCodec::new(snapshot)),
@@ -126,8 +129,10 @@ mod tests {
                 assert_eq!(c.bytes().len(), len);
                 c.decode();
                 match c.name() {
-                    "netser" | "netser-hand" => check_quantized(&s, &c.decoded().unwrap())
-                        .unwrap_or_else(|e| panic!("{} {}: {e}", c.name(), w.label())),
+                    "netser" | "netser-hand" | "netser-lean" => {
+                        check_quantized(&s, &c.decoded().unwrap())
+                            .unwrap_or_else(|e| panic!("{} {}: {e}", c.name(), w.label()))
+                    }
                     "bitcode" | "bincode" | "memcpy" => {
                         assert_eq!(c.decoded().as_ref(), Some(&s), "{}", c.name())
                     }
@@ -168,7 +173,7 @@ mod tests {
         let report = size_report();
         assert_eq!(report.len(), 4);
         for (_, sizes) in &report {
-            assert_eq!(sizes.len(), 7);
+            assert_eq!(sizes.len(), 8);
             let netser = sizes[0].1;
             let memcpy = sizes.iter().find(|(n, _)| *n == "memcpy").unwrap().1;
             assert!(netser < memcpy);

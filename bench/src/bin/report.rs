@@ -16,13 +16,14 @@ use netser_bench::{contenders, Contender, Workload};
 use plotters::prelude::*;
 
 /// The peers each netser ratio is taken against, in table and chart order.
-const PEERS: [&str; 6] = [
+const PEERS: [&str; 7] = [
     "bitcode",
     "bitcode-quant",
     "bincode",
     "naia-serde",
     "memcpy",
     "netser-hand",
+    "netser-lean",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -366,7 +367,7 @@ mod tests {
             svg: std::env::temp_dir().join(format!("netser-ratios-{}.svg", std::process::id())),
         };
         let r = measure(&Workload::new(64, true), &options);
-        assert_eq!(r.rows.len(), 7);
+        assert_eq!(r.rows.len(), 8);
         assert_eq!(r.ratios.len(), PEERS.len());
         assert!(r.rows.iter().all(|x| x.2 > 0.0 && x.3 > 0.0));
         let results = vec![r];
