@@ -73,7 +73,6 @@ mod reassembly;
 mod stats;
 
 use core::ops::Range;
-use std::collections::VecDeque;
 
 use header::{
     FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES, MAX_FRAGMENTS, MAX_PACKET_HEADER_BYTES,
@@ -453,7 +452,8 @@ pub enum ReceiveError {
         /// The fragment.
         fragment_id: u8,
     },
-    /// No reassembly block could be found (the config checks make this unreachable).
+    /// No run of reassembly blocks could be had for the packet (the config checks make
+    /// this unreachable).
     ReassemblyFull {
         /// The packet.
         sequence: u16,
@@ -711,7 +711,10 @@ pub struct Endpoint {
     reassembly: Reassembly,
     acks: Vec<u16>,
     outgoing: Vec<u8>,
-    transmits: VecDeque<QueuedTransmit>,
+    /// Datagrams queued in `outgoing`; those before `next_transmit` have been polled.
+    /// Both are emptied once everything is polled.
+    transmits: Vec<QueuedTransmit>,
+    next_transmit: usize,
     rtt_history: RttHistory,
     has_rtt: bool,
     stats: Stats,
@@ -727,7 +730,7 @@ impl core::fmt::Debug for Endpoint {
             .field("ack", &self.ack)
             .field("ack_bits", &format_args!("{:#034b}", self.ack_bits))
             .field("pending_acks", &self.acks.len())
-            .field("pending_transmits", &self.transmits.len())
+            .field("pending_transmits", &self.pending_transmits())
             .field("pending_reassemblies", &self.reassembly.pending())
             .field("stats", &self.stats)
             .field("counters", &self.counters)
@@ -762,7 +765,8 @@ impl Endpoint {
             ),
             acks: Vec::new(),
             outgoing: Vec::new(),
-            transmits: VecDeque::new(),
+            transmits: Vec::new(),
+            next_transmit: 0,
             rtt_history: RttHistory::new(config.rtt_history_size),
             has_rtt: false,
             stats: Stats::default(),
@@ -836,9 +840,11 @@ impl Endpoint {
         let sequence = self.sequence;
         self.sequence = sequence.wrapping_add(1);
         self.time = now;
-        if self.transmits.is_empty() {
-            // Everything handed out before has been sent: reuse the buffer.
+        if self.next_transmit == self.transmits.len() {
+            // Everything handed out before has been sent: reuse the buffers.
             self.outgoing.clear();
+            self.transmits.clear();
+            self.next_transmit = 0;
         }
         let (header, header_len) = PacketHeader {
             sequence,
@@ -853,7 +859,7 @@ impl Endpoint {
             let start = self.outgoing.len();
             self.outgoing.extend_from_slice(header);
             self.outgoing.extend_from_slice(payload);
-            self.transmits.push_back(QueuedTransmit {
+            self.transmits.push(QueuedTransmit {
                 sequence,
                 start,
                 end: self.outgoing.len(),
@@ -879,7 +885,7 @@ impl Endpoint {
                 }
                 self.outgoing.extend_from_slice(data);
                 let end = self.outgoing.len();
-                self.transmits.push_back(QueuedTransmit {
+                self.transmits.push(QueuedTransmit {
                     sequence,
                     start,
                     end,
@@ -915,13 +921,18 @@ impl Endpoint {
     /// assert!(endpoint.poll_transmit().is_none());
     /// ```
     pub fn poll_transmit(&mut self) -> Option<Transmit<'_>> {
-        match self.transmits.pop_front() {
-            Some(queued) => Some(Transmit {
-                sequence: queued.sequence,
-                data: &self.outgoing[queued.start..queued.end],
-            }),
+        match self.transmits.get(self.next_transmit) {
+            Some(queued) => {
+                self.next_transmit += 1;
+                Some(Transmit {
+                    sequence: queued.sequence,
+                    data: &self.outgoing[queued.start..queued.end],
+                })
+            }
             None => {
                 self.outgoing.clear();
+                self.transmits.clear();
+                self.next_transmit = 0;
                 None
             }
         }
@@ -936,7 +947,7 @@ impl Endpoint {
     /// assert_eq!(endpoint.pending_transmits(), 2);
     /// ```
     pub fn pending_transmits(&self) -> usize {
-        self.transmits.len()
+        self.transmits.len() - self.next_transmit
     }
 
     /// Takes in one datagram received at `now`. A regular packet, or the last missing
@@ -1373,6 +1384,7 @@ impl Endpoint {
         self.acks.clear();
         self.outgoing.clear();
         self.transmits.clear();
+        self.next_transmit = 0;
         self.rtt_history.clear();
         self.has_rtt = false;
         self.stats = Stats::default();
@@ -1488,6 +1500,64 @@ mod tests {
             b.receive_packet(0.0, &fragments[1]),
             Err(ReceiveError::Duplicate { sequence: 0 })
         );
+    }
+
+    #[test]
+    fn interleaved_packets_of_every_size_reassemble_exactly_from_a_small_pool() {
+        // 48 blocks of 16 bytes for packets of up to 16 fragments: runs of every length
+        // come and go, the pool fragments, and full pools evict.
+        let config = Config {
+            max_packet_size: 256,
+            fragment_above: 16,
+            fragment_size: 16,
+            max_fragments: 16,
+            max_reassembly_bytes: 48 * 16,
+            fragment_reassembly_buffer_size: 8,
+            ..Config::default()
+        };
+        let mut sender = Endpoint::new(config.clone(), 0.0).unwrap();
+        let mut receiver = Endpoint::new(config.clone(), 0.0).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut sent = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut delivered = 0;
+        for _ in 0..300 {
+            // Five packets at a time, their fragments shuffled together.
+            let mut datagrams = Vec::new();
+            for _ in 0..5 {
+                let len = 17 + (next() % 240) as usize;
+                let sequence = sender.next_sequence();
+                let payload: Vec<u8> = (0..len).map(|i| (i as u8) ^ (sequence as u8)).collect();
+                sender.send_packet(0.0, &payload).unwrap();
+                datagrams.extend(transmits(&mut sender));
+                sent.push(payload);
+            }
+            for i in (1..datagrams.len()).rev() {
+                datagrams.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            for datagram in &datagrams {
+                if let Ok(Some(packet)) = receiver.receive_packet(0.0, datagram) {
+                    assert_eq!(packet.payload, sent[usize::from(packet.sequence)]);
+                    assert!(seen.insert(packet.sequence), "delivered once");
+                    delivered += 1;
+                }
+                assert!(receiver.memory_bytes() <= config.memory_bound());
+                assert!(receiver.reassembly_block_bytes() <= config.max_reassembly_bytes);
+            }
+        }
+        let counters = receiver.counters();
+        assert_eq!(counters.packets_reassembled, delivered);
+        assert!(
+            delivered > 1000,
+            "most packets get through: {delivered} of 1500"
+        );
+        assert!(counters.drops.reassembly_evicted > 0, "the pool ran full");
     }
 
     #[test]

@@ -131,9 +131,15 @@ impl BlockMap {
 
     /// The first block of the lowest run of `count` free blocks (`count >= 1`).
     fn find_free_run(&self, count: usize) -> Option<usize> {
-        let mut run_start = 0;
-        let mut block = 0;
-        while block < self.blocks {
+        self.find_free_run_within(0..self.blocks, count)
+    }
+
+    /// [`find_free_run`](Self::find_free_run) among the blocks of `within` only.
+    fn find_free_run_within(&self, within: Range<usize>, count: usize) -> Option<usize> {
+        let end = within.end.min(self.blocks);
+        let mut run_start = within.start;
+        let mut block = within.start;
+        while block < end {
             let bit = block % 64;
             let word = self.words.get(block / 64).copied().unwrap_or(u64::MAX) >> bit;
             let left_in_word = 64 - bit;
@@ -143,7 +149,7 @@ impl BlockMap {
                 run_start = block;
             } else {
                 block += (word.trailing_zeros() as usize).min(left_in_word);
-                if block.min(self.blocks) - run_start >= count {
+                if block.min(end) - run_start >= count {
                     return Some(run_start);
                 }
             }
@@ -279,8 +285,13 @@ impl Reassembly {
                 if let Some(packet) = self.packets.remove(sequence) {
                     self.dropped.evicted += 1;
                     release(&mut self.used, &packet);
-                    if let Some(first) = self.used.find_free_run(count) {
-                        return Some(first);
+                    // A run free only now overlaps the blocks just freed: look around
+                    // them rather than through the whole map.
+                    if let Some(freed) = packet.blocks() {
+                        let around = freed.start.saturating_sub(count - 1)..freed.end + count - 1;
+                        if let Some(first) = self.used.find_free_run_within(around, count) {
+                            return Some(first);
+                        }
                     }
                 }
             }
@@ -573,6 +584,9 @@ mod tests {
         map.mark(60..70, false);
         assert_eq!(map.find_free_run(68), Some(60));
         assert_eq!(map.find_free_run(69), None);
+        assert_eq!(map.find_free_run_within(65..130, 63), Some(65));
+        assert_eq!(map.find_free_run_within(65..127, 63), None);
+        assert_eq!(map.find_free_run_within(70..80, 10), Some(70));
         map.clear();
         assert_eq!(map.find_free_run(130), Some(0));
     }
