@@ -1,5 +1,5 @@
 //! `SCHEMA_HASH`: a fingerprint of the wire layout, from the same wire forms as
-//! encode and decode. See `WIRE-derive.md` for the exact definition.
+//! encode and decode. See the repository's `WIRE.md`, section 2.5, for the exact definition.
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};

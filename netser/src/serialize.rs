@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use crate::error::Result;
 use crate::schema::{combine, fnv1a};
 use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
+use crate::trace::{Segment, Tracer};
 
 /// A type with one wire layout: encoded from `&self`, decoded into a fresh value, with
 /// its exact size bounds and a schema hash known at compile time.
@@ -185,7 +186,10 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
         for (i, item) in self.iter().enumerate() {
-            item.encode(e).map_err(|err| err.at_index(i))?;
+            e.tracer().enter(Segment::Index(i));
+            let written = item.encode(e);
+            e.tracer().exit();
+            written.map_err(|err| err.at_index(i))?;
         }
         Ok(())
     }
@@ -193,7 +197,10 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
         let mut items = Vec::with_capacity(N);
         for i in 0..N {
-            items.push(T::decode(d).map_err(|err| err.at_index(i))?);
+            d.tracer().enter(Segment::Index(i));
+            let item = T::decode(d);
+            d.tracer().exit();
+            items.push(item.map_err(|err| err.at_index(i))?);
         }
         // Exactly N elements were pushed, so the conversion cannot fail.
         items
