@@ -101,7 +101,7 @@ impl Peer {
 
 fn entity(i: u16, tick: u32) -> Entity {
     let t = tick as f32 / 60.0;
-    let at_rest = i % 2 == 0;
+    let at_rest = i.is_multiple_of(2);
     let angle = t * 0.5 + i as f32;
     Entity {
         id: i * 61 % 4096,
@@ -183,8 +183,8 @@ fn main() {
         let input = PlayerInput {
             tick: tick % 65536,
             move_dir: [(now.sin()) as f32, 0.25],
-            jump: tick % 30 == 0,
-            fire: tick % 7 == 0,
+            jump: tick.is_multiple_of(30),
+            fire: tick.is_multiple_of(7),
         };
         client.send(now, &mut net, SERVER, &Packet::Input(input));
         inputs_sent += 1;
@@ -194,7 +194,7 @@ fn main() {
         }
 
         // Server: a snapshot every third frame, slices within the chunk budget.
-        if tick % 3 == 0 {
+        if tick.is_multiple_of(3) {
             let snapshot = Snapshot {
                 tick: tick % 65536,
                 entities: (0..64).map(|i| entity(i, tick)).collect(),
