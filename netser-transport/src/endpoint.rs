@@ -1560,6 +1560,57 @@ mod tests {
         assert!(counters.drops.reassembly_evicted > 0, "the pool ran full");
     }
 
+    /// One datagram reserves a whole run of blocks, so the cheapest flood is the 1-byte
+    /// last fragment of a 256-fragment packet: 6 bytes that claim 256 KiB of pool. The
+    /// pool fills at once and then recycles, memory never passes the bound, and real
+    /// packets sent after the flood push the forged runs out and arrive.
+    #[test]
+    fn tiny_fragments_reserving_whole_runs_stay_within_the_memory_bound() {
+        let (mut sender, mut receiver) = pair();
+        let config = receiver.config().clone();
+        let mut state = 0x5eed_f00du64;
+        let mut reserved = 0;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut datagram = FragmentHeader {
+                sequence: 40 + (state % 16) as u16,
+                fragment_id: 255,
+                num_fragments: 256,
+            }
+            .encode()
+            .to_vec();
+            datagram.push(0xEE);
+            if receiver.receive_packet(0.0, &datagram) == Ok(None) {
+                reserved += 1;
+            }
+            assert!(receiver.reassembly_bytes() <= config.reassembly_memory_bound());
+            assert!(receiver.memory_bytes() <= config.memory_bound());
+        }
+        assert!(reserved > 16, "forged runs were reserved: {reserved}");
+        assert_eq!(
+            receiver.reassembly_block_bytes(),
+            config.max_reassembly_bytes
+        );
+        assert!(receiver.counters().drops.reassembly_evicted > 0);
+        for round in 0..20u8 {
+            let real: Vec<u8> = (0..16 * 1024).map(|i| (i % 251) as u8 ^ round).collect();
+            sender.send_packet(1.0, &real).unwrap();
+            let mut delivered = None;
+            for datagram in transmits(&mut sender) {
+                if let Some(packet) = receiver.receive_packet(1.0, &datagram).unwrap() {
+                    delivered = Some(packet.payload.to_vec());
+                }
+                assert!(receiver.memory_bytes() <= config.memory_bound());
+            }
+            assert!(
+                delivered.as_deref() == Some(&real[..]),
+                "round {round}: the real packet was not delivered intact"
+            );
+        }
+    }
+
     #[test]
     fn reset_forgets_everything() {
         let (mut a, mut b) = pair();

@@ -13,6 +13,13 @@
 //! in-progress packets give their runs up until one is (newer data is worth more). The
 //! config guarantees the pool holds one packet of the largest size, so emptying it always
 //! makes room.
+//!
+//! A run is reserved whole by a packet's first fragment, whichever it is, so one datagram
+//! (even the 1-byte last fragment of a 256-fragment packet) claims a packet's worth of
+//! pool. That costs a flood nothing in memory (the pool is capped all the same) and gives
+//! a forger no power it lacks anyway: whoever can inject datagrams into the connection can
+//! already take a real packet's sequence with a 4-byte forged packet. Telling peers apart
+//! is the connection layer's job.
 
 use core::ops::Range;
 
