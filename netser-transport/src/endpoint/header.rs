@@ -1,5 +1,5 @@
 //! The packet header and fragment header, byte for byte as the `reliable` library writes
-//! them (see `WIRE-endpoint.md`).
+//! them (see the repository's `WIRE.md`, section 3).
 //!
 //! A regular packet starts with a prefix byte whose bit 0 is clear, then the sequence
 //! (little-endian u16), then the ack: one byte holding `sequence - ack` when that wrapped
