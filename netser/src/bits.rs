@@ -135,6 +135,21 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
+    /// Writes `value < 2^bits` (`bits <= 64`, guaranteed by the caller, as the bounded
+    /// primitives do); only the room is checked.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[inline(always)]
+    pub(crate) fn write_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
+        debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
+        if bits as u64 > self.capacity_bits - self.bits_written {
+            return Err(self.full(bits as u64));
+        }
+        self.push(value, bits);
+        Ok(())
+    }
+
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {

@@ -32,6 +32,8 @@ pub struct Quantize {
     res: f32,
     delta: f32,
     max_integer_value: u32,
+    /// `max_integer_value` as a float, converted once.
+    max_integer_f32: f32,
     bits: u32,
     clamp: bool,
 }
@@ -86,6 +88,7 @@ impl Quantize {
             res,
             delta,
             max_integer_value,
+            max_integer_f32: max_integer_value as f32,
             bits: bits_required(0, max_integer_value as u64),
             clamp: false,
         })
@@ -133,8 +136,29 @@ impl Quantize {
     /// # Errors
     /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
     /// the range unless clamping; `bit` is the offset reported in the error.
-    #[inline]
+    #[inline(always)]
     pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
+        // In range (NaN fails both comparisons), `f32(value - min) <= delta` by monotone
+        // rounding, so `n` is already in [0, 1]: the reference's clamps cannot fire here.
+        let n = if value >= self.min && value <= self.max {
+            (value - self.min) / self.delta
+        } else {
+            self.outside(value, bit)?
+        };
+        let scaled = n * self.max_integer_f32;
+        // Non-negative and below 2^32, so truncation is floor (through i64: one convert
+        // instruction instead of the saturating u32 sequence). Between 2^23 and 2^24
+        // float32 steps are 1.0, so `max + 0.5` rounds to even: an odd
+        // `max_integer_value` would become one more, which the reader refuses (the
+        // reference does so); clamp it.
+        Ok(((scaled + 0.5) as i64 as u32).min(self.max_integer_value))
+    }
+
+    /// A value outside the range: an error, or the clamped `n` (0 or 1, as the
+    /// reference's clamps give) when clamping.
+    #[cold]
+    #[inline(never)]
+    fn outside(&self, value: f32, bit: u64) -> Result<f32> {
         if !value.is_finite() {
             return Err(Error::new(
                 ErrorKind::NotFinite {
@@ -143,8 +167,7 @@ impl Quantize {
                 bit,
             ));
         }
-        let in_range = value >= self.min && value <= self.max;
-        if !self.clamp && !in_range {
+        if !self.clamp {
             return Err(Error::new(
                 ErrorKind::OutOfRange {
                     value: Num::Float(value as f64),
@@ -154,24 +177,14 @@ impl Quantize {
                 bit,
             ));
         }
-        let mut n = (value - self.min) / self.delta;
-        if !(n >= 0.0) {
-            n = 0.0;
-        } else if !(n <= 1.0) {
-            n = 1.0;
-        }
-        let scaled = n * self.max_integer_value as f32;
-        // Non-negative, so truncation is floor. Between 2^23 and 2^24 float32 steps are
-        // 1.0, so `max + 0.5` rounds to even: an odd `max_integer_value` would become one
-        // more, which the reader refuses (the reference does so); clamp it.
-        Ok(((scaled + 0.5) as u32).min(self.max_integer_value))
+        Ok(if value < self.min { 0.0 } else { 1.0 })
     }
 
     /// The value an integer read from the wire stands for. The caller has checked
     /// `integer <= max_integer_value`.
-    #[inline]
+    #[inline(always)]
     pub fn dequantize(&self, integer: u32) -> f32 {
-        (integer as f32 / self.max_integer_value as f32) * self.delta + self.min
+        (integer as f32 / self.max_integer_f32) * self.delta + self.min
     }
 }
 

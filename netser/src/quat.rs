@@ -43,66 +43,73 @@ fn max_int(bits: u32) -> u32 {
 /// # Errors
 /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 32`,
 /// [`ErrorKind::InvalidQuaternion`] for a non-finite or zero-length quaternion.
+#[inline]
 pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
     check_bits(bits, bit)?;
     let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    let usable = len2.is_finite() && len2 > 0.0 && q.iter().all(|c| c.is_finite());
-    if !usable {
+    // A NaN component makes `len2` NaN and an infinite one makes it infinite.
+    if !(len2 > 0.0 && len2.is_finite()) {
         return Err(Error::new(ErrorKind::InvalidQuaternion, bit));
     }
-    let inv = 1.0 / sqrt(len2);
     let mut largest = 0;
     for i in 1..4 {
         if q[i].abs() > q[largest].abs() {
             largest = i;
         }
     }
+    let inv = 1.0 / sqrt(len2);
     let sign = if q[largest] < 0.0 { -inv } else { inv };
-    let scale = max_int(bits) as f32;
+    let max = max_int(bits);
+    let half_scale = max as f32 * 0.5;
     let mut out = [0u32; 3];
-    let mut j = 0;
-    for (i, &c) in q.iter().enumerate() {
-        if i == largest {
-            continue;
-        }
+    for (j, i) in others(largest).into_iter().enumerate() {
         // Normalized, each small component is within the bound up to rounding: clamp.
-        let n = ((c * sign) / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
-        let unit = (n + 1.0) * 0.5;
-        // From 24 bits up, `scale + 0.5` rounds past `max_int` in float32: clamp, so a
-        // component at the bound still fits its field.
-        out[j] = ((unit * scale + 0.5) as u32).min(max_int(bits));
-        j += 1;
+        let n = ((q[i] * sign) / SMALLEST_THREE_BOUND).max(-1.0).min(1.0);
+        // Non-negative and below 2^32: truncation through i64 is floor. At 24 bits and
+        // more `(n + 1) * half_scale + 0.5` can round past `max`.
+        out[j] = (((n + 1.0) * half_scale + 0.5) as i64 as u32).min(max);
     }
     Ok((largest as u32, out))
+}
+
+/// The indices other than `largest`, in order.
+#[inline(always)]
+fn others(largest: usize) -> [usize; 3] {
+    match largest {
+        0 => [1, 2, 3],
+        1 => [0, 2, 3],
+        2 => [0, 1, 3],
+        _ => [0, 1, 2],
+    }
 }
 
 /// Rebuilds `[x, y, z, w]` from what [`pack`] produced.
 ///
 /// # Errors
 /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 32`.
+#[inline]
 pub fn unpack(largest: u32, small: [u32; 3], bits: u32, bit: u64) -> Result<[f32; 4]> {
     check_bits(bits, bit)?;
-    let scale = max_int(bits) as f32;
-    let mut c = [0f32; 3];
-    for (out, &v) in c.iter_mut().zip(small.iter()) {
-        *out = ((v as f32 / scale) * 2.0 - 1.0) * SMALLEST_THREE_BOUND;
-    }
+    // v / max * 2 - 1, times the bound, as one multiply and one subtract.
+    let step = 2.0 * SMALLEST_THREE_BOUND / max_int(bits) as f32;
+    let c = small.map(|v| v as f32 * step - SMALLEST_THREE_BOUND);
     let rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
     let big = if rest > 0.0 { sqrt(rest) } else { 0.0 };
     let mut q = [0f32; 4];
-    let mut j = 0;
-    for (i, slot) in q.iter_mut().enumerate() {
-        if i as u32 == largest {
-            *slot = big;
-        } else {
-            *slot = c[j];
-            j += 1;
-        }
+    let idx = others(largest as usize & 3);
+    q[largest as usize & 3] = big;
+    for (j, &i) in idx.iter().enumerate() {
+        q[i] = c[j];
     }
     Ok(q)
 }
 
-fn check_bits(bits: u32, bit: u64) -> Result<()> {
+/// Refuses a component width outside 2..=32.
+///
+/// # Errors
+/// [`ErrorKind::InvalidBitCount`].
+#[inline]
+pub fn check_bits(bits: u32, bit: u64) -> Result<()> {
     if (2..=32).contains(&bits) {
         Ok(())
     } else {

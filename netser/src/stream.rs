@@ -91,6 +91,17 @@ pub trait Encoder: Sized {
     /// [`ErrorKind::BufferFull`].
     fn put_bits(&mut self, value: u64, bits: u32) -> Result<()>;
 
+    /// Writes `value`, which the caller guarantees is below `2^bits` with `bits <= 64`
+    /// (a bounded offset, a quantized float, a tag): only the room is checked. The
+    /// primitives use it to skip a check their own bounds already made.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`].
+    #[inline(always)]
+    fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
+        self.put_bits(value, bits)
+    }
+
     /// Writes zero bits up to the next byte boundary.
     ///
     /// # Errors
@@ -135,10 +146,10 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_bool(&mut self, value: bool) -> Result<()> {
         let start = self.bit_position();
-        self.put_bits(value as u64, 1)?;
+        self.put_bits_bounded(value as u64, 1)?;
         self.trace(start, TraceValue::Bool(value));
         Ok(())
     }
@@ -149,7 +160,7 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] outside the range, [`ErrorKind::InvalidRange`] when
     /// `min > max`, [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_int<I: RangedInt>(&mut self, value: I, min: I, max: I) -> Result<()> {
         let start = self.bit_position();
         if !(value >= min && value <= max) {
@@ -217,10 +228,10 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_f32(&mut self, value: f32) -> Result<()> {
         let start = self.bit_position();
-        self.put_bits(value.to_bits() as u64, 32)?;
+        self.put_bits_bounded(value.to_bits() as u64, 32)?;
         self.trace(start, TraceValue::F32(value));
         Ok(())
     }
@@ -232,7 +243,7 @@ pub trait Encoder: Sized {
     #[inline]
     fn write_f64(&mut self, value: f64) -> Result<()> {
         let start = self.bit_position();
-        self.put_bits(value.to_bits(), 64)?;
+        self.put_bits_bounded(value.to_bits(), 64)?;
         self.trace(start, TraceValue::F64(value));
         Ok(())
     }
@@ -242,11 +253,11 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::NotFinite`] for NaN or infinities, [`ErrorKind::OutOfRange`] outside
     /// the range unless `q` clamps, [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_compressed_f32(&mut self, value: f32, q: &Quantize) -> Result<()> {
         let start = self.bit_position();
         let integer = q.quantize(value, start)?;
-        self.put_bits(integer as u64, q.bits())?;
+        self.put_bits_bounded(integer as u64, q.bits())?;
         self.trace(start, TraceValue::F32(value));
         Ok(())
     }
@@ -276,7 +287,7 @@ pub trait Encoder: Sized {
         // of letting `as f32` turn it into an infinity.
         let value32 = value.clamp(f32::MIN as f64, f32::MAX as f64) as f32;
         let integer = q.quantize(value32, start)?;
-        self.put_bits(integer as u64, q.bits())?;
+        self.put_bits_bounded(integer as u64, q.bits())?;
         self.trace(start, TraceValue::F64(value));
         Ok(())
     }
@@ -301,12 +312,20 @@ pub trait Encoder: Sized {
     #[inline]
     fn write_quat(&mut self, q: [f32; 4], bits: u32) -> Result<()> {
         let start = self.bit_position();
-        let (largest, small) = crate::quat::pack(q, bits, start)?;
-        let room = crate::quat::quat_bits(bits);
-        check_room(self, room)?;
-        self.put_bits(largest as u64, 2)?;
-        for s in small {
-            self.put_bits(s as u64, bits)?;
+        let (largest, [a, b, c]) = crate::quat::pack(q, bits, start)?;
+        if bits <= 20 {
+            // 2 + 3 * bits <= 62: one write.
+            let packed = largest as u64
+                | (a as u64) << 2
+                | (b as u64) << (2 + bits)
+                | (c as u64) << (2 + 2 * bits);
+            self.put_bits_bounded(packed, 2 + 3 * bits)?;
+        } else {
+            check_room(self, crate::quat::quat_bits(bits))?;
+            self.put_bits_bounded(largest as u64, 2)?;
+            for s in [a, b, c] {
+                self.put_bits_bounded(s as u64, bits)?;
+            }
         }
         self.trace(start, TraceValue::Quat(q));
         Ok(())
@@ -330,7 +349,7 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::LengthTooLong`] when `len > max_len`, [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_len(&mut self, len: usize, max_len: usize) -> Result<()> {
         let start = self.bit_position();
         if len > max_len {
@@ -389,7 +408,7 @@ pub trait Encoder: Sized {
         self.write_len(units, max_units)?;
         check_room(self, units as u64 * 32)?;
         for u in s.encode_utf16() {
-            self.put_bits(u as u64, 32)?;
+            self.put_bits_bounded(u as u64, 32)?;
         }
         self.trace(start, TraceValue::Str(s));
         Ok(())
@@ -414,22 +433,22 @@ pub trait Encoder: Sized {
         }
         let d = current.wrapping_sub(previous) as u32;
         check_room(self, relative_bits(d) as u64)?;
-        self.put_bits((d == 1) as u64, 1)?;
+        self.put_bits_bounded((d == 1) as u64, 1)?;
         if d != 1 {
             let mut low = 2;
             let mut done = false;
             for (high, bits) in RELATIVE_TIERS {
                 let here = d <= high;
-                self.put_bits(here as u64, 1)?;
+                self.put_bits_bounded(here as u64, 1)?;
                 if here {
-                    self.put_bits((d - low) as u64, bits)?;
+                    self.put_bits_bounded((d - low) as u64, bits)?;
                     done = true;
                     break;
                 }
                 low = high + 1;
             }
             if !done {
-                self.put_bits(current as u32 as u64, 32)?;
+                self.put_bits_bounded(current as u32 as u64, 32)?;
             }
         }
         self.trace(start, TraceValue::Int(current as i128));
@@ -444,7 +463,7 @@ pub trait Encoder: Sized {
     #[inline]
     fn write_check(&mut self, magic: u32) -> Result<()> {
         let start = self.bit_position();
-        self.put_bits(magic as u64, 32)?;
+        self.put_bits_bounded(magic as u64, 32)?;
         self.trace(start, TraceValue::Check(magic));
         Ok(())
     }
@@ -453,7 +472,7 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::UnknownTag`] when `tag >= variants`, [`ErrorKind::BufferFull`].
-    #[inline]
+    #[inline(always)]
     fn write_tag(&mut self, tag: u32, variants: u32) -> Result<()> {
         let start = self.bit_position();
         if tag >= variants {
@@ -465,7 +484,7 @@ pub trait Encoder: Sized {
                 start,
             ));
         }
-        self.put_bits(tag as u64, tag_bits(variants))?;
+        self.put_bits_bounded(tag as u64, tag_bits(variants))?;
         self.trace(start, TraceValue::Tag(tag));
         Ok(())
     }
@@ -636,7 +655,7 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_bool(&mut self) -> Result<bool> {
         let start = self.bit_position();
         let v = self.get_bits(1)? != 0;
@@ -649,7 +668,7 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] when the offset read is above `max - min`,
     /// [`ErrorKind::InvalidRange`], [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_int<I: RangedInt>(&mut self, min: I, max: I) -> Result<I> {
         let start = self.bit_position();
         if min > max {
@@ -707,7 +726,7 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_f32(&mut self) -> Result<f32> {
         let start = self.bit_position();
         let v = f32::from_bits(self.get_bits(32)? as u32);
@@ -732,7 +751,7 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] when the integer is above `q.max_integer_value()`,
     /// [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_compressed_f32(&mut self, q: &Quantize) -> Result<f32> {
         let start = self.bit_position();
         let integer = self.get_bits(q.bits())?;
@@ -779,23 +798,31 @@ pub trait Decoder: Sized {
     #[inline]
     fn read_quat(&mut self, bits: u32) -> Result<[f32; 4]> {
         let start = self.bit_position();
-        // Validate the width before reading anything.
-        crate::quat::unpack(0, [0; 3], bits, start)?;
-        let need = crate::quat::quat_bits(bits);
-        if need > self.bits_remaining() {
-            return Err(Error::new(
-                ErrorKind::EndOfBuffer {
-                    wanted: need,
-                    remaining: self.bits_remaining(),
-                },
-                start,
-            ));
-        }
-        let largest = self.get_bits(2)? as u32;
-        let mut small = [0u32; 3];
-        for s in small.iter_mut() {
-            *s = self.get_bits(bits)? as u32;
-        }
+        crate::quat::check_bits(bits, start)?;
+        let (largest, small) = if bits <= 20 {
+            let packed = self.get_bits(2 + 3 * bits)?;
+            let mask = (1u64 << bits) - 1;
+            let field = |k: u32| ((packed >> (2 + k * bits)) & mask) as u32;
+            ((packed & 3) as u32, [field(0), field(1), field(2)])
+        } else {
+            let need = crate::quat::quat_bits(bits);
+            if need > self.bits_remaining() {
+                let remaining = self.bits_remaining();
+                return Err(Error::new(
+                    ErrorKind::EndOfBuffer {
+                        wanted: need,
+                        remaining,
+                    },
+                    start,
+                ));
+            }
+            let largest = self.get_bits(2)? as u32;
+            let mut small = [0u32; 3];
+            for s in small.iter_mut() {
+                *s = self.get_bits(bits)? as u32;
+            }
+            (largest, small)
+        };
         let q = crate::quat::unpack(largest, small, bits, start)?;
         self.trace(start, TraceValue::Quat(q));
         Ok(q)
@@ -820,7 +847,7 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::LengthTooLong`] when the value read is above `max_len`,
     /// [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_len(&mut self, max_len: usize) -> Result<usize> {
         let start = self.bit_position();
         let len = get_offset(self, <usize as RangedInt>::range_bits(0, max_len))?;
@@ -1002,7 +1029,7 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::UnknownTag`] when the tag read names no variant,
     /// [`ErrorKind::EndOfBuffer`].
-    #[inline]
+    #[inline(always)]
     fn read_tag(&mut self, variants: u32) -> Result<u32> {
         let start = self.bit_position();
         let tag = self.get_bits(tag_bits(variants))?;
@@ -1230,11 +1257,12 @@ fn check_room<E: Encoder>(e: &mut E, bits: u64) -> Result<()> {
 /// wire to one piece, since packing is LSB-first).
 #[inline(always)]
 fn put_offset<E: Encoder>(e: &mut E, offset: u128, bits: u32) -> Result<()> {
+    // Offsets are bounded by their range, so they fit their width.
     if bits <= 64 {
-        e.put_bits(offset as u64, bits)
+        e.put_bits_bounded(offset as u64, bits)
     } else {
-        e.put_bits(offset as u64, 64)?;
-        e.put_bits((offset >> 64) as u64, bits - 64)
+        e.put_bits_bounded(offset as u64, 64)?;
+        e.put_bits_bounded((offset >> 64) as u64, bits - 64)
     }
 }
 
@@ -1317,6 +1345,10 @@ impl<T: Tracer> Encoder for WriteStream<'_, T> {
     #[inline(always)]
     fn put_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         self.bits.write_bits(value, bits)
+    }
+    #[inline(always)]
+    fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
+        self.bits.write_bits_bounded(value, bits)
     }
     #[inline]
     fn write_align(&mut self) -> Result<()> {
@@ -1421,6 +1453,11 @@ impl<T: Tracer> Encoder for MeasureStream<T> {
                 self.counter.bits(),
             ));
         }
+        self.counter.add(bits as u64);
+        Ok(())
+    }
+    #[inline(always)]
+    fn put_bits_bounded(&mut self, _: u64, bits: u32) -> Result<()> {
         self.counter.add(bits as u64);
         Ok(())
     }
