@@ -151,7 +151,7 @@ impl Quantize {
         // float32 steps are 1.0, so `max + 0.5` rounds to even: an odd
         // `max_integer_value` would become one more, which the reader refuses (the
         // reference does so); clamp it.
-        Ok(((scaled + 0.5) as i64 as u32).min(self.max_integer_value))
+        Ok(((scaled + 0.5) as i64).min(self.max_integer_value as i64) as u32)
     }
 
     /// A value outside the range: an error, or the clamped `n` (0 or 1, as the

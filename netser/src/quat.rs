@@ -64,10 +64,11 @@ pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
     let mut out = [0u32; 3];
     for (j, i) in others(largest).into_iter().enumerate() {
         // Normalized, each small component is within the bound up to rounding: clamp.
-        let n = ((q[i] * sign) / SMALLEST_THREE_BOUND).max(-1.0).min(1.0);
-        // Non-negative and below 2^32: truncation through i64 is floor. At 24 bits and
-        // more `(n + 1) * half_scale + 0.5` can round past `max`.
-        out[j] = (((n + 1.0) * half_scale + 0.5) as i64 as u32).min(max);
+        let n = ((q[i] * sign) / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
+        // Non-negative, so truncation (through i64: one convert instruction) is floor. At
+        // 24 bits and more `(n + 1) * half_scale + 0.5` can round past `max` (to 2^32 at
+        // 32 bits): clamp before narrowing.
+        out[j] = (((n + 1.0) * half_scale + 0.5) as i64).min(max as i64) as u32;
     }
     Ok((largest as u32, out))
 }
