@@ -245,19 +245,21 @@ impl<'a> BitWriter<'a> {
             }
             return Ok(());
         }
-        // Store the whole bytes pending in scratch, copy in bulk, then reload the
-        // partial last word into scratch.
+        // Store the scratch word (its bytes past `pos` are zeros the copy overwrites:
+        // the run is at least 16 bytes), copy in bulk, then reload the partial last word.
         let pos = (self.bits_written / 8) as usize;
-        let word_start = pos - pos % 8;
-        let pending = self.scratch.to_le_bytes();
-        self.buf[word_start..pos].copy_from_slice(&pending[..pos - word_start]);
+        self.store_word(self.bits_written >> 6, self.scratch);
         let end = pos + data.len();
         self.buf[pos..end].copy_from_slice(data);
         self.bits_written += (data.len() as u64) * 8;
-        let tail_start = end - end % 8;
-        let mut word = [0u8; 8];
-        word[..end - tail_start].copy_from_slice(&self.buf[tail_start..end]);
-        self.scratch = u64::from_le_bytes(word);
+        // The partial last word comes from `data` (the copy's source): reading it back from
+        // the buffer just written would stall on store forwarding.
+        let mut last = [0u8; 8];
+        last.copy_from_slice(&data[data.len() - 8..]);
+        let tail_bits = (end % 8) as u32 * 8;
+        self.scratch = u64::from_le_bytes(last)
+            .checked_shr(64 - tail_bits)
+            .unwrap_or(0);
         Ok(())
     }
 
@@ -271,8 +273,13 @@ impl<'a> BitWriter<'a> {
     pub fn flush(&mut self) -> usize {
         let len = self.bits_written.div_ceil(8) as usize;
         let word_start = ((self.bits_written >> 6) * 8) as usize;
-        let bytes = self.scratch.to_le_bytes();
-        self.buf[word_start..len].copy_from_slice(&bytes[..len - word_start]);
+        // At most 7 bytes: a byte loop beats a call to memcpy here.
+        for (dst, src) in self.buf[word_start..len]
+            .iter_mut()
+            .zip(self.scratch.to_le_bytes())
+        {
+            *dst = src;
+        }
         len
     }
 }
