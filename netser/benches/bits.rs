@@ -169,7 +169,7 @@ fn bytes_run(c: &mut Criterion, size: usize) {
 
 fn framing(c: &mut Criterion) {
     const ID: u64 = 0x6E65_7473_6572_0001;
-    let payload: Vec<u8> = (0..1188u32).map(|i| (i * 7) as u8).collect();
+    let payload: Vec<u8> = (0..1192u32).map(|i| (i * 7) as u8).collect();
     let mut buf = vec![0u8; 1200];
     let mut out = vec![0u8; payload.len()];
     let len = write_packet_with(ID, &mut buf, |w| w.write_bytes(&payload)).unwrap();
