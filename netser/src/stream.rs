@@ -806,16 +806,7 @@ pub trait Decoder: Sized {
             ((packed & 3) as u32, [field(0), field(1), field(2)])
         } else {
             let need = crate::quat::quat_bits(bits);
-            if need > self.bits_remaining() {
-                let remaining = self.bits_remaining();
-                return Err(Error::new(
-                    ErrorKind::EndOfBuffer {
-                        wanted: need,
-                        remaining,
-                    },
-                    start,
-                ));
-            }
+            check_remaining(self, need)?;
             let largest = self.get_bits(2)? as u32;
             let mut small = [0u32; 3];
             for s in small.iter_mut() {
@@ -876,15 +867,7 @@ pub trait Decoder: Sized {
         // Saturating: a 64-bit length read under a huge `max_len` must not overflow.
         let pad = self.bit_position().div_ceil(8) * 8 - self.bit_position();
         let need = (len as u64).saturating_mul(8).saturating_add(pad);
-        if need > self.bits_remaining() {
-            return Err(Error::new(
-                ErrorKind::EndOfBuffer {
-                    wanted: need,
-                    remaining: self.bits_remaining(),
-                },
-                self.bit_position(),
-            ));
-        }
+        check_remaining(self, need)?;
         let mut bytes = alloc::vec![0u8; len];
         self.read_bytes(&mut bytes)?;
         if let Some(position) = bytes.iter().position(|&b| b == 0) {
@@ -912,15 +895,7 @@ pub trait Decoder: Sized {
         let start = self.bit_position();
         let n = self.read_len(max_units)?;
         let wanted = (n as u64).saturating_mul(32);
-        if wanted > self.bits_remaining() {
-            return Err(Error::new(
-                ErrorKind::EndOfBuffer {
-                    wanted,
-                    remaining: self.bits_remaining(),
-                },
-                self.bit_position(),
-            ));
-        }
+        check_remaining(self, wanted)?;
         let mut units = Vec::with_capacity(n);
         for _ in 0..n {
             let at = self.bit_position();
@@ -1253,6 +1228,23 @@ fn check_room<E: Encoder>(e: &mut E, bits: u64) -> Result<()> {
     Ok(())
 }
 
+/// Refuses up front a read of `bits` that the input cannot hold, so that a lying length
+/// costs nothing and a multi-part primitive consumes nothing.
+#[inline(always)]
+fn check_remaining<D: Decoder>(d: &mut D, bits: u64) -> Result<()> {
+    let remaining = d.bits_remaining();
+    if bits > remaining {
+        return Err(Error::new(
+            ErrorKind::EndOfBuffer {
+                wanted: bits,
+                remaining,
+            },
+            d.bit_position(),
+        ));
+    }
+    Ok(())
+}
+
 /// Writes an offset of up to 128 bits (two 64-bit parts, low first: identical on the
 /// wire to one piece, since packing is LSB-first).
 #[inline(always)]
@@ -1271,15 +1263,7 @@ fn get_offset<D: Decoder>(d: &mut D, bits: u32) -> Result<u128> {
     if bits <= 64 {
         d.get_bits(bits).map(u128::from)
     } else {
-        if bits as u64 > d.bits_remaining() {
-            return Err(Error::new(
-                ErrorKind::EndOfBuffer {
-                    wanted: bits as u64,
-                    remaining: d.bits_remaining(),
-                },
-                d.bit_position(),
-            ));
-        }
+        check_remaining(d, bits as u64)?;
         let low = d.get_bits(64)? as u128;
         Ok(low | (d.get_bits(bits - 64)? as u128) << 64)
     }
