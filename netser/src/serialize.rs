@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 
 use crate::error::Result;
 use crate::schema::{combine, fnv1a};
+use crate::stream::{decode_element, encode_element};
 use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
-use crate::trace::{Segment, Tracer};
 
 /// A type with one wire layout: encoded from `&self`, decoded into a fresh value, with
 /// its exact size bounds and a schema hash known at compile time.
@@ -186,10 +186,7 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
         for (i, item) in self.iter().enumerate() {
-            e.tracer().enter(Segment::Index(i));
-            let written = item.encode(e);
-            e.tracer().exit();
-            written.map_err(|err| err.at_index(i))?;
+            encode_element(e, i, |e| item.encode(e))?;
         }
         Ok(())
     }
@@ -197,10 +194,7 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
         let mut items = Vec::with_capacity(N);
         for i in 0..N {
-            d.tracer().enter(Segment::Index(i));
-            let item = T::decode(d);
-            d.tracer().exit();
-            items.push(item.map_err(|err| err.at_index(i))?);
+            items.push(decode_element(d, i, T::decode)?);
         }
         // Exactly N elements were pushed, so the conversion cannot fail.
         items

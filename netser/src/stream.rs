@@ -505,10 +505,7 @@ pub trait Encoder: Sized {
     fn write_seq<T: NetSerialize>(&mut self, items: &[T], max_len: usize) -> Result<()> {
         self.write_len(items.len(), max_len)?;
         for (i, item) in items.iter().enumerate() {
-            self.tracer().enter(Segment::Index(i));
-            let written = item.encode(self);
-            self.tracer().exit();
-            written.map_err(|e| e.at_index(i))?;
+            encode_element(self, i, |e| item.encode(e))?;
         }
         Ok(())
     }
@@ -579,10 +576,7 @@ pub trait Encoder: Sized {
                     continue;
                 }
             }
-            self.tracer().enter(Segment::Index(i));
-            let written = write_item(self, i);
-            self.tracer().exit();
-            written.map_err(|e| e.at_index(i))?;
+            encode_element(self, i, |e| write_item(e, i))?;
         }
         if use_sparse {
             self.write_int_relative(previous, len as i32)?;
@@ -1039,10 +1033,7 @@ pub trait Decoder: Sized {
         let len = self.read_len(max_len)?;
         let mut items = Vec::with_capacity(seq_capacity::<T>(len, self.bits_remaining()));
         for i in 0..len {
-            self.tracer().enter(Segment::Index(i));
-            let item = T::decode(self);
-            self.tracer().exit();
-            items.push(item.map_err(|e| e.at_index(i))?);
+            items.push(decode_element(self, i, T::decode)?);
         }
         Ok(items)
     }
@@ -1083,10 +1074,7 @@ pub trait Decoder: Sized {
         if !sparse {
             for i in 0..len {
                 if self.read_bool()? {
-                    self.tracer().enter(Segment::Index(i));
-                    let read = read_item(self, i);
-                    self.tracer().exit();
-                    read.map_err(|e| e.at_index(i))?;
+                    decode_element(self, i, |d| read_item(d, i))?;
                 }
             }
             return Ok(());
@@ -1108,10 +1096,7 @@ pub trait Decoder: Sized {
                     at,
                 ));
             }
-            self.tracer().enter(Segment::Index(i as usize));
-            let read = read_item(self, i as usize);
-            self.tracer().exit();
-            read.map_err(|e| e.at_index(i as usize))?;
+            decode_element(self, i as usize, |d| read_item(d, i as usize))?;
             previous = i;
         }
     }
@@ -1226,6 +1211,33 @@ fn check_room<E: Encoder>(e: &mut E, bits: u64) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Encodes element `i` of a collection: its index on the trace path and on the error.
+#[inline(always)]
+pub(crate) fn encode_element<E: Encoder>(
+    e: &mut E,
+    i: usize,
+    encode: impl FnOnce(&mut E) -> Result<()>,
+) -> Result<()> {
+    e.tracer().enter(Segment::Index(i));
+    let written = encode(e);
+    // Unwound on error too, so a trace stays readable after a failure.
+    e.tracer().exit();
+    written.map_err(|err| err.at_index(i))
+}
+
+/// Decodes element `i` of a collection, as [`encode_element`] encodes it.
+#[inline(always)]
+pub(crate) fn decode_element<D: Decoder, T>(
+    d: &mut D,
+    i: usize,
+    decode: impl FnOnce(&mut D) -> Result<T>,
+) -> Result<T> {
+    d.tracer().enter(Segment::Index(i));
+    let read = decode(d);
+    d.tracer().exit();
+    read.map_err(|err| err.at_index(i))
 }
 
 /// Refuses up front a read of `bits` that the input cannot hold, so that a lying length
