@@ -10,5 +10,6 @@
 
 pub mod chunk;
 pub mod endpoint;
+pub mod netcode;
 pub mod sequence;
 pub mod simulator;
