@@ -523,7 +523,8 @@ mod tests {
         assert_eq!(peek(&[0x94; 40]), Err(Refusal::InvalidSequenceBytes));
         assert_eq!(peek(&[0x84; 24]), Err(Refusal::TooSmall));
         assert_eq!(peek(&[0x14; 20]), Err(Refusal::WrongSize));
-        assert_eq!(peek(&[0x14; 26]), Err(Refusal::WrongSize));
+        assert_eq!(peek(&[0x14; 27]), Err(Refusal::WrongSize));
+        assert_eq!(peek(&[0x14; 26]).map(|(t, _)| t), Ok(PacketType::KeepAlive));
         assert_eq!(peek(&[0x15; 18]), Err(Refusal::WrongSize)); // an empty payload
         assert_eq!(peek(&[0x15; 19]).map(|(t, _)| t), Ok(PacketType::Payload));
         assert_eq!(peek(&[0; 1077]), Err(Refusal::WrongSize));
