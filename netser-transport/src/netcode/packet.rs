@@ -236,7 +236,8 @@ pub enum Refusal {
     Replayed,
     /// The tag does not authenticate: forged, corrupted, or another key.
     DoesNotDecrypt,
-    /// The challenge token of a response does not decrypt.
+    /// The challenge token of a response does not decrypt, or was issued to another
+    /// handshake.
     ChallengeInvalid,
     /// A valid packet the current state has no use for (a payload before connected, a
     /// second challenge, ...).

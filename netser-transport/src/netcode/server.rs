@@ -413,7 +413,11 @@ impl NetcodeServer {
         pending.last_received = self.now;
         let (client_id, user_data) =
             decrypt_challenge(token_data, token_sequence, &self.challenge_key).ok_or(Refusal::ChallengeInvalid)?;
-        if client_id != pending.client_id || self.by_id.contains_key(&client_id) {
+        if client_id != pending.client_id {
+            // A challenge issued to another token's handshake.
+            return Err(Refusal::ChallengeInvalid);
+        }
+        if self.by_id.contains_key(&client_id) {
             return Err(Refusal::AlreadyConnected);
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
