@@ -83,7 +83,10 @@ fn the_issue_examples_top_steps_encode_back() {
         // The next float above the top step is still refused.
         let above = f32::from_bits(top.to_bits() + 1);
         assert!(q.quantize(above, 0).is_err(), "{above} accepted");
-        assert_eq!(q.clamping().quantize(above, 0).unwrap(), q.max_integer_value());
+        assert_eq!(
+            q.clamping().quantize(above, 0).unwrap(),
+            q.max_integer_value()
+        );
     }
 }
 
