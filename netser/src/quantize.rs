@@ -34,6 +34,10 @@ pub struct Quantize {
     max_integer_value: u32,
     /// `max_integer_value` as a float, converted once.
     max_integer_f32: f32,
+    /// The value the top integer decodes to, `f32(delta + min)`: `max` itself, or the
+    /// float32 next to it when `delta` rounded. The writer accepts it, so that every
+    /// value a reader returns encodes again (to the top integer).
+    top: f32,
     bits: u32,
     clamp: bool,
 }
@@ -82,13 +86,16 @@ impl Quantize {
         } else {
             truncated
         };
+        let max_integer_f32 = max_integer_value as f32;
         Some(Quantize {
             min,
             max,
             res,
             delta,
             max_integer_value,
-            max_integer_f32: max_integer_value as f32,
+            max_integer_f32,
+            // `dequantize(max_integer_value)`, step by step: the quotient is exactly 1.
+            top: (max_integer_f32 / max_integer_f32) * delta + min,
             bits: bits_required(0, max_integer_value as u64),
             clamp: false,
         })
@@ -135,7 +142,8 @@ impl Quantize {
     ///
     /// # Errors
     /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
-    /// the range unless clamping; `bit` is the offset reported in the error.
+    /// the range unless clamping (the range reaches up to [`Quantize::top`], the value the
+    /// top integer decodes to); `bit` is the offset reported in the error.
     #[inline(always)]
     pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
         // In range (NaN fails both comparisons), `f32(value - min) <= delta` by monotone
@@ -167,6 +175,11 @@ impl Quantize {
                 bit,
             ));
         }
+        if value > self.max && value <= self.top {
+            // The top step's decoded value, a rounding above `max`: the reference's clamp
+            // makes it `n = 1`, the top integer it came from.
+            return Ok(1.0);
+        }
         if !self.clamp {
             return Err(Error::new(
                 ErrorKind::OutOfRange {
@@ -180,11 +193,80 @@ impl Quantize {
         Ok(if value < self.min { 0.0 } else { 1.0 })
     }
 
+    /// The value the top integer decodes to: [`Quantize::max`], or the float32 just above
+    /// it when `max - min` rounds up. Writing accepts every value up to it, so whatever a
+    /// reader returns encodes again to the same integer.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(-1.0, 0.1, 0.001);
+    /// assert_eq!(q.top(), 0.100000024);
+    /// assert_eq!(q.dequantize(q.max_integer_value()), q.top());
+    /// assert_eq!(q.quantize(q.top(), 0).unwrap(), q.max_integer_value());
+    /// ```
+    pub const fn top(&self) -> f32 {
+        self.top
+    }
+
+    /// Whether every integer decodes to a value that encodes again to that integer. A
+    /// sufficient condition, checked when the quantization is built: at most 2^20 steps,
+    /// each at least 16 float32 spacings wide where the range's largest magnitude lies.
+    /// When it is false the resolution may be finer than float32 carries there, and
+    /// several integers can decode to one float, of which only one encodes back to itself
+    /// (the reference's own `[0, 1e10]` at 1 is such a quantization).
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert!(Quantize::new(-2048.0, 2048.0, 0.01).round_trips());
+    /// // 0.00001 is below float32's spacing at 1000 (0.000061).
+    /// assert!(!Quantize::new(1000.0, 1001.0, 0.00001).round_trips());
+    /// ```
+    pub const fn round_trips(&self) -> bool {
+        // Why it suffices, in units of one step `s = delta / M` (`M` the top integer,
+        // `u` the float32 spacing at the largest magnitude `R` of min, max and top): each
+        // float32 operation errs by less than 2^-24 relative, or half a spacing. Decoding
+        // `i` errs by less than `i * 2^-24` steps in the quotient, as much in the product
+        // with `delta`, and `u / 2 / s` in the sum with `min`; encoding the value back
+        // errs by less than `u / s` in the difference (it is at most `2R`), then
+        // `M * 2^-24` in each of the quotient and the product with `M`. With `M <= 2^20`
+        // and `s >= 16u` that is below 4 / 16 + 1.5 / 16 = 0.34 of a step, and the `+ 0.5`
+        // rounds by at most 2^-4 below 2^20: `floor` lands on `i`. Decoded values lie in
+        // `[min, top]` by monotone rounding, which the writer accepts.
+        let m = self.max_integer_value;
+        if m > 1 << 20 {
+            return false;
+        }
+        let mut r = self.min.abs();
+        if self.max.abs() > r {
+            r = self.max.abs();
+        }
+        if self.top.abs() > r {
+            r = self.top.abs();
+        }
+        // The spacing of float32 at `r` (subnormal spacing below the normal range).
+        let exponent = ((r.to_bits() >> 23) & 0xff) as i32;
+        let spacing = if exponent == 0 {
+            pow2(-149)
+        } else {
+            pow2(exponent - 127 - 23)
+        };
+        (self.delta as f64) / (m as f64) >= 16.0 * spacing
+    }
+
     /// The value an integer read from the wire stands for. The caller has checked
     /// `integer <= max_integer_value`.
     #[inline(always)]
     pub fn dequantize(&self, integer: u32) -> f32 {
         (integer as f32 / self.max_integer_f32) * self.delta + self.min
+    }
+}
+
+/// `2^e` as a float64, for `-1074 <= e <= 1023`.
+const fn pow2(e: i32) -> f64 {
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
     }
 }
 
