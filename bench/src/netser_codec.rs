@@ -63,6 +63,7 @@ fn decode_entity<D: Decoder>(d: &mut D) -> Result<Entity> {
 impl NetSerialize for HandSnapshot {
     const MIN_BITS: u64 = Snapshot::MIN_BITS;
     const MAX_BITS: u64 = Snapshot::MAX_BITS;
+    const MAX_HEAP_BYTES: u64 = Snapshot::MAX_HEAP_BYTES;
     const SCHEMA_HASH: u64 = Snapshot::SCHEMA_HASH;
 
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {

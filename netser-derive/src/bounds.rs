@@ -1,11 +1,13 @@
-//! `MIN_BITS` / `MAX_BITS`: the fewest and most bits a value can take, as `const`
-//! expressions built from the same wire forms as encode and decode.
+//! `MIN_BITS` / `MAX_BITS`: the fewest and most bits a value can take, and
+//! `MAX_HEAP_BYTES`, the most memory decoding it allocates, as `const` expressions built
+//! from the same wire forms as encode and decode.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::gen::Gen;
-use crate::internals::ast::IntTy;
+use crate::internals::ast::{CollectionKind, IntTy};
 use crate::internals::wire::Wire;
 use crate::plan::FieldPlan;
 
@@ -218,4 +220,113 @@ pub fn max_bytes_check(g: &Gen, limit: &TokenStream, span: proc_macro2::Span) ->
             }
         }
     }
+}
+
+/// `MAX_HEAP_BYTES` of a list of fields: the sum of each sent field's heap figure.
+/// Collections of zero-bit elements (or map entries) are a compile error here: their
+/// length alone would decide how many values are built, so a few bytes of input could
+/// build `max_len` of them.
+pub fn heap_fields(g: &Gen, plans: &[FieldPlan<'_>]) -> TokenStream {
+    let mut sum = quote!(0u64);
+    for plan in plans {
+        let Some(wire) = &plan.wire else { continue };
+        let span = plan.field.original.ty.span();
+        let message = format!(
+            "`{}.{}` is a collection of elements that take no bits: its length alone would \
+             make the decoder build up to `max_len` of them from a few bytes; give the \
+             elements a wire form of at least one bit, or send the count as an integer",
+            g.type_name, plan.field.name
+        );
+        let h = heap(g, wire, &message, span);
+        sum = quote!((#sum).saturating_add(#h));
+    }
+    sum
+}
+
+/// The most heap bytes decoding one value of this wire form allocates at once (and so
+/// the most the decoded value owns).
+fn heap(g: &Gen, wire: &Wire, zero_bits: &str, span: proc_macro2::Span) -> TokenStream {
+    let krate = &g.krate;
+    let ns = quote!(#krate::NetSerialize);
+    let size = |ty: &syn::Type| quote!((::core::mem::size_of::<#ty>() as u64));
+    let refuse_zero_bits = |elem_max_bits: TokenStream| {
+        quote_spanned! {span=>
+            if #elem_max_bits == 0 {
+                ::core::panic!("{}", #zero_bits);
+            }
+        }
+    };
+    match wire {
+        Wire::Value(ty) => quote!(<#ty as #ns>::MAX_HEAP_BYTES),
+        Wire::IntRange { .. }
+        | Wire::IntBits { .. }
+        | Wire::Quantize { .. }
+        | Wire::Quat { .. }
+        | Wire::GlamVec { .. } => quote!(0u64),
+        // `with` functions decode into `Default::default()`; what they allocate is
+        // theirs to bound (documented on the attribute).
+        Wire::With { .. } => quote!(0u64),
+        Wire::String { max_len } => quote!(((#max_len) as u64)),
+        Wire::Option { inner } => heap(g, inner, zero_bits, span),
+        // Arrays are built in a vector of exactly `len`, then moved out.
+        Wire::Array { len, elem_ty, elem } => {
+            let h = heap(g, elem, zero_bits, span);
+            let s = size(elem_ty);
+            quote!(((#len) as u64).saturating_mul((#s).saturating_add(#h)))
+        }
+        Wire::Seq {
+            kind,
+            max_len,
+            elem_ty,
+            elem,
+            ..
+        } => {
+            let check = refuse_zero_bits(wire_bits(g, elem).1);
+            let h = heap(g, elem, zero_bits, span);
+            let s = size(elem_ty);
+            let total = match kind {
+                // Reserved once, never more than the length read: no amortized growth.
+                CollectionKind::Vec | CollectionKind::BoxSlice => {
+                    quote!(((#max_len) as u64).saturating_mul((#s).saturating_add(#h)))
+                }
+                CollectionKind::Set => quote!(
+                    #krate::serialize::table_heap_bytes((#max_len) as u64, #s)
+                        .saturating_add(((#max_len) as u64).saturating_mul(#h))
+                ),
+            };
+            quote!({
+                #check
+                #total
+            })
+        }
+        Wire::Map {
+            max_len,
+            key_ty,
+            key,
+            value_ty,
+            value,
+            ..
+        } => {
+            let (_, kb) = wire_bits(g, key);
+            let (_, vb) = wire_bits(g, value);
+            let check = refuse_zero_bits(quote!((#kb).saturating_add(#vb)));
+            let kh = heap(g, key, zero_bits, span);
+            let vh = heap(g, value, zero_bits, span);
+            let entry = quote!(::core::mem::size_of::<(#key_ty, #value_ty)>() as u64);
+            quote!({
+                #check
+                #krate::serialize::table_heap_bytes((#max_len) as u64, #entry)
+                    .saturating_add(((#max_len) as u64).saturating_mul((#kh).saturating_add(#vh)))
+            })
+        }
+    }
+}
+
+/// `MAX_HEAP_BYTES` of a struct (one body) or an enum (the largest variant).
+pub fn heap_bodies(g: &Gen, bodies: &[crate::plan::Body<'_>]) -> TokenStream {
+    let mut max = quote!(0u64);
+    for body in bodies {
+        max = const_max(max, heap_fields(g, &body.fields));
+    }
+    max
 }

@@ -183,12 +183,26 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                         #finish
                     })
                 }
-                CollectionKind::Set => quote!({
+                CollectionKind::Set => {
+                    // An ordered set is written in order: any other order would decode
+                    // to a value that encodes to other bits.
+                    let set_order = if is_btree(ty) {
+                        quote!(if __set.last().is_some_and(|__last| __item <= *__last) {
+                            return ::core::result::Result::Err(#krate::Error::new(
+                                #krate::ErrorKind::Custom("set elements not in increasing order"),
+                                __bit,
+                            ) #inner_err);
+                        })
+                    } else {
+                        TokenStream::new()
+                    };
+                    quote!({
                     #len
                     let mut __set: #ty = ::core::default::Default::default();
                     for #i in 0..__len {
                         let __bit = #dec::bit_position(__d);
                         let __item: #elem_ty = #value;
+                        #set_order
                         if !__set.insert(__item) {
                             return ::core::result::Result::Err(#krate::Error::new(
                                 #krate::ErrorKind::Custom("duplicate element in a set"),
@@ -197,7 +211,8 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                         }
                     }
                     __set
-                }),
+                })
+                }
             }
         }
         Wire::String { max_len } => quote!(#dec::read_string(__d, #max_len) #map_err?),
@@ -239,11 +254,24 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     (__bit, __key, __value)
                 }),
             );
+            // An ordered map is written in key order: any other order would decode to a
+            // value that encodes to other bits.
+            let map_order = if is_btree(ty) {
+                quote!(if __map.last_key_value().is_some_and(|(__last, _)| __key <= *__last) {
+                    return ::core::result::Result::Err(#krate::Error::new(
+                        #krate::ErrorKind::Custom("map keys not in increasing order"),
+                        __bit,
+                    ) #inner_err);
+                })
+            } else {
+                TokenStream::new()
+            };
             quote!({
                 let __len = #dec::read_len(__d, #max_len) #map_err?;
                 let mut __map: #ty = ::core::default::Default::default();
                 for #i in 0..__len {
                     let (__bit, __key, __value) = #entry;
+                    #map_order
                     if __map.insert(__key, __value).is_some() {
                         return ::core::result::Result::Err(#krate::Error::new(
                             #krate::ErrorKind::Custom("duplicate key in a map"),
@@ -270,6 +298,18 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
             }
             __value
         }),
+    }
+}
+
+/// A `BTreeMap` / `BTreeSet` (by the last path segment, as the shape is classified).
+fn is_btree(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "BTreeMap" || s.ident == "BTreeSet"),
+        _ => false,
     }
 }
 

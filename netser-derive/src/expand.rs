@@ -65,6 +65,7 @@ fn stub(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
         impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {
             const MIN_BITS: u64 = 0;
             const MAX_BITS: u64 = 0;
+            const MAX_HEAP_BYTES: u64 = 0;
             const SCHEMA_HASH: u64 = 0;
             fn encode<__E: #krate::Encoder>(&self, _: &mut __E) -> #krate::Result<()> {
                 ::core::unreachable!()
@@ -156,6 +157,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
     let when_fns = when_fns(&mut bodies);
     let bodies = &bodies;
 
+    let heap = bounds::heap_bodies(&g, bodies);
     let (encode_body, decode_body, min_bits, max_bits, hash) = if !is_enum {
         let body = &bodies[0];
         let pat = pattern(&quote!(Self), body);
@@ -272,6 +274,10 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             budget_force = quote!(const _: () = #ident::__NETSER_MAX_BYTES;);
         }
     }
+    // Evaluated wherever the type is encoded or decoded: a refused collection of zero-bit
+    // elements is a build error there (not at the definition: no cascade of errors
+    // when a field's type lacks its impl).
+    budget_use.extend(quote!(let _: u64 = <Self as #krate::NetSerialize>::MAX_HEAP_BYTES;));
     let inherent = if budget.is_empty() && when_fns.is_empty() {
         TokenStream::new()
     } else {
@@ -309,6 +315,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {
                 const MIN_BITS: u64 = #min_bits;
                 const MAX_BITS: u64 = #max_bits;
+                const MAX_HEAP_BYTES: u64 = #heap;
                 const SCHEMA_HASH: u64 = #hash;
 
                 #[allow(unused_variables, clippy::let_unit_value)]

@@ -13,6 +13,7 @@ macro_rules! glam_raw {
         impl NetSerialize for $t {
             const MIN_BITS: u64 = 32 * $n;
             const MAX_BITS: u64 = 32 * $n;
+            const MAX_HEAP_BYTES: u64 = 0;
             const SCHEMA_HASH: u64 = fnv1a($name.as_bytes());
             #[inline]
             fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {

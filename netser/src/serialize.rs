@@ -23,6 +23,7 @@ use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 /// impl NetSerialize for Health {
 ///     const MIN_BITS: u64 = 7;
 ///     const MAX_BITS: u64 = 7;
+///     const MAX_HEAP_BYTES: u64 = 0;
 ///     const SCHEMA_HASH: u64 = netser::schema::fnv1a(b"Health:u8:0..=100");
 ///     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
 ///         e.write_int(self.0, 0, 100)
@@ -43,6 +44,18 @@ pub trait NetSerialize: Sized {
     const MIN_BITS: u64;
     /// The most bits any value takes (the worst case a packet budget must allow).
     const MAX_BITS: u64;
+    /// The most heap memory decoding one value allocates, in bytes: at no moment does
+    /// [`NetSerialize::decode`] hold more (on top of `size_of::<Self>()`), and the value
+    /// it returns owns no more, whatever the input's lengths and counts say. It is the
+    /// memory half of the schema's bound, as `MAX_BITS` is the wire half: a `Vec` of up
+    /// to `max_len` elements counts `max_len` times each element's size and heap, a
+    /// `String` its `max_len` bytes, a map or set [`table_heap_bytes`].
+    ///
+    /// The derive computes it and refuses, at compile time, a collection whose elements
+    /// take no bits (its length alone would decide how many values are built). Fields the
+    /// derive skips are built with `Default` and not counted, nor is what a `with`
+    /// function allocates. A hand implementation that allocates must state its own.
+    const MAX_HEAP_BYTES: u64;
     /// A hash of the wire layout (see [`crate::schema`]).
     const SCHEMA_HASH: u64;
     /// The most bytes any value takes on its own: `ceil(MAX_BITS / 8)`.
@@ -102,11 +115,60 @@ pub trait NetSerialize: Sized {
     }
 }
 
+/// The most heap bytes a map or set of up to `len` entries of `entry` bytes each
+/// (`size_of` of the key and value, or of the element) takes while a decoder builds it by
+/// inserting one entry at a time, whether it is a `HashMap`/`HashSet` or a
+/// `BTreeMap`/`BTreeSet`: the larger of the two figures below, saturating.
+///
+/// - Hash table: a power-of-two number of buckets (at least 4) holding at most 7/8 of
+///   them (all but one below 8), each an entry and a control byte, plus 16 control bytes
+///   and up to 15 of alignment; while it grows, the old table, half the size, lives
+///   beside the new one.
+/// - B-tree: nodes of 11 entries and up to 160 bytes of links and lengths; insertion
+///   splits a full node into two of at least 5 entries, so `n` entries take at most
+///   `(n - 1) / 5 + 1` nodes, plus one being split.
+///
+/// The derive uses it for `MAX_HEAP_BYTES` of map and set fields.
+///
+/// ```
+/// use netser::serialize::table_heap_bytes;
+/// assert_eq!(table_heap_bytes(0, 8), 0);
+/// let bytes = table_heap_bytes(100, 8);
+/// assert!(bytes >= 100 * 8 && bytes < 100 * 8 * 10);
+/// ```
+pub const fn table_heap_bytes(len: u64, entry: u64) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    let mut buckets: u64 = 4;
+    loop {
+        let capacity = if buckets < 8 { buckets - 1 } else { buckets / 8 * 7 };
+        if capacity >= len || buckets > u64::MAX / 4 {
+            break;
+        }
+        buckets *= 2;
+    }
+    const fn table(buckets: u64, entry: u64) -> u64 {
+        buckets
+            .saturating_mul(entry.saturating_add(1))
+            .saturating_add(31)
+    }
+    let hash = table(buckets, entry).saturating_add(table(buckets / 2, entry));
+    let nodes = (len - 1) / 5 + 2;
+    let btree = nodes.saturating_mul(entry.saturating_mul(11).saturating_add(160));
+    if hash > btree {
+        hash
+    } else {
+        btree
+    }
+}
+
 macro_rules! full_width_int {
     ($($t:ty),*) => {$(
         impl NetSerialize for $t {
             const MIN_BITS: u64 = <$t>::BITS as u64;
             const MAX_BITS: u64 = <$t>::BITS as u64;
+            const MAX_HEAP_BYTES: u64 = 0;
             const SCHEMA_HASH: u64 = fnv1a(stringify!($t).as_bytes());
             #[inline]
             fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -125,6 +187,7 @@ full_width_int!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 impl NetSerialize for bool {
     const MIN_BITS: u64 = 1;
     const MAX_BITS: u64 = 1;
+    const MAX_HEAP_BYTES: u64 = 0;
     const SCHEMA_HASH: u64 = fnv1a(b"bool");
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -139,6 +202,7 @@ impl NetSerialize for bool {
 impl NetSerialize for f32 {
     const MIN_BITS: u64 = 32;
     const MAX_BITS: u64 = 32;
+    const MAX_HEAP_BYTES: u64 = 0;
     const SCHEMA_HASH: u64 = fnv1a(b"f32");
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -153,6 +217,7 @@ impl NetSerialize for f32 {
 impl NetSerialize for f64 {
     const MIN_BITS: u64 = 64;
     const MAX_BITS: u64 = 64;
+    const MAX_HEAP_BYTES: u64 = 0;
     const SCHEMA_HASH: u64 = fnv1a(b"f64");
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -167,6 +232,7 @@ impl NetSerialize for f64 {
 impl NetSerialize for () {
     const MIN_BITS: u64 = 0;
     const MAX_BITS: u64 = 0;
+    const MAX_HEAP_BYTES: u64 = 0;
     const SCHEMA_HASH: u64 = fnv1a(b"()");
     #[inline]
     fn encode<E: Encoder>(&self, _: &mut E) -> Result<()> {
@@ -182,6 +248,9 @@ impl NetSerialize for () {
 impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     const MIN_BITS: u64 = T::MIN_BITS.saturating_mul(N as u64);
     const MAX_BITS: u64 = T::MAX_BITS.saturating_mul(N as u64);
+    // Built in a vector of exactly N elements, then moved out.
+    const MAX_HEAP_BYTES: u64 =
+        (N as u64).saturating_mul((core::mem::size_of::<T>() as u64).saturating_add(T::MAX_HEAP_BYTES));
     const SCHEMA_HASH: u64 = combine(combine(fnv1a(b"[T; N]"), N as u64), T::SCHEMA_HASH);
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -207,6 +276,7 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
 impl<T: NetSerialize> NetSerialize for Option<T> {
     const MIN_BITS: u64 = 1;
     const MAX_BITS: u64 = 1 + T::MAX_BITS;
+    const MAX_HEAP_BYTES: u64 = T::MAX_HEAP_BYTES;
     const SCHEMA_HASH: u64 = combine(fnv1a(b"Option"), T::SCHEMA_HASH);
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -222,6 +292,8 @@ impl<T: NetSerialize> NetSerialize for Option<T> {
 impl<T: NetSerialize> NetSerialize for Box<T> {
     const MIN_BITS: u64 = T::MIN_BITS;
     const MAX_BITS: u64 = T::MAX_BITS;
+    const MAX_HEAP_BYTES: u64 =
+        (core::mem::size_of::<T>() as u64).saturating_add(T::MAX_HEAP_BYTES);
     const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
@@ -239,6 +311,7 @@ macro_rules! tuple {
         impl<$($name: NetSerialize),+> NetSerialize for ($($name,)+) {
             const MIN_BITS: u64 = 0 $(+ $name::MIN_BITS)+;
             const MAX_BITS: u64 = 0 $(+ $name::MAX_BITS)+;
+            const MAX_HEAP_BYTES: u64 = 0 $(+ $name::MAX_HEAP_BYTES)+;
             const SCHEMA_HASH: u64 = {
                 let mut h = fnv1a(b"tuple");
                 $(h = combine(h, $name::SCHEMA_HASH);)+
@@ -273,6 +346,9 @@ mod tests {
         assert_eq!(<Option<u32>>::MAX_BITS, 33);
         assert_eq!(<(u8, bool)>::MAX_BITS, 9);
         assert_ne!(<[u8; 2]>::SCHEMA_HASH, <[u8; 3]>::SCHEMA_HASH);
+        assert_eq!(<(u8, f64, Option<bool>)>::MAX_HEAP_BYTES, 0);
+        assert_eq!(<[u16; 3]>::MAX_HEAP_BYTES, 6);
+        assert_eq!(<Box<[u32; 2]>>::MAX_HEAP_BYTES, 8 + 8);
         assert_ne!(<(u8, u16)>::SCHEMA_HASH, <(u16, u8)>::SCHEMA_HASH);
     }
 

@@ -1106,8 +1106,11 @@ pub trait Decoder: Sized {
 /// than the remaining bits could hold, so a lying length cannot force a big allocation.
 #[inline]
 pub(crate) fn seq_capacity<T: NetSerialize>(len: usize, bits_left: u64) -> usize {
-    let per = T::MIN_BITS.max(1);
-    len.min((bits_left / per).min(usize::MAX as u64) as usize)
+    // Elements of no bits: the whole (bounded) length, so pushing never regrows.
+    match T::MIN_BITS {
+        0 => len,
+        per => len.min((bits_left / per).min(usize::MAX as u64) as usize),
+    }
 }
 
 /// Raw bounds of a fixed-point format: the unit bounds times `2^fraction_bits`.

@@ -1,1 +1,4 @@
-//! Integration tests for netser live in `tests/tests/`; this library is empty.
+//! Integration tests for netser live in `tests/tests/`. This library holds what they
+//! share with the fuzz targets in `fuzz/`: see [`adversarial`].
+
+pub mod adversarial;

@@ -411,10 +411,17 @@ impl ChunkReceiver {
         self.chunk_size = None;
         self.started_at = now;
         self.ack_current = false;
-        // slice_count <= max_slices was checked by the decoder: the bound holds.
+        // slice_count <= max_slices was checked by the decoder, so `size` is within the
+        // bound. The buffer is reused when it is big enough; otherwise the old one is
+        // freed first and a new one of exactly `size` bytes allocated: growing it in
+        // place would round its capacity up (amortized growth), past the bound.
+        let size = usize::from(slice_count) * self.config.slice_size;
         self.data.clear();
-        self.data
-            .resize(usize::from(slice_count) * self.config.slice_size, 0);
+        if self.data.capacity() < size {
+            self.data = Vec::new();
+            self.data.reserve_exact(size);
+        }
+        self.data.resize(size, 0);
     }
 
     fn store(&mut self, slice: &SlicePacket<'_>) {
@@ -594,6 +601,48 @@ mod tests {
             ),
             (1, 1, 2, 1, 1)
         );
+    }
+
+    /// Issue 13, fix 1: slice 0 of a 255-slice chunk, then slice 0 of a 256-slice chunk
+    /// (the next id) grew the buffer to 2 x 255 KiB by amortized growth.
+    #[test]
+    fn a_bigger_next_chunk_allocates_exactly_its_size() {
+        let mut r = ChunkReceiver::new(ChunkConfig::default()).unwrap();
+        let mut first = vec![0xc1, 0, 0, 0, 0, 0xff, 0];
+        first.extend_from_slice(&[7; 1024]);
+        let mut second = vec![0xc1, 1, 0, 0, 0, 0, 1];
+        second.extend_from_slice(&[8; 1024]);
+        assert_eq!((first.len(), second.len()), (1031, 1031));
+        r.receive_slice(0.0, &first).unwrap();
+        assert_eq!(r.data.capacity(), 255 * 1024);
+        r.receive_slice(0.0, &second).unwrap();
+        assert_eq!(r.stats().abandoned_chunks, 1);
+        assert_eq!(r.data.capacity(), 256 * 1024);
+        // Every size in turn, growing and shrinking: never past the bound.
+        let bound = ChunkConfig::default().slice_size * ChunkConfig::default().max_slices;
+        for (i, count) in [1u16, 256, 2, 255, 256, 128, 256].into_iter().enumerate() {
+            let id = 2 + i as u16;
+            let mut packet = vec![
+                0xc1,
+                id as u8,
+                (id >> 8) as u8,
+                0,
+                0,
+                count as u8,
+                (count >> 8) as u8,
+            ];
+            packet.extend_from_slice(&[1; 1024]);
+            if count == 1 {
+                packet = vec![0xc1, id as u8, 0, 0, 0, 1, 0, 1, 0, 1];
+            }
+            r.receive_slice(0.0, &packet).unwrap();
+            let _ = r.take_chunk();
+            assert!(
+                r.data.capacity() <= bound,
+                "{} > {bound}",
+                r.data.capacity()
+            );
+        }
     }
 
     #[test]
