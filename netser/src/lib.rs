@@ -42,6 +42,10 @@
 
 extern crate alloc;
 
+/// Items the derive's generated code uses; not part of the public API.
+#[doc(hidden)]
+#[path = "derive_support.rs"]
+pub mod __private;
 pub mod bits;
 pub mod error;
 pub mod framing;
