@@ -72,6 +72,21 @@ pub enum ErrorKind {
         /// The declared maximum.
         max: Num,
     },
+    /// A quantized float outside its range, in real units on write and on read: on
+    /// write, the value given; on read, the value the integer read from the headroom
+    /// above the range stands for (`min + integer * step`). Build it with
+    /// [`ErrorKind::quantized_write`] or [`ErrorKind::quantized_read`].
+    QuantizedOutOfRange {
+        /// The value written, or the value read.
+        value: f64,
+        /// The quantization's minimum.
+        min: f64,
+        /// The quantization's maximum.
+        max: f64,
+        /// The distance between two values on the wire: `res`, or a little less when
+        /// `res` does not divide the range.
+        step: f64,
+    },
     /// A range whose minimum is above its maximum.
     InvalidRange {
         /// The declared minimum.
@@ -142,11 +157,13 @@ pub enum ErrorKind {
         /// The CRC32 in the packet.
         found: u32,
     },
-    /// A packet shorter than its header.
+    /// A packet shorter than the smallest packet that can be valid: the 4-byte CRC32,
+    /// the smallest value of the packet's type and the 4-byte end-of-packet check. A
+    /// truncated packet, seen before its CRC32 is computed.
     PacketTooShort {
         /// The packet length in bytes.
         len: usize,
-        /// The minimum length.
+        /// The smallest valid length in bytes.
         min: usize,
     },
     /// Bytes left over after a complete packet was read.
@@ -173,6 +190,15 @@ impl fmt::Display for ErrorKind {
             OutOfRange { value, min, max } => {
                 write!(f, "value {value} out of range {min}..={max}")
             }
+            QuantizedOutOfRange {
+                value,
+                min,
+                max,
+                step,
+            } => write!(
+                f,
+                "value {value} out of range {min}..={max} (quantized in steps of {step})"
+            ),
             InvalidRange { min, max } => write!(f, "invalid range {min}..={max}"),
             NotFinite { value } => write!(f, "value {value} is not finite"),
             NonZeroPadding { found } => write!(f, "non-zero alignment padding {found:#04x}"),
@@ -186,10 +212,23 @@ impl fmt::Display for ErrorKind {
                 write!(f, "unknown tag {tag}, expected 0..{variants}")
             }
             CheckMismatch { expected, found } => {
-                write!(
-                    f,
-                    "serialize check failed: expected {expected:#010x}, found {found:#010x}"
-                )
+                if *expected == crate::framing::END_OF_PACKET {
+                    write!(
+                        f,
+                        "end-of-packet check failed: expected {expected:#010x}, found {found:#010x}; \
+                         the packet was read as another type than it was written as, or the two \
+                         sides disagree on the schema (compare their SCHEMA_HASH; use it as the \
+                         protocol id to refuse such packets up front)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "serialize check failed: expected {expected:#010x}, found {found:#010x}; \
+                         reading went out of step with writing before this point: the packet \
+                         type or its schema differs between the two sides, or a hand-written \
+                         serialize function reads differently from how it writes"
+                    )
+                }
             }
             NotIncreasing { previous, current } => {
                 write!(
@@ -201,18 +240,98 @@ impl fmt::Display for ErrorKind {
             CrcMismatch { expected, found } => write!(
                 f,
                 "CRC32 mismatch: computed {expected:#010x}, packet has {found:#010x} \
-                 (corrupted, or sent with another protocol id)"
+                 (corrupted, truncated, or sent with another protocol id)"
             ),
             PacketTooShort { len, min } => {
                 write!(
                     f,
-                    "packet of {len} bytes is shorter than the {min}-byte header"
+                    "packet of {len} bytes is shorter than the smallest valid packet, {min} bytes \
+                     (CRC32 header, data and end-of-packet check): truncated"
                 )
             }
             TrailingBytes { count } => write!(f, "{count} trailing bytes after the packet"),
             Custom(msg) => f.write_str(msg),
         }
     }
+}
+
+impl ErrorKind {
+    /// [`ErrorKind::QuantizedOutOfRange`] for a `value` that `q` cannot write (outside
+    /// `q.min()..=q.max()`, not clamping).
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_write(181.5, &q).to_string(),
+    ///     "value 181.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_write(value: f64, q: &crate::Quantize) -> Self {
+        // An `f32` value reads as written; an `f64` one keeps all its digits.
+        let value = if value as f32 as f64 == value {
+            shortest(value)
+        } else {
+            value
+        };
+        ErrorKind::QuantizedOutOfRange {
+            value,
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step: Self::step_of(q),
+        }
+    }
+
+    /// [`ErrorKind::QuantizedOutOfRange`] for an `integer` read from the wire above
+    /// `q.max_integer_value()`: reported as the value it stands for, in the units of
+    /// the write error.
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1); // 3600 steps in 12 bits
+    /// assert_eq!(q.max_integer_value(), 3600);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_read(3605, &q).to_string(),
+    ///     "value 180.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_read(integer: u64, q: &crate::Quantize) -> Self {
+        let step = Self::step_of(q);
+        ErrorKind::QuantizedOutOfRange {
+            value: shortest(q.min() as f64 + integer as f64 * step),
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step,
+        }
+    }
+
+    /// The step between two quantized values, as short as `f32` shows it (`0.1`, not
+    /// `0.10000000149011612`).
+    fn step_of(q: &crate::Quantize) -> f64 {
+        shortest((q.max() as f64 - q.min() as f64) / q.max_integer_value().max(1) as f64)
+    }
+
+    /// Whether the error's bit offset tells the user anything: not for a verdict on the
+    /// whole packet (its CRC32, its length).
+    fn has_bit_offset(&self) -> bool {
+        !matches!(
+            self,
+            ErrorKind::CrcMismatch { .. } | ErrorKind::PacketTooShort { .. }
+        )
+    }
+}
+
+/// `v` rounded to `f32` precision and printed as `f32` prints it, so that quantization
+/// parameters (all `f32`) read as they were written.
+fn shortest(v: f64) -> f64 {
+    let single = v as f32;
+    // `f32` to `f64` keeps the binary value (0.1f32 is 0.10000000149...); go through the
+    // shortest decimal that `f32` round-trips instead.
+    let mut buf = alloc::string::String::new();
+    let _ = fmt::write(&mut buf, format_args!("{single}"));
+    buf.parse().unwrap_or(v)
 }
 
 /// One step of the path to the value that failed.
@@ -324,7 +443,11 @@ impl fmt::Display for Error {
         if !path.is_empty() {
             write!(f, "{path}: ")?;
         }
-        write!(f, "{} at bit {}", self.0.kind, self.0.bit)
+        if self.0.kind.has_bit_offset() {
+            write!(f, "{} at bit {}", self.0.kind, self.0.bit)
+        } else {
+            write!(f, "{}", self.0.kind)
+        }
     }
 }
 
@@ -369,6 +492,57 @@ mod tests {
             e.to_string(),
             "end of buffer: wanted 8 bits, 3 left at bit 5"
         );
+    }
+
+    #[test]
+    fn quantized_floats_out_of_range_read_the_same_on_write_and_read() {
+        let q = crate::Quantize::new(-1.0, 1.0, 0.01);
+        assert_eq!(q.max_integer_value(), 200);
+        let write = Error::new(ErrorKind::quantized_write(1.5, &q), 0).in_field("aim");
+        assert_eq!(
+            write.to_string(),
+            "aim: value 1.5 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+        );
+        // 8 bits carry up to 255: 201..=255 are headroom above the range.
+        let read = Error::new(ErrorKind::quantized_read(255, &q), 16).in_field("aim");
+        assert_eq!(
+            read.to_string(),
+            "aim: value 1.55 out of range -1..=1 (quantized in steps of 0.01) at bit 16"
+        );
+        // A resolution that does not divide the range: the step on the wire is smaller.
+        let q = crate::Quantize::new(0.0, 1.0, 0.3);
+        assert_eq!(q.max_integer_value(), 4);
+        assert_eq!(
+            ErrorKind::quantized_read(5, &q).to_string(),
+            "value 1.25 out of range 0..=1 (quantized in steps of 0.25)"
+        );
+        // An f64 value keeps its digits.
+        assert_eq!(
+            ErrorKind::quantized_write(1.000_000_000_1, &q).to_string(),
+            "value 1.0000000001 out of range 0..=1 (quantized in steps of 0.25)"
+        );
+    }
+
+    #[test]
+    fn a_serialize_check_says_the_sides_are_out_of_step() {
+        let e = Error::new(
+            ErrorKind::CheckMismatch {
+                expected: 0x5EC7_10A1,
+                found: 0,
+            },
+            40,
+        )
+        .in_field("b")
+        .in_type("Sections");
+        let m = e.to_string();
+        assert!(
+            m.starts_with(
+                "Sections.b: serialize check failed: expected 0x5ec710a1, found 0x00000000; "
+            ),
+            "{m}"
+        );
+        assert!(m.contains("the packet type or its schema differs"), "{m}");
+        assert!(m.ends_with(" at bit 40"), "{m}");
     }
 
     #[test]

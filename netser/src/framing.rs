@@ -32,6 +32,10 @@ pub const HEADER_BYTES: usize = 4;
 /// Bits of framing around the packet data: the CRC32 and the end-of-packet check.
 pub const OVERHEAD_BITS: u64 = 64;
 
+/// The smallest framed packet: the CRC32 header and the end-of-packet check around no
+/// data.
+pub const MIN_PACKET_BYTES: usize = HEADER_BYTES + 4;
+
 /// The end-of-packet serialize check's magic value.
 pub const END_OF_PACKET: u32 = crate::schema::magic("end of packet");
 
@@ -90,11 +94,24 @@ pub fn read_packet_with<T, F>(protocol_id: u64, packet: &[u8], read_body: F) -> 
 where
     F: FnOnce(&mut ReadStream<'_>) -> Result<T>,
 {
-    if packet.len() < HEADER_BYTES {
+    read_packet_at_least(protocol_id, packet, MIN_PACKET_BYTES, read_body)
+}
+
+/// [`read_packet_with`], refusing up front a packet shorter than `min` bytes.
+fn read_packet_at_least<T, F>(
+    protocol_id: u64,
+    packet: &[u8],
+    min: usize,
+    read_body: F,
+) -> Result<T>
+where
+    F: FnOnce(&mut ReadStream<'_>) -> Result<T>,
+{
+    if packet.len() < min {
         return Err(Error::new(
             ErrorKind::PacketTooShort {
                 len: packet.len(),
-                min: HEADER_BYTES,
+                min,
             },
             0,
         ));
@@ -125,7 +142,19 @@ where
 /// # Errors
 /// As [`read_packet_with`].
 pub fn read_packet<T: NetSerialize>(protocol_id: u64, packet: &[u8]) -> Result<T> {
-    read_packet_with(protocol_id, packet, |r| T::decode(r))
+    let min = min_packet_bytes::<T>().min(usize::MAX as u64) as usize;
+    read_packet_at_least(protocol_id, packet, min, |r| T::decode(r))
+}
+
+/// The smallest framed packet a `T` can make, in bytes: [`read_packet`] refuses a
+/// shorter one as [`ErrorKind::PacketTooShort`] before computing its CRC32.
+///
+/// ```
+/// assert_eq!(netser::framing::min_packet_bytes::<u32>(), 4 + 4 + 4);
+/// assert_eq!(netser::framing::min_packet_bytes::<()>(), 8);
+/// ```
+pub const fn min_packet_bytes<T: NetSerialize>() -> u64 {
+    HEADER_BYTES as u64 + (T::MIN_BITS + 32).div_ceil(8)
 }
 
 /// The largest framed packet a `T` can make, in bytes.
@@ -178,15 +207,22 @@ mod tests {
         ));
         assert!(matches!(
             read_packet::<(u16, u32)>(ID, &buf[..3]).unwrap_err().kind(),
-            ErrorKind::PacketTooShort { len: 3, min: 4 }
+            ErrorKind::PacketTooShort { len: 3, min: 14 }
         ));
-        // A truncated packet whose CRC was recomputed (a buggy sender) hits the end check.
+        // A truncated packet whose CRC was recomputed (a buggy sender) is refused by its
+        // length when the type is known, and hits the end check otherwise.
         let mut cut = [0u8; 32];
         cut[4..len - 1].copy_from_slice(&buf[4..len - 1]);
         let c = crc(ID, &cut[4..len - 1]);
         cut[..4].copy_from_slice(&c.to_le_bytes());
         assert!(matches!(
             read_packet::<(u16, u32)>(ID, &cut[..len - 1])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::PacketTooShort { len: 13, min: 14 }
+        ));
+        assert!(matches!(
+            read_packet_with(ID, &cut[..len - 1], |r| <(u16, u32)>::decode(r))
                 .unwrap_err()
                 .kind(),
             ErrorKind::EndOfBuffer { .. }
@@ -202,6 +238,68 @@ mod tests {
                 .kind(),
             &ErrorKind::TrailingBytes { count: 2 }
         );
+    }
+
+    fn message(packet: &[u8], id: u64) -> alloc::string::String {
+        use alloc::string::ToString;
+        read_packet::<(u16, u32)>(id, packet)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn packet_verdicts_say_what_happened_without_a_bit_offset() {
+        let (buf, len) = packet();
+        let mut corrupted = buf;
+        corrupted[7] ^= 0x10;
+        let corrupted = message(&corrupted[..len], ID);
+        let foreign = message(&buf[..len], ID ^ 1);
+        let truncated = message(&buf[..len - 4], ID);
+        for m in [&corrupted, &foreign] {
+            assert!(m.starts_with("CRC32 mismatch: computed 0x"), "{m}");
+            assert!(
+                m.ends_with("(corrupted, truncated, or sent with another protocol id)"),
+                "{m}"
+            );
+        }
+        assert_eq!(
+            truncated,
+            "packet of 10 bytes is shorter than the smallest valid packet, 14 bytes \
+             (CRC32 header, data and end-of-packet check): truncated"
+        );
+        assert_eq!(
+            message(&[], ID),
+            "packet of 0 bytes is shorter than the smallest valid packet, 14 bytes \
+             (CRC32 header, data and end-of-packet check): truncated"
+        );
+        // A packet of no fixed type is held to the header and the end check.
+        let e = read_packet_with(ID, &buf[..7], |_| Ok(())).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::PacketTooShort { len: 7, min: 8 });
+    }
+
+    #[test]
+    fn another_packet_type_fails_the_end_check_and_says_so() {
+        use alloc::string::ToString;
+        let mut buf = [0u8; 32];
+        let len = write_packet(ID, &mut buf, &(1u8, 2u8)).unwrap();
+        let e = read_packet::<u8>(ID, &buf[..len]).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::CheckMismatch {
+                expected: END_OF_PACKET,
+                ..
+            }
+        ));
+        let m = e.to_string();
+        assert!(
+            m.starts_with("end-of-packet check failed: expected 0x"),
+            "{m}"
+        );
+        assert!(
+            m.contains("read as another type than it was written as"),
+            "{m}"
+        );
+        assert!(m.ends_with("at bit 8"), "{m}");
     }
 
     #[test]
