@@ -263,12 +263,15 @@ fn main() {
         "  inputs: {} sent, {} received",
         inputs_sent, inputs_received
     );
+    let known = |v: Option<f64>, scale: f64| {
+        v.map_or("not yet known".to_string(), |v| format!("{:.1}", v * scale))
+    };
     println!(
-        "  server view: rtt {:.1} ms, packet loss {:.1}%, sent {:.1} kbps, acked {:.1} kbps",
+        "  server view: rtt {:.1} ms, packet loss {}%, sent {} kbps, acked {} kbps",
         s.rtt * 1000.0,
-        s.packet_loss * 100.0,
-        s.sent_kbps,
-        s.acked_kbps
+        known(s.packet_loss, 100.0),
+        known(s.sent_kbps, 1.0),
+        known(s.acked_kbps, 1.0)
     );
     println!(
         "  packets refused by the CRC or a bound: client {}, server {}",
