@@ -3,9 +3,9 @@
 //!
 //! An attribute bound given through a constant is only known when the compiler
 //! evaluates it, so the derive checks it in a `const` item. The checks here turn a
-//! failure into a message that names the field and the values ([`Msg`] formats numbers
+//! failure into a message that names the field and the values (`Msg` formats numbers
 //! in a `const` context), and a bound of the wrong integer type into a trait error that
-//! says what to write ([`RangeBound`]).
+//! says what to write (`RangeBound`).
 
 /// A `range` bound must have the field's integer type `T`.
 #[diagnostic::on_unimplemented(
