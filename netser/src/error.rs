@@ -2,6 +2,21 @@
 //!
 //! An [`Error`] is one pointer wide so that `Result<(), Error>` stays cheap on the hot
 //! path; the details live in a box that is only allocated when something goes wrong.
+//!
+//! ```
+//! use netser::{ErrorKind, NetSerialize};
+//!
+//! #[derive(NetSerialize, Debug)]
+//! struct Input { #[net(range = -1..=1)] steer: i8, #[net(bits = 4)] buttons: u8 }
+//!
+//! // Writing out of bounds is an error, like reading: nothing is clamped silently.
+//! let e = Input { steer: 2, buttons: 0 }.to_vec().unwrap_err();
+//! assert_eq!(e.to_string(), "Input.steer: value 2 out of range -1..=1 at bit 0");
+//! // A packet cut short says how many bits were missing, where, in which field.
+//! let e = Input::decode_from_slice(&[]).unwrap_err();
+//! assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { wanted: 2, remaining: 0 }));
+//! assert_eq!(e.path(), "Input.steer");
+//! ```
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -9,9 +24,26 @@ use alloc::vec::Vec;
 use core::fmt;
 
 /// `Result` with netser's [`Error`].
+///
+/// ```
+/// fn health(bytes: &[u8]) -> netser::Result<u8> {
+///     use netser::Decoder;
+///     netser::ReadStream::new(bytes).read_int(0u8, 100)
+/// }
+/// assert_eq!(health(&[99])?, 99);
+/// assert!(health(&[101]).is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
 /// A number in an error message: integers of any width, or a float.
+///
+/// ```
+/// use netser::Num;
+/// assert_eq!(Num::Int(-5).to_string(), "-5");
+/// assert_eq!(Num::Uint(u128::MAX).to_string(), "340282366920938463463374607431768211455");
+/// assert_eq!(Num::Float(0.5).to_string(), "0.5");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
     /// A signed integer (every signed width fits).
@@ -33,6 +65,20 @@ impl fmt::Display for Num {
 }
 
 /// What went wrong. Every variant carries the expected and the found values.
+///
+/// ```
+/// use netser::{Decoder, ErrorKind, Num, ReadStream};
+/// // 7 bits hold 0..=127; the range 0..=100 refuses the headroom above it.
+/// let e = ReadStream::new(&[127]).read_int(0u8, 100).unwrap_err();
+/// assert_eq!(
+///     e.kind(),
+///     &ErrorKind::OutOfRange { value: Num::Uint(127), min: Num::Uint(0), max: Num::Uint(100) }
+/// );
+/// match e.kind() {
+///     ErrorKind::EndOfBuffer { .. } | ErrorKind::CrcMismatch { .. } => { /* drop the packet */ }
+///     other => println!("a peer sent a bad value: {other}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -371,6 +417,13 @@ pub struct Error(Box<ErrorInner>);
 
 impl Error {
     /// An error of `kind` at bit offset `bit`.
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// // A hand-written decoder refusing a value of its own.
+    /// let e = Error::new(ErrorKind::Custom("team id reserved"), 12);
+    /// assert_eq!(e.to_string(), "team id reserved at bit 12");
+    /// ```
     #[cold]
     pub fn new(kind: ErrorKind, bit: u64) -> Self {
         Error(Box::new(ErrorInner {
@@ -382,16 +435,37 @@ impl Error {
     }
 
     /// What went wrong.
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// let e = ReadStream::new(&[]).read_bool().unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::EndOfBuffer { wanted: 1, remaining: 0 });
+    /// ```
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }
 
     /// The bit offset in the stream where the failing operation started.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0xff]);
+    /// r.read_bits(6)?;
+    /// let e = r.read_bits(4).unwrap_err(); // the read started at bit 6
+    /// assert_eq!(e.bit(), 6);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bit(&self) -> u64 {
         self.0.bit
     }
 
     /// Adds a field name to the path (call from the inside out).
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).in_field("health");
+    /// assert_eq!(e.path(), "health");
+    /// ```
     #[cold]
     pub fn in_field(mut self, name: &'static str) -> Self {
         self.0.path.push(PathSegment::Field(name));
@@ -399,6 +473,12 @@ impl Error {
     }
 
     /// Adds an element index to the path (call from the inside out).
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).at_index(3).in_field("players");
+    /// assert_eq!(e.path(), "players[3]");
+    /// ```
     #[cold]
     pub fn at_index(mut self, index: usize) -> Self {
         self.0.path.push(PathSegment::Index(index));
@@ -406,6 +486,12 @@ impl Error {
     }
 
     /// Names the type at the root of the path; the outermost call wins.
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).in_field("x").in_type("Snapshot");
+    /// assert_eq!(e.to_string(), "Snapshot.x: bad at bit 0");
+    /// ```
     #[cold]
     pub fn in_type(mut self, name: &'static str) -> Self {
         self.0.type_name = Some(name);
@@ -414,6 +500,18 @@ impl Error {
 
     /// The path to the failing value, e.g. `Snapshot.entities[3].health`; empty when the
     /// error came from a bare primitive.
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    /// #[derive(NetSerialize)]
+    /// struct Player { #[net(range = 0..=100)] health: u8 }
+    /// #[derive(NetSerialize)]
+    /// struct Snapshot { #[net(max_len = 8)] players: Vec<Player> }
+    ///
+    /// let bad = Snapshot { players: vec![Player { health: 50 }, Player { health: 150 }] };
+    /// let e = bad.to_vec().unwrap_err();
+    /// assert_eq!(e.path(), "Snapshot.players[1].health");
+    /// ```
     pub fn path(&self) -> String {
         use core::fmt::Write;
         let mut out = String::new();
