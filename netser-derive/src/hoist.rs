@@ -44,31 +44,78 @@ impl Hoist {
 
     /// Hoists every field's expressions.
     pub fn bodies(&mut self, bodies: &mut [Body<'_>], krate: &TokenStream) {
-        for plan in bodies.iter_mut().flat_map(|b| b.fields.iter_mut()) {
-            if let Some(magic) = &mut plan.magic {
-                self.constant(quote!(u32), magic, |v| quote!(#v));
-            }
-            if let Some(wire) = &mut plan.wire {
-                self.wire(wire, krate);
+        for body in bodies.iter_mut() {
+            let variant = body.variant.map(|v| v.to_string());
+            for plan in body.fields.iter_mut() {
+                let field = match &variant {
+                    Some(v) => format!("netser: variant `{v}`, field `{}`: ", plan.field.name),
+                    None => format!("netser: field `{}`: ", plan.field.name),
+                };
+                if let Some(magic) = &mut plan.magic {
+                    self.constant(quote!(u32), magic, |v| quote!(#v));
+                }
+                if let Some(wire) = &mut plan.wire {
+                    self.wire(wire, krate, &field);
+                }
             }
         }
     }
 
-    fn wire(&mut self, wire: &mut Wire, krate: &TokenStream) {
+    /// A bound of the field's integer type `ty`: another integer type is reported by
+    /// `RangeBound`'s message, at the user's tokens, and not as a bare E0308. `check`
+    /// runs on the converted `bound` before it is the constant's value.
+    fn int_bound(
+        &mut self,
+        ty: &TokenStream,
+        value: &mut TokenStream,
+        krate: &TokenStream,
+        check: TokenStream,
+    ) {
+        self.constant(ty.clone(), value, |v| {
+            let span = span_of(v);
+            quote_spanned! {span=> {
+                let bound = #v;
+                #krate::__private::range_bound::<#ty, _>(&bound);
+                #[allow(clippy::unnecessary_cast)]
+                let bound = bound as #ty;
+                #check
+                bound
+            }}
+        });
+    }
+
+    fn wire(&mut self, wire: &mut Wire, krate: &TokenStream, field: &str) {
+        let msg = quote!(#krate::__private::Msg::new().str(#field));
         match wire {
             Wire::Value(_) => {}
-            Wire::IntRange { ty, min, max, .. } => {
+            Wire::IntRange { ty, min, max } => {
                 let t = syn::Ident::new(ty.name(), Span::call_site());
-                self.constant(quote!(#t), min, |v| quote!(#v));
+                let t = quote!(#t);
+                let shown = if ty.signed() {
+                    quote!(int)
+                } else {
+                    quote!(uint)
+                };
+                let wide = if ty.signed() {
+                    quote!(i128)
+                } else {
+                    quote!(u128)
+                };
+                self.int_bound(&t, min, krate, quote!());
                 let lo = min.clone();
-                self.constant(quote!(#t), max, |v| {
-                    let span = span_of(v);
-                    quote_spanned! {span=> {
-                        let max: #t = #v;
-                        ::core::assert!(#lo <= max, "netser: this `range` is empty or reversed");
-                        max
-                    }}
-                });
+                let span = span_of(max);
+                let check = quote_spanned! {span=>
+                    if #lo > bound {
+                        let m = #msg
+                            .str("this `range` is empty or reversed: its smallest value is ")
+                            .#shown(#lo as #wide)
+                            .str(" and its largest ")
+                            .#shown(bound as #wide)
+                            .str("; the minimum comes first");
+                        ::core::panic!("{}", m.as_str());
+                    }
+                };
+                self.int_bound(&t, max, krate, check);
             }
             Wire::IntBits { ty, bits } => {
                 let width = ty.width();
@@ -76,27 +123,56 @@ impl Hoist {
                     let span = span_of(v);
                     quote_spanned! {span=> {
                         let bits: u32 = #v;
-                        ::core::assert!(bits >= 1 && bits <= #width, "netser: `bits` must be between 1 and the integer's width");
+                        if bits < 1 || bits > #width {
+                            let m = #msg
+                                .str("`bits` must be between 1 and the integer's width, ")
+                                .uint(#width as u128)
+                                .str(", but it is ")
+                                .uint(bits as u128);
+                            ::core::panic!("{}", m.as_str());
+                        }
                         bits
                     }}
                 });
             }
             Wire::Quantize { min, max, res, .. } => {
+                let span = span_of(max);
                 for p in [&mut *min, &mut *max, &mut *res] {
                     self.constant(quote!(f32), p, |v| quote!(#v));
                 }
                 let (lo, hi, r) = (min.clone(), max.clone(), res.clone());
-                // One const checks everything, so one mistake gives one error.
+                // One const checks everything, so one mistake gives one error, and the
+                // message carries the values the constants have.
                 let mut q = quote!(());
                 self.constant(quote!(#krate::Quantize), &mut q, |_| {
-                    quote!({
-                        match #krate::Quantize::try_new(#lo, #hi, #r) {
-                            ::core::option::Option::None => ::core::panic!("netser: `quantize` needs finite min < max and res > 0"),
-                            ::core::option::Option::Some(q) => {
-                                ::core::assert!(#r <= #hi - #lo, "netser: the `quantize` resolution is wider than its range");
-                                ::core::assert!((#hi - #lo) / #r <= 4_294_967_040.0, "netser: this `quantize` needs more than 32 bits; raise res or narrow the range");
-                                q
-                            }
+                    quote_spanned!(span=> {
+                        let (min, max, res): (f32, f32, f32) = (#lo, #hi, #r);
+                        let values = #msg
+                            .str("`quantize(min = ")
+                            .float(min)
+                            .str(", max = ")
+                            .float(max)
+                            .str(", res = ")
+                            .float(res)
+                            .str(")` ");
+                        if !(min.is_finite() && max.is_finite() && res.is_finite()) {
+                            ::core::panic!("{}", values.str("needs finite min, max and res").as_str());
+                        }
+                        if !(min < max) {
+                            ::core::panic!("{}", values.str("needs min < max; swap or widen them").as_str());
+                        }
+                        if !(res > 0.0) {
+                            ::core::panic!("{}", values.str("needs a resolution above zero; for example `res = 0.01`").as_str());
+                        }
+                        if !(res <= max - min) {
+                            ::core::panic!("{}", values.str("has a resolution wider than its range: every value would round to an end; use a smaller `res`").as_str());
+                        }
+                        if !((max - min) / res <= 4_294_967_040.0) {
+                            ::core::panic!("{}", values.str("needs more than 32 bits; raise `res` or narrow the range").as_str());
+                        }
+                        match #krate::Quantize::try_new(min, max, res) {
+                            ::core::option::Option::Some(q) => q,
+                            ::core::option::Option::None => ::core::panic!("{}", values.str("is not a valid quantization").as_str()),
                         }
                     })
                 });
@@ -109,37 +185,44 @@ impl Hoist {
                 let span = span_of(v);
                 quote_spanned! {span=> {
                     let bits: u32 = #v;
-                    ::core::assert!(bits >= 2 && bits <= 32, "netser: `quat(bits = N)` needs 2 <= N <= 32");
+                    if bits < 2 || bits > 32 {
+                        let m = #msg
+                            .str("`quat(bits = N)` needs 2 <= N <= 32, but N is ")
+                            .uint(bits as u128);
+                        ::core::panic!("{}", m.as_str());
+                    }
                     bits
                 }}
             }),
-            Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } => self.wire(elem, krate),
+            Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } => self.wire(elem, krate, field),
             Wire::Seq { max_len, elem, .. } => {
-                self.max_len(max_len);
-                self.wire(elem, krate);
+                self.max_len(max_len, &msg);
+                self.wire(elem, krate, field);
             }
-            Wire::String { max_len } => self.max_len(max_len),
-            Wire::Option { inner } => self.wire(inner, krate),
+            Wire::String { max_len } => self.max_len(max_len, &msg),
+            Wire::Option { inner } => self.wire(inner, krate, field),
             Wire::Map {
                 max_len,
                 key,
                 value,
                 ..
             } => {
-                self.max_len(max_len);
-                self.wire(key, krate);
-                self.wire(value, krate);
+                self.max_len(max_len, &msg);
+                self.wire(key, krate, field);
+                self.wire(value, krate, field);
             }
             Wire::With { max_bits, .. } => self.constant(quote!(u64), max_bits, |v| quote!(#v)),
         }
     }
 
-    fn max_len(&mut self, max_len: &mut TokenStream) {
+    fn max_len(&mut self, max_len: &mut TokenStream, msg: &TokenStream) {
         self.constant(quote!(usize), max_len, |v| {
             let span = span_of(v);
             quote_spanned! {span=> {
                 let max_len: usize = #v;
-                ::core::assert!(max_len >= 1, "netser: `max_len` must be at least 1");
+                if max_len < 1 {
+                    ::core::panic!("{}", #msg.str("`max_len` must be at least 1").as_str());
+                }
                 max_len
             }}
         });

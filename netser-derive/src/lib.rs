@@ -23,229 +23,11 @@
 //! # Ok::<(), netser::Error>(())
 //! ```
 //!
-//! Every value that crosses the wire has a bound known at compile time; a schema
-//! that breaks a rule is a compile error that underlines the offending tokens and
-//! says what to write instead, every error of the type at once. The wire format is
-//! specified in the repository's `WIRE.md`.
-//!
-//! # Types
-//!
-//! Structs (named, tuple, unit), enums (unit, tuple and struct variants) and generic
-//! types (each type parameter gets a `NetSerialize` bound). Field types are classified
-//! by their syntax: integers, `f32`/`f64`, `bool`, `[T; N]`, `Vec<T>`, `Box<[T]>`,
-//! `String`, `Option<T>`, `HashMap`/`BTreeMap`/`HashSet`/`BTreeSet` and, with the
-//! `glam` feature, glam's `Vec2`/`Vec3`/`Quat`; any other type is nested and sent by
-//! its own `NetSerialize` impl. Unions are refused. An enum sends its variant index
-//! (declaration order) in `bits_required(0, variants - 1)` bits; an unknown tag is a
-//! decode error.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize, Debug, PartialEq)]
-//! enum Packet {
-//!     Ping,                                            // tag 0
-//!     Input(#[net(bits = 6)] u8),                      // tag 1
-//!     Chat { #[net(max_len = 140)] text: String },     // tag 2
-//! }
-//! assert_eq!(Packet::Ping.to_vec()?, [0]);             // a 2-bit tag
-//! assert!(Packet::decode_from_slice(&[3]).is_err());   // no variant 3
-//! # Ok::<(), netser::Error>(())
-//! ```
-//!
-//! # Field attributes
-//!
-//! Attributes apply element-wise through arrays, `Vec`, `Box<[T]>`, `Option`, sets,
-//! map values and nested combinations of them.
-//!
-//! **`range = A..=B`**, **`range = A..B`**: any integer in `bits_required(A, B)` bits.
-//! Bounds may be negative, constants or constant expressions (checked by a `const`
-//! assertion); a value outside the range is an error on write and on read.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! const MAX_PLAYERS: u8 = 64;
-//! #[derive(NetSerialize)]
-//! struct Lobby {
-//!     #[net(range = 1..=MAX_PLAYERS)]
-//!     players: u8,                           // 6 bits
-//!     #[net(range = -8..8)]
-//!     offsets: [i8; 2],                      // 4 bits each
-//! }
-//! assert_eq!(Lobby::MAX_BITS, 6 + 8);
-//! assert!(Lobby { players: 65, offsets: [0, 0] }.to_vec().is_err());
-//! ```
-//!
-//! **`bits = N`**: an unsigned integer in `N` raw bits; a value of `2^N` or more is an
-//! error.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct Buttons(#[net(bits = 6)] u8);
-//! assert_eq!(Buttons::MAX_BITS, 6);
-//! assert!(Buttons(64).to_vec().is_err());
-//! ```
-//!
-//! **`quantize(min, max, res)`** (or `quantize(min = .., max = .., res = ..)`): an
-//! `f32`/`f64` as an integer step of `res` in `min..=max`; parameters are `f32`
-//! expressions. Out-of-range values are an error unless **`clamp`** is given; NaN is
-//! always an error.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct Aim {
-//!     #[net(quantize(min = -180.0, max = 180.0, res = 0.1))]
-//!     yaw: f32,                                  // 12 bits
-//!     #[net(quantize(0.0, 1.0, 0.01), clamp)]
-//!     trigger: f32,                              // 7 bits; 1.5 is sent as 1.0
-//! }
-//! assert_eq!(Aim::MAX_BITS, 12 + 7);
-//! assert!(Aim { yaw: 0.0, trigger: 1.5 }.to_vec().is_ok());
-//! assert!(Aim { yaw: 181.0, trigger: 0.0 }.to_vec().is_err());
-//! assert!(Aim { yaw: f32::NAN, trigger: 0.0 }.to_vec().is_err());
-//! ```
-//!
-//! **`quat(bits = N)`**: a unit quaternion `[x, y, z, w]` (or glam's `Quat`) in
-//! smallest-three form: the largest component's index in 2 bits, the other three in
-//! `N` bits each.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct Body {
-//!     #[net(quat(bits = 9))]
-//!     orientation: [f32; 4],
-//! }
-//! assert_eq!(Body::MAX_BITS, 2 + 3 * 9);
-//! ```
-//!
-//! **`align`**: pad with zero bits to the next byte boundary before the field (the
-//! reader refuses non-zero padding).
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct Block { flag: bool, #[net(align)] data: [u8; 2] }
-//! assert_eq!(Block { flag: true, data: [7, 8] }.to_vec()?, [1, 7, 8]);
-//! # Ok::<(), netser::Error>(())
-//! ```
-//!
-//! **`max_len = N`**: the most elements (bytes for a `String`) of a `Vec`, `String`,
-//! `Box<[T]>`, map or set; required on each of them. The length goes first in
-//! `bits_required(0, N)` bits; a longer collection is an error, and a decoder never
-//! allocates for more elements than the input can hold. Duplicate map keys or set
-//! elements in the input are an error.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! use std::collections::BTreeMap;
-//! #[derive(NetSerialize)]
-//! struct Inventory {
-//!     #[net(max_len = 16, range = 1..=99)]
-//!     stacks: BTreeMap<u16, u8>,
-//!     #[net(max_len = 4)]
-//!     tags: Vec<String>,                     // 4 strings of up to 4 bytes
-//! }
-//! assert!(Inventory { stacks: BTreeMap::new(), tags: vec!["toolong".into()] }.to_vec().is_err());
-//! ```
-//!
-//! **`skip`**: not sent; decodes to `Default::default()`, or to the value of
-//! **`default = expr`**.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize, Debug, PartialEq)]
-//! struct Cached {
-//!     id: u8,
-//!     #[net(skip)]
-//!     local_frame: u32,
-//!     #[net(skip, default = 1.0)]
-//!     interpolation: f32,
-//! }
-//! let back = Cached::decode_from_slice(&Cached { id: 3, local_frame: 9, interpolation: 0.5 }.to_vec()?)?;
-//! assert_eq!(back, Cached { id: 3, local_frame: 0, interpolation: 1.0 });
-//! # Ok::<(), netser::Error>(())
-//! ```
-//!
-//! **`with = path, max_bits = N`**: a hand-written unified serialize function
-//! `fn<S: netser::Stream>(&mut S, &mut T) -> netser::Result<()>`, as the articles write
-//! them. Encode runs it on a clone of the field (the field type must be `Clone`), decode
-//! on `T::default()`. `max_bits` bounds what it writes, so the type's worst case stays
-//! known; writing or reading more is an error.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! use netser::{Result, Stream};
-//! fn serialize_percent<S: Stream>(s: &mut S, v: &mut u8) -> Result<()> {
-//!     s.serialize_int(v, 0, 100)
-//! }
-//! #[derive(NetSerialize)]
-//! struct Loading {
-//!     #[net(with = serialize_percent, max_bits = 7)]
-//!     percent: u8,
-//! }
-//! assert_eq!(Loading { percent: 42 }.measure_bits()?, 7);
-//! # Ok::<(), netser::Error>(())
-//! ```
-//!
-//! **`when = expr`**: the field is sent only when `expr` is true. The expression sees
-//! the fields sent before it, by name (`_0`, `_1`... in tuples), as shared references;
-//! nothing is sent for the condition itself. When false, the field (with its `check`
-//! and `align`) is absent and decodes to `Default::default()` or `default = expr`.
-//! This is the article's rigid body at rest:
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct RigidBody {
-//!     #[net(quantize(-256.0, 256.0, 0.01))]
-//!     position: [f32; 3],
-//!     at_rest: bool,
-//!     #[net(when = !at_rest, quantize(-32.0, 32.0, 0.01))]
-//!     linear_velocity: [f32; 3],
-//! }
-//! let resting = RigidBody { position: [0.0; 3], at_rest: true, linear_velocity: [0.0; 3] };
-//! assert_eq!(resting.measure_bits()?, 3 * 16 + 1);
-//! # Ok::<(), netser::Error>(())
-//! ```
-//!
-//! **`check = 0x...`**: a 32-bit serialize check written before the field; the reader
-//! reports a mismatch at that field, which pins down where a desynchronisation began.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! #[derive(NetSerialize)]
-//! struct Sections { a: u8, #[net(check = 0x5EC7_10A1)] b: u8 }
-//! assert_eq!(Sections::MAX_BITS, 8 + 32 + 8);
-//! ```
-//!
-//! # Container attributes
-//!
-//! **`max_bytes = N`**: a compile error, naming the type and both sizes, when the
-//! worst case can exceed `N` bytes. A generic type is checked for each instance that
-//! is used, when it is compiled to code (`cargo build`; `cargo check` stops before).
-//! **`crate = "path"`**: the path to `netser` for crates that re-export it.
-//!
-//! ```
-//! # use netser::NetSerialize;
-//! mod engine { pub use netser as net; }
-//!
-//! #[derive(NetSerialize)]
-//! #[net(max_bytes = 1200, crate = "engine::net")]
-//! struct Snapshot {
-//!     #[net(max_len = 64)]
-//!     entities: Vec<[u8; 16]>,               // 7 + 64 x 128 bits: 1025 bytes
-//! }
-//! ```
-//!
-//! # Errors, traces and hashes
-//!
-//! Decode errors carry the field path (`Snapshot.entities[3].health`), the value, the
-//! bound and the bit offset; `netser::trace::layout` prints the bit layout of any value
-//! with the same paths. `SCHEMA_HASH` hashes the wire layout (field names and order,
-//! types, bounds, quantization, nested types' hashes) and is usable as the framing's
-//! protocol id.
+//! Every `#[net(...)]` attribute, with an example each, the rules the derive checks
+//! and the errors it reports are documented in `netser`'s
+//! [`attributes`](https://docs.rs/netser/latest/netser/attributes/index.html) page
+//! (the `netser::attributes` module, in the docs `cargo doc` builds for a crate that
+//! depends on `netser`), and summarised on the derive macro.
 
 mod bounds;
 mod decode;
@@ -259,7 +41,34 @@ mod schema;
 
 use proc_macro::TokenStream;
 
-/// Derives `netser::NetSerialize` from `#[net(...)]` attributes; see the crate docs.
+/// Derives `netser::NetSerialize`: the type's wire layout, from its fields and their
+/// `#[net(...)]` attributes.
+///
+/// Field attributes: `range = A..=B` (integers), `bits = N` (unsigned integers),
+/// `quantize(min, max, res)` and `clamp` (floats), `quat(bits = N)` (quaternions),
+/// `align`, `max_len = N` (collections and strings; required on them), `skip` and
+/// `default = expr`, `with = path, max_bits = N`, `when = expr`, `check = 0x...`.
+/// Container attributes: `max_bytes = N`, `crate = "path"`. Each is documented with an
+/// example on `netser`'s `attributes` page.
+///
+/// ```
+/// use netser::NetSerialize;
+///
+/// #[derive(NetSerialize, Debug, PartialEq)]
+/// #[net(max_bytes = 64)]
+/// enum Event {
+///     Join { #[net(max_len = 16)] name: String },
+///     Hit { #[net(range = 0..=100)] damage: u8, #[net(quantize(0.0, 1.0, 0.01))] falloff: f32 },
+///     Leave,
+/// }
+///
+/// let hit = Event::Hit { damage: 30, falloff: 0.5 };
+/// let bytes = hit.to_vec()?;
+/// assert_eq!(bytes.len(), 2); // a 2-bit tag, 7 bits, 7 bits
+/// assert_eq!(Event::decode_from_slice(&bytes)?, hit);
+/// assert!(Event::Hit { damage: 101, falloff: 0.5 }.to_vec().is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[proc_macro_derive(NetSerialize, attributes(net))]
 pub fn derive_net_serialize(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -1272,35 +1272,20 @@ impl Endpoint {
     ///     endpoint.send_packet(f64::from(frame) / 60.0, &[0; 100]).unwrap();
     /// }
     /// endpoint.update(5.0);
-    /// assert!(endpoint.stats().packet_loss > 0.0); // nothing was acked
-    /// assert!(endpoint.stats().sent_kbps > 0.0);
+    /// assert_eq!(endpoint.stats().packet_loss, Some(1.0)); // nothing was acked
+    /// assert!(endpoint.stats().sent_kbps > Some(0.0));
     /// ```
     pub fn update(&mut self, now: f64) {
         self.time = now;
         self.rtt_history.summarize(&mut self.stats);
-        self.stats.packet_loss = match stats::packet_loss(&self.sent) {
-            Some(loss) => stats::smooth(
-                self.stats.packet_loss,
-                loss,
-                self.config.packet_loss_smoothing_factor,
-            ),
-            None => 0.0,
-        };
-        let factor = self.config.bandwidth_smoothing_factor;
-        let smooth = |current: f64, measured: Option<f64>| {
-            measured.map_or(current, |kbps| stats::smooth(current, kbps, factor))
-        };
-        self.stats.sent_kbps = smooth(
-            self.stats.sent_kbps,
-            stats::bandwidth_kbps(&self.sent, |p| Some((p.time, p.bytes))),
-        );
-        self.stats.received_kbps = smooth(
-            self.stats.received_kbps,
-            stats::bandwidth_kbps(&self.received, |p| Some((p.time, p.bytes))),
-        );
-        self.stats.acked_kbps = smooth(
-            self.stats.acked_kbps,
-            stats::bandwidth_kbps(&self.sent, |p| p.acked.then_some((p.time, p.bytes))),
+        stats::update_estimates(
+            &mut self.stats,
+            self.has_rtt,
+            &self.sent,
+            &self.received,
+            now,
+            self.config.packet_loss_smoothing_factor,
+            self.config.bandwidth_smoothing_factor,
         );
     }
 

@@ -2,6 +2,21 @@
 //!
 //! An [`Error`] is one pointer wide so that `Result<(), Error>` stays cheap on the hot
 //! path; the details live in a box that is only allocated when something goes wrong.
+//!
+//! ```
+//! use netser::{ErrorKind, NetSerialize};
+//!
+//! #[derive(NetSerialize, Debug)]
+//! struct Input { #[net(range = -1..=1)] steer: i8, #[net(bits = 4)] buttons: u8 }
+//!
+//! // Writing out of bounds is an error, like reading: nothing is clamped silently.
+//! let e = Input { steer: 2, buttons: 0 }.to_vec().unwrap_err();
+//! assert_eq!(e.to_string(), "Input.steer: value 2 out of range -1..=1 at bit 0");
+//! // A packet cut short says how many bits were missing, where, in which field.
+//! let e = Input::decode_from_slice(&[]).unwrap_err();
+//! assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { wanted: 2, remaining: 0 }));
+//! assert_eq!(e.path(), "Input.steer");
+//! ```
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -9,9 +24,26 @@ use alloc::vec::Vec;
 use core::fmt;
 
 /// `Result` with netser's [`Error`].
+///
+/// ```
+/// fn health(bytes: &[u8]) -> netser::Result<u8> {
+///     use netser::Decoder;
+///     netser::ReadStream::new(bytes).read_int(0u8, 100)
+/// }
+/// assert_eq!(health(&[99])?, 99);
+/// assert!(health(&[101]).is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
 /// A number in an error message: integers of any width, or a float.
+///
+/// ```
+/// use netser::Num;
+/// assert_eq!(Num::Int(-5).to_string(), "-5");
+/// assert_eq!(Num::Uint(u128::MAX).to_string(), "340282366920938463463374607431768211455");
+/// assert_eq!(Num::Float(0.5).to_string(), "0.5");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Num {
     /// A signed integer (every signed width fits).
@@ -33,6 +65,20 @@ impl fmt::Display for Num {
 }
 
 /// What went wrong. Every variant carries the expected and the found values.
+///
+/// ```
+/// use netser::{Decoder, ErrorKind, Num, ReadStream};
+/// // 7 bits hold 0..=127; the range 0..=100 refuses the headroom above it.
+/// let e = ReadStream::new(&[127]).read_int(0u8, 100).unwrap_err();
+/// assert_eq!(
+///     e.kind(),
+///     &ErrorKind::OutOfRange { value: Num::Uint(127), min: Num::Uint(0), max: Num::Uint(100) }
+/// );
+/// match e.kind() {
+///     ErrorKind::EndOfBuffer { .. } | ErrorKind::CrcMismatch { .. } => { /* drop the packet */ }
+///     other => println!("a peer sent a bad value: {other}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -71,6 +117,21 @@ pub enum ErrorKind {
         min: Num,
         /// The declared maximum.
         max: Num,
+    },
+    /// A quantized float outside its range, in real units on write and on read: on
+    /// write, the value given; on read, the value the integer read from the headroom
+    /// above the range stands for (`min + integer * step`). Build it with
+    /// [`ErrorKind::quantized_write`] or [`ErrorKind::quantized_read`].
+    QuantizedOutOfRange {
+        /// The value written, or the value read.
+        value: f64,
+        /// The quantization's minimum.
+        min: f64,
+        /// The quantization's maximum.
+        max: f64,
+        /// The distance between two values on the wire: `res`, or a little less when
+        /// `res` does not divide the range.
+        step: f64,
     },
     /// A range whose minimum is above its maximum.
     InvalidRange {
@@ -148,11 +209,13 @@ pub enum ErrorKind {
         /// The CRC32 in the packet.
         found: u32,
     },
-    /// A packet shorter than its header.
+    /// A packet shorter than the smallest packet that can be valid: the 4-byte CRC32,
+    /// the smallest value of the packet's type and the 4-byte end-of-packet check. A
+    /// truncated packet, seen before its CRC32 is computed.
     PacketTooShort {
         /// The packet length in bytes.
         len: usize,
-        /// The minimum length.
+        /// The smallest valid length in bytes.
         min: usize,
     },
     /// Bytes left over after a complete packet was read.
@@ -179,6 +242,15 @@ impl fmt::Display for ErrorKind {
             OutOfRange { value, min, max } => {
                 write!(f, "value {value} out of range {min}..={max}")
             }
+            QuantizedOutOfRange {
+                value,
+                min,
+                max,
+                step,
+            } => write!(
+                f,
+                "value {value} out of range {min}..={max} (quantized in steps of {step})"
+            ),
             InvalidRange { min, max } => write!(f, "invalid range {min}..={max}"),
             NotFinite { value } => write!(f, "value {value} is not finite"),
             NonZeroPadding { found } => write!(f, "non-zero alignment padding {found:#04x}"),
@@ -192,10 +264,23 @@ impl fmt::Display for ErrorKind {
                 write!(f, "unknown tag {tag}, expected 0..{variants}")
             }
             CheckMismatch { expected, found } => {
-                write!(
-                    f,
-                    "serialize check failed: expected {expected:#010x}, found {found:#010x}"
-                )
+                if *expected == crate::framing::END_OF_PACKET {
+                    write!(
+                        f,
+                        "end-of-packet check failed: expected {expected:#010x}, found {found:#010x}; \
+                         the packet was read as another type than it was written as, or the two \
+                         sides disagree on the schema (compare their SCHEMA_HASH; use it as the \
+                         protocol id to refuse such packets up front)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "serialize check failed: expected {expected:#010x}, found {found:#010x}; \
+                         reading went out of step with writing before this point: the packet \
+                         type or its schema differs between the two sides, or a hand-written \
+                         serialize function reads differently from how it writes"
+                    )
+                }
             }
             NotIncreasing { previous, current } => {
                 write!(
@@ -211,18 +296,98 @@ impl fmt::Display for ErrorKind {
             CrcMismatch { expected, found } => write!(
                 f,
                 "CRC32 mismatch: computed {expected:#010x}, packet has {found:#010x} \
-                 (corrupted, or sent with another protocol id)"
+                 (corrupted, truncated, or sent with another protocol id)"
             ),
             PacketTooShort { len, min } => {
                 write!(
                     f,
-                    "packet of {len} bytes is shorter than the {min}-byte header"
+                    "packet of {len} bytes is shorter than the smallest valid packet, {min} bytes \
+                     (CRC32 header, data and end-of-packet check): truncated"
                 )
             }
             TrailingBytes { count } => write!(f, "{count} trailing bytes after the packet"),
             Custom(msg) => f.write_str(msg),
         }
     }
+}
+
+impl ErrorKind {
+    /// [`ErrorKind::QuantizedOutOfRange`] for a `value` that `q` cannot write (outside
+    /// `q.min()..=q.max()`, not clamping).
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_write(181.5, &q).to_string(),
+    ///     "value 181.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_write(value: f64, q: &crate::Quantize) -> Self {
+        // An `f32` value reads as written; an `f64` one keeps all its digits.
+        let value = if value as f32 as f64 == value {
+            shortest(value)
+        } else {
+            value
+        };
+        ErrorKind::QuantizedOutOfRange {
+            value,
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step: Self::step_of(q),
+        }
+    }
+
+    /// [`ErrorKind::QuantizedOutOfRange`] for an `integer` read from the wire above
+    /// `q.max_integer_value()`: reported as the value it stands for, in the units of
+    /// the write error.
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1); // 3600 steps in 12 bits
+    /// assert_eq!(q.max_integer_value(), 3600);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_read(3605, &q).to_string(),
+    ///     "value 180.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_read(integer: u64, q: &crate::Quantize) -> Self {
+        let step = Self::step_of(q);
+        ErrorKind::QuantizedOutOfRange {
+            value: shortest(q.min() as f64 + integer as f64 * step),
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step,
+        }
+    }
+
+    /// The step between two quantized values, as short as `f32` shows it (`0.1`, not
+    /// `0.10000000149011612`).
+    fn step_of(q: &crate::Quantize) -> f64 {
+        shortest((q.max() as f64 - q.min() as f64) / q.max_integer_value().max(1) as f64)
+    }
+
+    /// Whether the error's bit offset tells the user anything: not for a verdict on the
+    /// whole packet (its CRC32, its length).
+    fn has_bit_offset(&self) -> bool {
+        !matches!(
+            self,
+            ErrorKind::CrcMismatch { .. } | ErrorKind::PacketTooShort { .. }
+        )
+    }
+}
+
+/// `v` rounded to `f32` precision and printed as `f32` prints it, so that quantization
+/// parameters (all `f32`) read as they were written.
+fn shortest(v: f64) -> f64 {
+    let single = v as f32;
+    // `f32` to `f64` keeps the binary value (0.1f32 is 0.10000000149...); go through the
+    // shortest decimal that `f32` round-trips instead.
+    let mut buf = alloc::string::String::new();
+    let _ = fmt::write(&mut buf, format_args!("{single}"));
+    buf.parse().unwrap_or(v)
 }
 
 /// One step of the path to the value that failed.
@@ -262,6 +427,13 @@ pub struct Error(Box<ErrorInner>);
 
 impl Error {
     /// An error of `kind` at bit offset `bit`.
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// // A hand-written decoder refusing a value of its own.
+    /// let e = Error::new(ErrorKind::Custom("team id reserved"), 12);
+    /// assert_eq!(e.to_string(), "team id reserved at bit 12");
+    /// ```
     #[cold]
     pub fn new(kind: ErrorKind, bit: u64) -> Self {
         Error(Box::new(ErrorInner {
@@ -273,16 +445,37 @@ impl Error {
     }
 
     /// What went wrong.
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// let e = ReadStream::new(&[]).read_bool().unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::EndOfBuffer { wanted: 1, remaining: 0 });
+    /// ```
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }
 
     /// The bit offset in the stream where the failing operation started.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0xff]);
+    /// r.read_bits(6)?;
+    /// let e = r.read_bits(4).unwrap_err(); // the read started at bit 6
+    /// assert_eq!(e.bit(), 6);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bit(&self) -> u64 {
         self.0.bit
     }
 
     /// Adds a field name to the path (call from the inside out).
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).in_field("health");
+    /// assert_eq!(e.path(), "health");
+    /// ```
     #[cold]
     pub fn in_field(mut self, name: &'static str) -> Self {
         self.0.path.push(PathSegment::Field(name));
@@ -290,6 +483,12 @@ impl Error {
     }
 
     /// Adds an element index to the path (call from the inside out).
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).at_index(3).in_field("players");
+    /// assert_eq!(e.path(), "players[3]");
+    /// ```
     #[cold]
     pub fn at_index(mut self, index: usize) -> Self {
         self.0.path.push(PathSegment::Index(index));
@@ -297,6 +496,12 @@ impl Error {
     }
 
     /// Names the type at the root of the path; the outermost call wins.
+    ///
+    /// ```
+    /// use netser::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Custom("bad"), 0).in_field("x").in_type("Snapshot");
+    /// assert_eq!(e.to_string(), "Snapshot.x: bad at bit 0");
+    /// ```
     #[cold]
     pub fn in_type(mut self, name: &'static str) -> Self {
         self.0.type_name = Some(name);
@@ -305,6 +510,18 @@ impl Error {
 
     /// The path to the failing value, e.g. `Snapshot.entities[3].health`; empty when the
     /// error came from a bare primitive.
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    /// #[derive(NetSerialize)]
+    /// struct Player { #[net(range = 0..=100)] health: u8 }
+    /// #[derive(NetSerialize)]
+    /// struct Snapshot { #[net(max_len = 8)] players: Vec<Player> }
+    ///
+    /// let bad = Snapshot { players: vec![Player { health: 50 }, Player { health: 150 }] };
+    /// let e = bad.to_vec().unwrap_err();
+    /// assert_eq!(e.path(), "Snapshot.players[1].health");
+    /// ```
     pub fn path(&self) -> String {
         use core::fmt::Write;
         let mut out = String::new();
@@ -334,7 +551,11 @@ impl fmt::Display for Error {
         if !path.is_empty() {
             write!(f, "{path}: ")?;
         }
-        write!(f, "{} at bit {}", self.0.kind, self.0.bit)
+        if self.0.kind.has_bit_offset() {
+            write!(f, "{} at bit {}", self.0.kind, self.0.bit)
+        } else {
+            write!(f, "{}", self.0.kind)
+        }
     }
 }
 
@@ -379,6 +600,57 @@ mod tests {
             e.to_string(),
             "end of buffer: wanted 8 bits, 3 left at bit 5"
         );
+    }
+
+    #[test]
+    fn quantized_floats_out_of_range_read_the_same_on_write_and_read() {
+        let q = crate::Quantize::new(-1.0, 1.0, 0.01);
+        assert_eq!(q.max_integer_value(), 200);
+        let write = Error::new(ErrorKind::quantized_write(1.5, &q), 0).in_field("aim");
+        assert_eq!(
+            write.to_string(),
+            "aim: value 1.5 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+        );
+        // 8 bits carry up to 255: 201..=255 are headroom above the range.
+        let read = Error::new(ErrorKind::quantized_read(255, &q), 16).in_field("aim");
+        assert_eq!(
+            read.to_string(),
+            "aim: value 1.55 out of range -1..=1 (quantized in steps of 0.01) at bit 16"
+        );
+        // A resolution that does not divide the range: the step on the wire is smaller.
+        let q = crate::Quantize::new(0.0, 1.0, 0.3);
+        assert_eq!(q.max_integer_value(), 4);
+        assert_eq!(
+            ErrorKind::quantized_read(5, &q).to_string(),
+            "value 1.25 out of range 0..=1 (quantized in steps of 0.25)"
+        );
+        // An f64 value keeps its digits.
+        assert_eq!(
+            ErrorKind::quantized_write(1.000_000_000_1, &q).to_string(),
+            "value 1.0000000001 out of range 0..=1 (quantized in steps of 0.25)"
+        );
+    }
+
+    #[test]
+    fn a_serialize_check_says_the_sides_are_out_of_step() {
+        let e = Error::new(
+            ErrorKind::CheckMismatch {
+                expected: 0x5EC7_10A1,
+                found: 0,
+            },
+            40,
+        )
+        .in_field("b")
+        .in_type("Sections");
+        let m = e.to_string();
+        assert!(
+            m.starts_with(
+                "Sections.b: serialize check failed: expected 0x5ec710a1, found 0x00000000; "
+            ),
+            "{m}"
+        );
+        assert!(m.contains("the packet type or its schema differs"), "{m}");
+        assert!(m.ends_with(" at bit 40"), "{m}");
     }
 
     #[test]

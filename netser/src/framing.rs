@@ -27,12 +27,45 @@ use crate::stream::{Decoder, Encoder, ReadStream, WriteStream};
 use crate::NetSerialize;
 
 /// Bytes of header: the CRC32.
+///
+/// ```
+/// use netser::framing::{write_packet, HEADER_BYTES};
+/// let mut buf = [0u8; 16];
+/// let len = write_packet(1, &mut buf, &7u8)?;
+/// assert_eq!(len, HEADER_BYTES + 1 + 4); // CRC32, the data, the end-of-packet check
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub const HEADER_BYTES: usize = 4;
 
 /// Bits of framing around the packet data: the CRC32 and the end-of-packet check.
+///
+/// ```
+/// use netser::{framing::OVERHEAD_BITS, NetSerialize};
+/// // What a packet budget must allow for a (u8, bool) packet, in bits.
+/// assert_eq!(<(u8, bool)>::MAX_BITS + OVERHEAD_BITS, 9 + 64);
+/// ```
 pub const OVERHEAD_BITS: u64 = 64;
 
+/// The smallest framed packet: the CRC32 header and the end-of-packet check around no
+/// data.
+///
+/// ```
+/// use netser::framing::{read_packet_with, MIN_PACKET_BYTES};
+/// use netser::ErrorKind;
+/// let e = read_packet_with(1, &[0; 5], |_| Ok(())).unwrap_err();
+/// assert_eq!(e.kind(), &ErrorKind::PacketTooShort { len: 5, min: MIN_PACKET_BYTES });
+/// ```
+pub const MIN_PACKET_BYTES: usize = HEADER_BYTES + 4;
+
 /// The end-of-packet serialize check's magic value.
+///
+/// ```
+/// use netser::framing::{write_packet, END_OF_PACKET};
+/// let mut buf = [0u8; 16];
+/// let len = write_packet(1, &mut buf, &())?;
+/// assert_eq!(buf[len - 4..len], END_OF_PACKET.to_le_bytes());
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub const END_OF_PACKET: u32 = crate::schema::magic("end of packet");
 
 fn crc(protocol_id: u64, body: &[u8]) -> u32 {
@@ -48,6 +81,24 @@ fn crc(protocol_id: u64, body: &[u8]) -> u32 {
 /// # Errors
 /// [`ErrorKind::BufferFull`] when `buf` cannot hold the header or the packet, and
 /// whatever else `write_body` returns.
+///
+/// ```
+/// use netser::framing::{read_packet_with, write_packet_with};
+/// use netser::{Decoder, Encoder};
+/// const PROTOCOL_ID: u64 = 0x6E65_7473_6572_0001;
+/// // A packet type byte, then the data of that type, written by hand.
+/// let mut buf = [0u8; 32];
+/// let len = write_packet_with(PROTOCOL_ID, &mut buf, |w| {
+///     w.write_int(2u8, 0, 3)?; // packet type 2: a chat line
+///     w.write_string("gg", 64)
+/// })?;
+/// let text = read_packet_with(PROTOCOL_ID, &buf[..len], |r| {
+///     assert_eq!(r.read_int(0u8, 3)?, 2);
+///     r.read_string(64)
+/// })?;
+/// assert_eq!(text, "gg");
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub fn write_packet_with<F>(protocol_id: u64, buf: &mut [u8], write_body: F) -> Result<usize>
 where
     F: FnOnce(&mut WriteStream<'_>) -> Result<()>,
@@ -75,6 +126,22 @@ where
 ///
 /// # Errors
 /// As [`write_packet_with`].
+///
+/// ```
+/// use netser::framing::{max_packet_bytes, write_packet};
+/// use netser::NetSerialize;
+///
+/// #[derive(NetSerialize)]
+/// struct Input { #[net(bits = 6)] buttons: u8, #[net(quantize(-1.0, 1.0, 0.01))] steer: f32 }
+///
+/// // A buffer of the worst case never fails for lack of room.
+/// let mut buf = [0u8; max_packet_bytes::<Input>() as usize];
+/// let len = write_packet(Input::SCHEMA_HASH, &mut buf, &Input { buttons: 5, steer: 0.5 })?;
+/// assert_eq!(len, 4 + 2 + 4); // 6 + 8 bits of data, padded to 2 bytes
+/// // A value out of its bounds is refused before anything is sent.
+/// assert!(write_packet(Input::SCHEMA_HASH, &mut buf, &Input { buttons: 64, steer: 0.0 }).is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub fn write_packet<T: NetSerialize>(protocol_id: u64, buf: &mut [u8], value: &T) -> Result<usize> {
     write_packet_with(protocol_id, buf, |w| value.encode(w))
 }
@@ -86,15 +153,40 @@ pub fn write_packet<T: NetSerialize>(protocol_id: u64, buf: &mut [u8], value: &T
 /// whatever `read_body` returns, [`ErrorKind::CheckMismatch`] or
 /// [`ErrorKind::EndOfBuffer`] at the end check (truncated, or read and write out of
 /// step), [`ErrorKind::TrailingBytes`].
+///
+/// ```
+/// use netser::framing::{read_packet_with, write_packet};
+/// use netser::{Decoder, ErrorKind};
+/// let mut buf = [0u8; 16];
+/// let len = write_packet(7, &mut buf, &(1u8, 2u8))?;
+/// // Reading less than was written fails at the end-of-packet check.
+/// let e = read_packet_with(7, &buf[..len], |r| r.read_bits(8)).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::CheckMismatch { .. }));
+/// assert_eq!(read_packet_with(7, &buf[..len], |r| r.read_bits(16))?, 0x0201);
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub fn read_packet_with<T, F>(protocol_id: u64, packet: &[u8], read_body: F) -> Result<T>
 where
     F: FnOnce(&mut ReadStream<'_>) -> Result<T>,
 {
-    if packet.len() < HEADER_BYTES {
+    read_packet_at_least(protocol_id, packet, MIN_PACKET_BYTES, read_body)
+}
+
+/// [`read_packet_with`], refusing up front a packet shorter than `min` bytes.
+fn read_packet_at_least<T, F>(
+    protocol_id: u64,
+    packet: &[u8],
+    min: usize,
+    read_body: F,
+) -> Result<T>
+where
+    F: FnOnce(&mut ReadStream<'_>) -> Result<T>,
+{
+    if packet.len() < min {
         return Err(Error::new(
             ErrorKind::PacketTooShort {
                 len: packet.len(),
-                min: HEADER_BYTES,
+                min,
             },
             0,
         ));
@@ -124,8 +216,37 @@ where
 ///
 /// # Errors
 /// As [`read_packet_with`].
+///
+/// ```
+/// use netser::framing::{read_packet, write_packet};
+/// use netser::{ErrorKind, NetSerialize};
+///
+/// #[derive(NetSerialize, Debug, PartialEq)]
+/// enum Packet { Ping, Input(#[net(bits = 6)] u8) }
+///
+/// let mut buf = [0u8; 16];
+/// let len = write_packet(Packet::SCHEMA_HASH, &mut buf, &Packet::Input(9))?;
+/// assert_eq!(read_packet::<Packet>(Packet::SCHEMA_HASH, &buf[..len])?, Packet::Input(9));
+/// // A peer built from another schema (another hash) fails the CRC32; so does corruption.
+/// let e = read_packet::<Packet>(Packet::SCHEMA_HASH ^ 1, &buf[..len]).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::CrcMismatch { .. }));
+/// assert!(!e.to_string().contains("at bit"));
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub fn read_packet<T: NetSerialize>(protocol_id: u64, packet: &[u8]) -> Result<T> {
-    read_packet_with(protocol_id, packet, |r| T::decode(r))
+    let min = min_packet_bytes::<T>().min(usize::MAX as u64) as usize;
+    read_packet_at_least(protocol_id, packet, min, |r| T::decode(r))
+}
+
+/// The smallest framed packet a `T` can make, in bytes: [`read_packet`] refuses a
+/// shorter one as [`ErrorKind::PacketTooShort`] before computing its CRC32.
+///
+/// ```
+/// assert_eq!(netser::framing::min_packet_bytes::<u32>(), 4 + 4 + 4);
+/// assert_eq!(netser::framing::min_packet_bytes::<()>(), 8);
+/// ```
+pub const fn min_packet_bytes<T: NetSerialize>() -> u64 {
+    HEADER_BYTES as u64 + (T::MIN_BITS + 32).div_ceil(8)
 }
 
 /// The largest framed packet a `T` can make, in bytes.
@@ -178,15 +299,22 @@ mod tests {
         ));
         assert!(matches!(
             read_packet::<(u16, u32)>(ID, &buf[..3]).unwrap_err().kind(),
-            ErrorKind::PacketTooShort { len: 3, min: 4 }
+            ErrorKind::PacketTooShort { len: 3, min: 14 }
         ));
-        // A truncated packet whose CRC was recomputed (a buggy sender) hits the end check.
+        // A truncated packet whose CRC was recomputed (a buggy sender) is refused by its
+        // length when the type is known, and hits the end check otherwise.
         let mut cut = [0u8; 32];
         cut[4..len - 1].copy_from_slice(&buf[4..len - 1]);
         let c = crc(ID, &cut[4..len - 1]);
         cut[..4].copy_from_slice(&c.to_le_bytes());
         assert!(matches!(
             read_packet::<(u16, u32)>(ID, &cut[..len - 1])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::PacketTooShort { len: 13, min: 14 }
+        ));
+        assert!(matches!(
+            read_packet_with(ID, &cut[..len - 1], |r| <(u16, u32)>::decode(r))
                 .unwrap_err()
                 .kind(),
             ErrorKind::EndOfBuffer { .. }
@@ -202,6 +330,68 @@ mod tests {
                 .kind(),
             &ErrorKind::TrailingBytes { count: 2 }
         );
+    }
+
+    fn message(packet: &[u8], id: u64) -> alloc::string::String {
+        use alloc::string::ToString;
+        read_packet::<(u16, u32)>(id, packet)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn packet_verdicts_say_what_happened_without_a_bit_offset() {
+        let (buf, len) = packet();
+        let mut corrupted = buf;
+        corrupted[7] ^= 0x10;
+        let corrupted = message(&corrupted[..len], ID);
+        let foreign = message(&buf[..len], ID ^ 1);
+        let truncated = message(&buf[..len - 4], ID);
+        for m in [&corrupted, &foreign] {
+            assert!(m.starts_with("CRC32 mismatch: computed 0x"), "{m}");
+            assert!(
+                m.ends_with("(corrupted, truncated, or sent with another protocol id)"),
+                "{m}"
+            );
+        }
+        assert_eq!(
+            truncated,
+            "packet of 10 bytes is shorter than the smallest valid packet, 14 bytes \
+             (CRC32 header, data and end-of-packet check): truncated"
+        );
+        assert_eq!(
+            message(&[], ID),
+            "packet of 0 bytes is shorter than the smallest valid packet, 14 bytes \
+             (CRC32 header, data and end-of-packet check): truncated"
+        );
+        // A packet of no fixed type is held to the header and the end check.
+        let e = read_packet_with(ID, &buf[..7], |_| Ok(())).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::PacketTooShort { len: 7, min: 8 });
+    }
+
+    #[test]
+    fn another_packet_type_fails_the_end_check_and_says_so() {
+        use alloc::string::ToString;
+        let mut buf = [0u8; 32];
+        let len = write_packet(ID, &mut buf, &(1u8, 2u8)).unwrap();
+        let e = read_packet::<u8>(ID, &buf[..len]).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::CheckMismatch {
+                expected: END_OF_PACKET,
+                ..
+            }
+        ));
+        let m = e.to_string();
+        assert!(
+            m.starts_with("end-of-packet check failed: expected 0x"),
+            "{m}"
+        );
+        assert!(
+            m.contains("read as another type than it was written as"),
+            "{m}"
+        );
+        assert!(m.ends_with("at bit 8"), "{m}");
     }
 
     #[test]

@@ -4,6 +4,17 @@
 //! `bits_required(min, max)` bits. The subtraction is done in the unsigned domain of the
 //! type's width, as the reference does for its 32, 64 and 128-bit forms; the offsets of
 //! narrower types are the same numbers, so every width gives the reference's bytes.
+//!
+//! ```
+//! use netser::{Decoder, Encoder, ReadStream, WriteStream};
+//! let mut buf = [0u8; 4];
+//! let mut w = WriteStream::new(&mut buf);
+//! w.write_int(-3i16, -10, 10)?; // 7 as an offset from -10, in 5 bits
+//! let len = w.finish();
+//! assert_eq!(buf[0], 7);
+//! assert_eq!(ReadStream::new(&buf[..len]).read_int(-10i16, 10)?, -3);
+//! # Ok::<(), netser::Error>(())
+//! ```
 
 use crate::error::Num;
 use core::fmt::Debug;
@@ -31,14 +42,46 @@ pub trait RangedInt: Copy + PartialOrd + Debug + sealed::Sealed {
     /// Zero.
     const ZERO: Self;
     /// `self - min` in the unsigned domain of the type's width, zero-extended.
+    ///
+    /// ```
+    /// use netser::RangedInt;
+    /// assert_eq!(3u8.offset_from(1), 2);
+    /// assert_eq!((-1i8).offset_from(-128), 127);
+    /// assert_eq!(i64::MAX.offset_from(i64::MIN), u64::MAX as u128);
+    /// ```
     fn offset_from(self, min: Self) -> u128;
     /// `min + offset`, wrapping in the type's width.
+    ///
+    /// ```
+    /// use netser::RangedInt;
+    /// assert_eq!(i8::from_offset(-128, 127), -1);
+    /// assert_eq!(u16::from_offset(10, 5), 15);
+    /// ```
     fn from_offset(min: Self, offset: u128) -> Self;
     /// The value for error messages.
+    ///
+    /// ```
+    /// use netser::{Num, RangedInt};
+    /// assert_eq!((-3i16).to_num(), Num::Int(-3));
+    /// assert_eq!(3u64.to_num(), Num::Uint(3));
+    /// ```
     fn to_num(self) -> Num;
     /// `self * 2^bits` when it fits in the type, for fixed-point bounds.
+    ///
+    /// ```
+    /// use netser::RangedInt;
+    /// assert_eq!(3i32.checked_scale(4), Some(48)); // 3.0 in 4 fraction bits
+    /// assert_eq!(100u8.checked_scale(2), None);    // 400 does not fit in a u8
+    /// ```
     fn checked_scale(self, bits: u32) -> Option<Self>;
     /// Bits needed for an offset in `min..=max` (0 when `min >= max`).
+    ///
+    /// ```
+    /// use netser::RangedInt;
+    /// assert_eq!(u8::range_bits(0, 100), 7);
+    /// assert_eq!(i32::range_bits(-10, 10), 5);
+    /// assert_eq!(u8::range_bits(5, 5), 0); // one value: nothing to send
+    /// ```
     #[inline(always)]
     fn range_bits(min: Self, max: Self) -> u32 {
         if max <= min {

@@ -9,7 +9,9 @@
 //!   traits holding every primitive; [`unified`]: the articles' one-function-per-type
 //!   [`Stream`]. The module docs of [`stream`] explain how the two fit.
 //! * [`NetSerialize`]: one wire layout per type, with its bit bounds and schema hash;
-//!   `#[derive(NetSerialize)]` writes it for you (feature `derive`, on by default).
+//!   [`#[derive(NetSerialize)]`](macro@NetSerialize) writes it for you (feature
+//!   `derive`, on by default) from the `#[net(...)]` field attributes listed, with an
+//!   example each, on the [`attributes`] page.
 //! * [`framing`]: protocol id + CRC32 + end-of-packet check.
 //! * [`trace`]: which value went to which bits.
 //!
@@ -42,6 +44,12 @@
 
 extern crate alloc;
 
+/// Items the derive's generated code uses; not part of the public API.
+#[doc(hidden)]
+#[path = "derive_support.rs"]
+pub mod __private;
+#[cfg(feature = "derive")]
+pub mod attributes;
 pub mod bits;
 pub mod error;
 pub mod framing;
@@ -63,8 +71,10 @@ pub use serialize::NetSerialize;
 pub use stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 pub use unified::{Direction, Never, Stream};
 
-/// `#[derive(NetSerialize)]`: see the `netser-derive` crate docs for its attributes.
+/// `#[derive(NetSerialize)]`: every `#[net(...)]` attribute, with an example each, is on
+/// the [`attributes`] page.
 #[cfg(feature = "derive")]
+#[doc(inline)]
 pub use netser_derive::NetSerialize;
 
 /// The README's examples, compiled and run as doctests.

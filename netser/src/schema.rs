@@ -4,6 +4,27 @@
 //! combines the hashes of nested types, so any change to the layout changes the hash.
 //! Used as the framing protocol id, a client built from another schema is rejected at
 //! the CRC check instead of desynchronising.
+//!
+//! ```
+//! use netser::NetSerialize;
+//!
+//! mod v1 {
+//!     #[derive(netser::NetSerialize)]
+//!     pub struct Input { #[net(bits = 6)] pub buttons: u8 }
+//! }
+//! mod v2 {
+//!     #[derive(netser::NetSerialize)]
+//!     pub struct Input { #[net(bits = 7)] pub buttons: u8 } // one more button
+//! }
+//! assert_ne!(v1::Input::SCHEMA_HASH, v2::Input::SCHEMA_HASH);
+//!
+//! // As the protocol id, the hash makes a v1 client's packets fail a v2 server's CRC.
+//! use netser::framing::{read_packet, write_packet};
+//! let mut buf = [0u8; 16];
+//! let len = write_packet(v1::Input::SCHEMA_HASH, &mut buf, &v1::Input { buttons: 3 })?;
+//! assert!(read_packet::<v2::Input>(v2::Input::SCHEMA_HASH, &buf[..len]).is_err());
+//! # Ok::<(), netser::Error>(())
+//! ```
 
 /// FNV-1a 64 of `bytes`, usable in `const` items.
 ///

@@ -39,6 +39,13 @@ use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 /// assert!(Health(101).to_vec().is_err());
 /// # Ok::<(), netser::Error>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `NetSerialize`, so netser cannot send it",
+    label = "`{Self}` has no wire layout",
+    note = "for a type of yours, add `#[derive(NetSerialize)]` to its definition, or implement `NetSerialize` by hand",
+    note = "for a type you cannot change, put `#[net(with = path::to::serialize_fn, max_bits = N)]` on the field, with `fn serialize_fn<S: netser::Stream>(s: &mut S, v: &mut T) -> netser::Result<()>`",
+    note = "the derive sends `Vec`, `String`, `Box<[T]>`, maps and sets of a field with `#[net(max_len = N)]`, `usize`/`isize` with `#[net(range = A..=B)]`, and glam's `Vec2`/`Vec3`/`Quat` with the `glam` feature; nested in another type (a tuple, a `Box`) they need a type of their own"
+)]
 pub trait NetSerialize: Sized {
     /// The fewest bits any value takes.
     const MIN_BITS: u64;

@@ -11,15 +11,15 @@
 //! * [`Encoder`] (implemented by [`WriteStream`] and [`MeasureStream`]) and [`Decoder`]
 //!   (implemented by [`ReadStream`]) hold every primitive, each written once per
 //!   direction: `write_int(v, min, max)` and `read_int(min, max) -> v`. The
-//!   [`NetSerialize`](crate::NetSerialize) trait that the derive implements is
+//!   [`NetSerialize`] trait that the derive implements is
 //!   `encode(&self, &mut impl Encoder)` plus `decode(&mut impl Decoder) -> Self`, so
 //!   writing and measuring share one function from `&T`, and reading builds a new value.
-//! * [`Stream`] is the articles' unified stream for hand-written code: `serialize_int(&mut
-//!   v, min, max)` writes `v` on a write or measure stream and stores into `v` on a read
-//!   stream. Each stream names itself as the encoder or decoder through
-//!   [`Stream::direction`]; the other side is the uninhabited [`Never`] type, so the
-//!   `match` in each method has one reachable arm and the branch vanishes, exactly as
-//!   `Stream::IsWriting` does in C++.
+//! * [`Stream`](crate::Stream) is the articles' unified stream for hand-written code:
+//!   `serialize_int(&mut v, min, max)` writes `v` on a write or measure stream and
+//!   stores into `v` on a read stream. Each stream names itself as the encoder or
+//!   decoder through [`Stream::direction`](crate::Stream::direction); the other side is
+//!   the uninhabited [`Never`](crate::Never) type, so the `match` in each method has one
+//!   reachable arm and the branch vanishes, exactly as `Stream::IsWriting` does in C++.
 //!
 //! ```
 //! use netser::{MeasureStream, ReadStream, Result, Stream, WriteStream};

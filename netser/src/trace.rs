@@ -24,6 +24,15 @@ use alloc::vec::Vec;
 use core::fmt;
 
 /// One step of a field path.
+///
+/// ```
+/// use netser::trace::{Segment, Trace, TraceValue, Tracer};
+/// let mut t = Trace::new();
+/// t.enter(Segment::Field("players"));
+/// t.enter(Segment::Index(2));
+/// t.value(0, 7, TraceValue::Uint(99));
+/// assert_eq!(t.entries()[0].path, "players[2]");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Segment {
     /// A named field.
@@ -34,7 +43,16 @@ pub enum Segment {
     Variant(&'static str),
 }
 
-/// A primitive's value, as a tracer sees it.
+/// A primitive's value, as a tracer sees it; [`Display`](core::fmt::Display) gives the
+/// text a [`Trace`] records.
+///
+/// ```
+/// use netser::trace::TraceValue;
+/// assert_eq!(TraceValue::Uint(7).to_string(), "7");
+/// assert_eq!(TraceValue::Str("gg").to_string(), "\"gg\"");
+/// assert_eq!(TraceValue::Bytes(&[0xca, 0xfe]).to_string(), "0xcafe");
+/// assert_eq!(TraceValue::Check(1).to_string(), "check 0x00000001");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum TraceValue<'a> {
@@ -93,28 +111,99 @@ impl fmt::Display for TraceValue<'_> {
 }
 
 /// Receives a stream's events. All methods default to doing nothing.
+///
+/// ```
+/// use netser::trace::{TraceValue, Tracer};
+/// use netser::{Encoder, WriteStream};
+///
+/// /// Remembers the widest primitive.
+/// #[derive(Default)]
+/// struct Widest(u64);
+/// impl Tracer for Widest {
+///     fn value(&mut self, start: u64, end: u64, _: TraceValue<'_>) {
+///         self.0 = self.0.max(end - start);
+///     }
+///     fn is_recording(&self) -> bool { true }
+/// }
+///
+/// let mut buf = [0u8; 8];
+/// let mut w = WriteStream::with_tracer(&mut buf, Widest::default());
+/// w.write_bool(true)?;
+/// w.write_int(9u16, 0, 1000)?;
+/// assert_eq!(w.into_tracer().0, 10);
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub trait Tracer {
-    /// Entering a field, element or variant.
+    /// Entering a field, element or variant: hand-written code calls it around a field
+    /// so that traces (and layouts) show the field's path.
+    ///
+    /// ```
+    /// use netser::trace::{Segment, Trace, Tracer};
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+    /// w.tracer().enter(Segment::Field("health"));
+    /// w.write_int(99u8, 0, 100)?;
+    /// w.tracer().exit();
+    /// w.write_bool(true)?;
+    /// let trace = w.into_tracer();
+    /// assert_eq!(trace.entries()[0].path, "health");
+    /// assert_eq!(trace.entries()[1].path, "");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn enter(&mut self, segment: Segment) {
         let _ = segment;
     }
-    /// Leaving the innermost segment.
+    /// Leaving the innermost segment (see [`enter`](Self::enter)).
+    ///
+    /// ```
+    /// use netser::trace::{Segment, Trace, TraceValue, Tracer};
+    /// let mut t = Trace::new();
+    /// t.enter(Segment::Variant("Hit"));
+    /// t.enter(Segment::Field("damage"));
+    /// t.exit();
+    /// t.value(0, 1, TraceValue::Bool(true));
+    /// assert_eq!(t.entries()[0].path, "Hit");
+    /// ```
     #[inline(always)]
     fn exit(&mut self) {}
     /// A primitive took bits `start..end`.
+    ///
+    /// ```
+    /// use netser::trace::{Trace, TraceValue, Tracer};
+    /// let mut t = Trace::new();
+    /// t.value(8, 15, TraceValue::Int(-3));
+    /// assert_eq!((t.entries()[0].start, t.entries()[0].bits), (8, 7));
+    /// assert_eq!(t.entries()[0].value, "-3");
+    /// ```
     #[inline(always)]
     fn value(&mut self, start: u64, end: u64, value: TraceValue<'_>) {
         let _ = (start, end, value);
     }
     /// Whether this tracer records anything (lets callers skip formatting work).
+    ///
+    /// ```
+    /// use netser::trace::{NoTrace, Trace, Tracer};
+    /// assert!(!NoTrace.is_recording());
+    /// assert!(Trace::new().is_recording());
+    /// ```
     #[inline(always)]
     fn is_recording(&self) -> bool {
         false
     }
 }
 
-/// The tracer that records nothing, at no cost.
+/// The tracer that records nothing, at no cost: the default of every stream.
+///
+/// ```
+/// use netser::trace::NoTrace;
+/// use netser::WriteStream;
+/// let mut buf = [0u8; 4];
+/// // `WriteStream::new(buf)` is `WriteStream::with_tracer(buf, NoTrace)`.
+/// let w: WriteStream<'_, NoTrace> = WriteStream::new(&mut buf);
+/// assert_eq!(w.finish(), 0);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NoTrace;
 
@@ -140,6 +229,13 @@ impl<T: Tracer + ?Sized> Tracer for &mut T {
 }
 
 /// One recorded primitive.
+///
+/// ```
+/// let layout = netser::trace::layout(&(300u16, false))?;
+/// let e = &layout.entries()[1];
+/// assert_eq!((e.path.as_str(), e.start, e.bits, e.value.as_str()), ("", 16, 1, "false"));
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceEntry {
     /// Field path, e.g. `entities[3].health` (empty at the top level).
@@ -152,7 +248,26 @@ pub struct TraceEntry {
     pub value: String,
 }
 
-/// A recording tracer: the bit layout of everything a stream wrote or read.
+/// A recording tracer: the bit layout of everything a stream wrote or read. Its
+/// [`Display`](core::fmt::Display) prints a table.
+///
+/// ```
+/// use netser::trace::Trace;
+/// use netser::{NetSerialize, ReadStream};
+///
+/// #[derive(NetSerialize)]
+/// struct Shot { #[net(range = 0..=100)] damage: u8, critical: bool }
+///
+/// let bytes = Shot { damage: 40, critical: true }.to_vec()?;
+/// let mut r = ReadStream::with_tracer(&bytes, Trace::new());
+/// Shot::decode(&mut r)?;
+/// let trace = r.into_tracer();
+/// assert_eq!(
+///     trace.to_string(),
+///     "   bit  bits  field                            value\n     0     7  damage                           40\n     7     1  critical                         true\n"
+/// );
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {
     stack: Vec<Segment>,
@@ -161,11 +276,24 @@ pub struct Trace {
 
 impl Trace {
     /// An empty trace.
+    ///
+    /// ```
+    /// let t = netser::trace::Trace::new();
+    /// assert!(t.entries().is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The recorded entries, in stream order.
+    ///
+    /// ```
+    /// let layout = netser::trace::layout(&[1u8, 2, 3])?;
+    /// let starts: Vec<u64> = layout.entries().iter().map(|e| e.start).collect();
+    /// assert_eq!(starts, [0, 8, 16]);
+    /// assert_eq!(layout.entries()[2].path, "[2]");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn entries(&self) -> &[TraceEntry] {
         &self.entries
     }

@@ -636,11 +636,12 @@ fn framing_refusals() {
         unframe_as(PROTOCOL_ID ^ 1, &packet).unwrap_err().kind(),
         ErrorKind::CrcMismatch { .. }
     ));
-    // Every truncation: too short for the header, or a CRC that no longer matches.
+    // Every truncation: too short for the header and the end check, or a CRC that no
+    // longer matches.
     for len in 0..packet.len() {
         let e = unframe(&packet[..len]).unwrap_err();
-        if len < HEADER_BYTES {
-            assert_eq!(e.kind(), &ErrorKind::PacketTooShort { len, min: 4 });
+        if len < HEADER_BYTES + 4 {
+            assert_eq!(e.kind(), &ErrorKind::PacketTooShort { len, min: 8 });
         } else {
             assert!(
                 matches!(e.kind(), ErrorKind::CrcMismatch { .. }),

@@ -177,12 +177,35 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// `key` without underscores or dashes, lowercase: `Max_Length` and `maxlength` compare equal.
+fn normalized(key: &str) -> String {
+    key.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// How far `unknown` is from the known key `k`, when it is close enough to be a typo
+/// or a spelled-out form (`max_length` for `max_len`, `quantization` for `quantize`).
+fn closeness(unknown: &str, k: &str) -> Option<usize> {
+    let d = edit_distance(unknown, k);
+    if d <= 2.max(k.len() / 3) && d < k.len() {
+        return Some(d);
+    }
+    // A longer spelling that starts with the key, or with all but the key's last letter
+    // (`quantization` for `quantize`): ranked after the typos.
+    let (u, n) = (normalized(unknown), normalized(k));
+    let stem = &n[..n.len() - 1];
+    (n.len() >= 4
+        && (u.starts_with(&n) || u.starts_with(stem) || n.starts_with(&u) && u.len() >= 4))
+        .then_some(d + 8)
+}
+
 /// The closest known key, when it is close enough to be a typo.
 pub fn suggest(unknown: &str, known: &[&'static str]) -> Option<&'static str> {
     known
         .iter()
-        .map(|k| (edit_distance(unknown, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
+        .filter_map(|k| closeness(unknown, k).map(|d| (d, *k)))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
@@ -596,6 +619,17 @@ mod tests {
         assert_eq!(suggest("rnage", FIELD_KEYS), Some("range"));
         assert_eq!(suggest("maxlen", FIELD_KEYS), Some("max_len"));
         assert_eq!(suggest("zzzzzzzz", FIELD_KEYS), None);
+        assert_eq!(suggest("max", FIELD_KEYS), None);
+    }
+
+    #[test]
+    fn suggests_the_key_a_longer_spelling_starts_with() {
+        assert_eq!(suggest("max_length", FIELD_KEYS), Some("max_len"));
+        assert_eq!(suggest("maxLength", FIELD_KEYS), Some("max_len"));
+        assert_eq!(suggest("quantization", FIELD_KEYS), Some("quantize"));
+        assert_eq!(suggest("aligned", FIELD_KEYS), Some("align"));
+        assert_eq!(suggest("max_byte_count", CONTAINER_KEYS), Some("max_bytes"));
+        assert_eq!(suggest("skipped", FIELD_KEYS), Some("skip"));
     }
 
     #[test]
