@@ -84,6 +84,12 @@ pub trait Encoder: Sized {
     /// The tracer events go to ([`NoTrace`] by default).
     type Tracer: Tracer;
 
+    /// Whether derived code may write a run of fixed-width fields as a few packed
+    /// writes (`bits::run`) instead of field by field: only for a stream that writes
+    /// and has no tracer to feed.
+    #[doc(hidden)]
+    const PACKS_RUNS: bool = false;
+
     /// Writes the low `bits` (0..=64) bits of `value`, without tracing.
     ///
     /// # Errors
@@ -598,6 +604,11 @@ pub trait Encoder: Sized {
 pub trait Decoder: Sized {
     /// The tracer events go to ([`NoTrace`] by default).
     type Tracer: Tracer;
+
+    /// Whether derived code may read a run of fixed-width fields as a few packed reads
+    /// (`bits::run`) instead of field by field: only with no tracer to feed.
+    #[doc(hidden)]
+    const PACKS_RUNS: bool = false;
 
     /// Reads `bits` (0..=64) bits, without tracing.
     ///
@@ -1163,7 +1174,7 @@ pub(crate) fn relative_bits(d: u32) -> u32 {
 }
 
 #[cold]
-fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
+pub(crate) fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
     let kind = if min > max {
         ErrorKind::InvalidRange {
             min: min.to_num(),
@@ -1180,7 +1191,7 @@ fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
 }
 
 #[cold]
-fn headroom_error<I: RangedInt>(offset: u128, min: I, max: I, bit: u64) -> Error {
+pub(crate) fn headroom_error<I: RangedInt>(offset: u128, min: I, max: I, bit: u64) -> Error {
     let value = match min.to_num() {
         Num::Int(m) => Num::Int(m.wrapping_add(offset as i128)),
         Num::Uint(m) => Num::Uint(m.wrapping_add(offset)),
@@ -1338,6 +1349,7 @@ impl<'a, T: Tracer> WriteStream<'a, T> {
 
 impl<T: Tracer> Encoder for WriteStream<'_, T> {
     type Tracer = T;
+    const PACKS_RUNS: bool = T::IGNORES_EVENTS;
     #[inline(always)]
     fn put_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         self.bits.write_bits(value, bits)
@@ -1540,6 +1552,7 @@ impl<'a, T: Tracer> ReadStream<'a, T> {
 
 impl<T: Tracer> Decoder for ReadStream<'_, T> {
     type Tracer = T;
+    const PACKS_RUNS: bool = T::IGNORES_EVENTS;
     #[inline(always)]
     fn get_bits(&mut self, bits: u32) -> Result<u64> {
         self.bits.read_bits(bits)
