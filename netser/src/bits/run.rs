@@ -130,7 +130,10 @@ pub fn uint_bits<I: RangedInt>(value: I, bits: u32, bit: u64) -> Result<u64> {
     }
     let raw = value.offset_from(I::ZERO);
     if value < I::ZERO || (bits < 128 && raw >> bits != 0) {
-        return Err(Error::new(ErrorKind::ValueTooWide { value: raw, bits }, bit));
+        return Err(Error::new(
+            ErrorKind::ValueTooWide { value: raw, bits },
+            bit,
+        ));
     }
     Ok(raw as u64)
 }
@@ -260,6 +263,9 @@ mod tests {
         );
         let q = Quantize::new(0.0, 1.0, 0.01);
         assert!(dequantize(q.max_integer_value() as u64 + 1, &q, 5).is_err());
-        assert_eq!(dequantize(quantize(0.5, &q, 0).unwrap(), &q, 0).unwrap(), q.dequantize(q.quantize(0.5, 0).unwrap()));
+        assert_eq!(
+            dequantize(quantize(0.5, &q, 0).unwrap(), &q, 0).unwrap(),
+            q.dequantize(q.quantize(0.5, 0).unwrap())
+        );
     }
 }
