@@ -108,6 +108,22 @@ pub trait Encoder: Sized {
         self.put_bits(value, bits)
     }
 
+    /// Writes whole 64-bit `words`, then the low `last_bits` (`< 64`) bits of `last`
+    /// (`last < 2^last_bits`), after one room check for all of them; what derived code
+    /// writes a packed run of fields with (`bits::run`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn put_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        check_room(self, words.len() as u64 * 64 + last_bits as u64)?;
+        for &w in words {
+            self.put_bits_bounded(w, 64)?;
+        }
+        self.put_bits_bounded(last, last_bits)
+    }
+
     /// Writes zero bits up to the next byte boundary.
     ///
     /// # Errors
@@ -615,6 +631,22 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`] or [`ErrorKind::EndOfBuffer`].
     fn get_bits(&mut self, bits: u32) -> Result<u64>;
+
+    /// Fills `words` with 64-bit reads, then reads and returns `last_bits` (`< 64`)
+    /// more bits, after one check of the bits remaining for all of them; what derived
+    /// code reads a packed run of fields with (`bits::run`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EndOfBuffer`]; nothing is read.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn get_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
+        check_remaining(self, words.len() as u64 * 64 + last_bits as u64)?;
+        for w in words.iter_mut() {
+            *w = self.get_bits(64)?;
+        }
+        self.get_bits(last_bits)
+    }
 
     /// Skips the padding to the next byte boundary.
     ///
@@ -1358,6 +1390,10 @@ impl<T: Tracer> Encoder for WriteStream<'_, T> {
     fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         self.bits.write_bits_bounded(value, bits)
     }
+    #[inline(always)]
+    fn put_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        self.bits.write_words(words, last, last_bits)
+    }
     #[inline]
     fn write_align(&mut self) -> Result<()> {
         self.bits.align()
@@ -1556,6 +1592,10 @@ impl<T: Tracer> Decoder for ReadStream<'_, T> {
     #[inline(always)]
     fn get_bits(&mut self, bits: u32) -> Result<u64> {
         self.bits.read_bits(bits)
+    }
+    #[inline(always)]
+    fn get_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
+        self.bits.read_words(words, last_bits)
     }
     #[inline]
     fn read_align(&mut self) -> Result<()> {

@@ -31,61 +31,69 @@ fn mask(bits: u32) -> u64 {
     shr(u64::MAX, 64 - bits)
 }
 
-/// Writes `(value, width)` pairs in order, each `value < 2^width`, `width <= 64`, as
-/// 64-bit writes and one last shorter one. With the widths constant (as in derived
-/// code) the loop unrolls and every branch folds away.
+/// Writes `(value, width)` pairs in order, each `value < 2^width`, `width <= 64`:
+/// packed into 64-bit words, then written after one room check for all of them. With
+/// the widths constant (as in derived code) the loops unroll and every index and shift
+/// folds away.
 ///
 /// # Errors
-/// [`ErrorKind::BufferFull`]: derived code checks the room for the run first.
+/// [`ErrorKind::BufferFull`] when the run does not fit; nothing is written.
 #[inline(always)]
 pub fn put<E: Encoder, const N: usize>(e: &mut E, fields: [(u64, u32); N]) -> Result<()> {
-    let mut acc = 0u64;
-    let mut have = 0u32;
+    // The run has at most `64 * N` bits, so its words (the last one partial) fit `N`.
+    let mut words = [0u64; N];
+    let mut at = 0u32;
     for (v, w) in fields {
         debug_assert!(w <= 64 && shr(v, w) == 0);
-        acc |= shl(v, have);
-        if have + w >= 64 {
-            e.put_bits_bounded(acc, 64)?;
-            acc = shr(v, 64 - have);
-            have = have + w - 64;
-        } else {
-            have += w;
+        let (i, s) = ((at / 64) as usize, at % 64);
+        if let Some(word) = words.get_mut(i) {
+            *word |= v << s;
         }
+        if s + w > 64 {
+            if let Some(word) = words.get_mut(i + 1) {
+                *word |= v >> (64 - s);
+            }
+        }
+        at += w;
     }
-    if have > 0 {
-        e.put_bits_bounded(acc, have)?;
-    }
-    Ok(())
+    let (full, last_bits) = ((at / 64) as usize, at % 64);
+    let last = if last_bits > 0 {
+        words.get(full).copied().unwrap_or(0)
+    } else {
+        0
+    };
+    e.put_words(words.get(..full).unwrap_or(&[]), last, last_bits)
 }
 
-/// Reads fields of the given widths (each `<= 64`) as 64-bit reads and one last
-/// shorter one; the inverse of [`put`].
+/// Reads fields of the given widths (each `<= 64`), the inverse of [`put`]: one check
+/// of the bits remaining, then 64-bit reads.
 ///
 /// # Errors
-/// [`ErrorKind::EndOfBuffer`]: derived code checks the bits remaining first.
+/// [`ErrorKind::EndOfBuffer`] when the input is shorter than the run; nothing is read.
 #[inline(always)]
 pub fn get<D: Decoder, const N: usize>(d: &mut D, widths: [u32; N]) -> Result<[u64; N]> {
-    let mut left: u64 = 0;
+    let mut total = 0u32;
     for w in widths {
-        left += w as u64;
+        total += w;
+    }
+    let mut words = [0u64; N];
+    let (full, last_bits) = ((total / 64) as usize, total % 64);
+    let last = d.get_words(words.get_mut(..full).unwrap_or(&mut []), last_bits)?;
+    if last_bits > 0 {
+        if let Some(word) = words.get_mut(full) {
+            *word = last;
+        }
     }
     let mut out = [0u64; N];
-    let mut acc = 0u64;
-    let mut have = 0u32;
+    let mut at = 0u32;
     for (slot, w) in out.iter_mut().zip(widths) {
-        if w <= have {
-            *slot = acc & mask(w);
-            acc = shr(acc, w);
-            have -= w;
-        } else {
-            let chunk = left.min(64) as u32;
-            let next = d.get_bits(chunk)?;
-            left -= chunk as u64;
-            *slot = (acc | shl(next, have)) & mask(w);
-            let used = w - have;
-            acc = shr(next, used);
-            have = chunk - used;
+        let (i, s) = ((at / 64) as usize, at % 64);
+        let mut v = words.get(i).copied().unwrap_or(0) >> s;
+        if s + w > 64 {
+            v |= words.get(i + 1).copied().unwrap_or(0) << (64 - s);
         }
+        *slot = v & mask(w);
+        at += w;
     }
     Ok(out)
 }
