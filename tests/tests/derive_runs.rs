@@ -101,7 +101,8 @@ fn slow_bytes<T: NetSerialize>(v: &T, room: usize) -> Result<(Vec<u8>, u64), Err
 }
 
 fn same_errors(a: &Error, b: &Error) {
-    assert_eq!(a.kind(), b.kind());
+    // By their text: a `NotFinite { value: NaN }` is not equal to itself.
+    assert_eq!(format!("{:?}", a.kind()), format!("{:?}", b.kind()));
     assert_eq!(a.bit(), b.bit());
     assert_eq!(a.path(), b.path());
     assert_eq!(a.to_string(), b.to_string());
