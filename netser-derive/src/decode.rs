@@ -8,16 +8,22 @@ use crate::gen::{ErrPath, Gen};
 use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
 use crate::internals::attr::DefaultAttr;
 use crate::internals::wire::Wire;
-use crate::plan::FieldPlan;
+use crate::plan::{run, FieldPlan};
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 
 /// Statements that read every field into `__f_<binding>` locals.
+///
+/// Consecutive fields of constant width form runs ([`run`]), read packed when the
+/// stream allows it; each field keeps its field-by-field read for the other streams.
 pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
     let krate = &g.krate;
     let dec = quote!(#krate::Decoder);
     let mut out = TokenStream::new();
     let mut earlier = Vec::new();
+    // The open run: its fields and their field-by-field reads.
+    let mut open: Vec<(run::RunField<'_>, TokenStream)> = Vec::new();
+    let mut slots = 0;
     for plan in plans {
         let field = plan.field;
         let local = local(field);
@@ -30,6 +36,8 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
             None => quote!(::core::default::Default::default()),
         };
         let Some(wire) = &plan.wire else {
+            close(g, &mut open, &mut out);
+            slots = 0;
             out.extend(quote!(let #local: #ty = #default;));
             continue;
         };
@@ -43,6 +51,11 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         if field.attrs.align.is_some() {
             prefix.extend(quote!(#dec::align(__d) #map_err?;));
         }
+        let fixed = if prefix.is_empty() {
+            run::fixed(wire)
+        } else {
+            None
+        };
         let value = wire_decode(g, wire, &path);
         let read = quote! {{
             #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
@@ -51,15 +64,67 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
             #krate::trace::Tracer::exit(#dec::tracer(__d));
             __v
         }};
-        out.extend(match &plan.when_fn {
-            Some(when) => {
-                quote!(let #local: #ty = if Self::#when(#(&#earlier),*) { #read } else { #default };)
+        let run_field = |fixed| run::RunField {
+            binding: local.clone(),
+            ty,
+            path: path.clone(),
+            fixed,
+        };
+        match (&plan.when_fn, fixed) {
+            (None, Some(fixed)) => {
+                if slots + fixed.slots() > run::MAX_SLOTS {
+                    close(g, &mut open, &mut out);
+                    slots = 0;
+                }
+                slots += fixed.slots();
+                open.push((run_field(fixed), read));
             }
-            None => quote!(let #local: #ty = #read;),
-        });
+            (when, fixed) => {
+                close(g, &mut open, &mut out);
+                slots = 0;
+                // A gated field of several values is a run of its own.
+                let read = match fixed {
+                    Some(fixed) if fixed.slots() > 1 => run::decode(g, &[run_field(fixed)], read),
+                    _ => read,
+                };
+                out.extend(match when {
+                    Some(when) => {
+                        quote!(let #local: #ty = if Self::#when(#(&#earlier),*) { #read } else { #default };)
+                    }
+                    None => quote!(let #local: #ty = #read;),
+                });
+            }
+        }
         earlier.push(local);
     }
+    close(g, &mut open, &mut out);
     out
+}
+
+/// Emits the open run: packed (with its field-by-field fallback) when it has more than
+/// one value, else field by field.
+fn close(g: &Gen, open: &mut Vec<(run::RunField<'_>, TokenStream)>, out: &mut TokenStream) {
+    let slots: usize = open.iter().map(|(f, _)| f.fixed.slots()).sum();
+    let fields: Vec<_> = open.drain(..).collect();
+    if slots > 1 {
+        let locals: Vec<_> = fields.iter().map(|(f, _)| f.binding.clone()).collect();
+        let tys: Vec<_> = fields.iter().map(|(f, _)| f.ty).collect();
+        let reads: Vec<_> = fields.iter().map(|(_, r)| r.clone()).collect();
+        let run_fields: Vec<_> = fields.into_iter().map(|(f, _)| f).collect();
+        if run_fields.len() == 1 {
+            let value = run::decode(g, &run_fields, quote!(#(#reads)*));
+            out.extend(quote!(let #(#locals)*: #(#tys)* = #value;));
+        } else {
+            let value = run::decode(g, &run_fields, quote!((#(#reads),*)));
+            out.extend(quote!(let (#(#locals),*): (#(#tys),*) = #value;));
+        }
+    } else {
+        for (f, read) in fields {
+            let local = &f.binding;
+            let ty = f.ty;
+            out.extend(quote!(let #local: #ty = #read;));
+        }
+    }
 }
 
 /// The local a field is decoded into.

@@ -6,39 +6,103 @@ use quote::quote;
 use crate::gen::{ErrPath, Gen};
 use crate::internals::ast::FloatTy;
 use crate::internals::wire::Wire;
-use crate::plan::FieldPlan;
+use crate::plan::{run, FieldPlan};
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 
 /// Statements that write every sent field; the fields are bound by name as references.
+///
+/// Consecutive fields of constant width form runs ([`run`]), written packed when the
+/// stream allows it; each field keeps its field-by-field code for the other streams.
 pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
-    let krate = &g.krate;
-    let enc = quote!(#krate::Encoder);
     let mut out = TokenStream::new();
     let mut earlier = Vec::new();
+    // The open run: its fields and their field-by-field code.
+    let mut open: Vec<(run::RunField<'_>, TokenStream)> = Vec::new();
+    let mut slots = 0;
     for plan in plans {
         let Some(wire) = &plan.wire else { continue };
         let field = plan.field;
-        let name = &field.name;
-        let binding = &field.binding;
-        let path = base.field(name);
-        let map_err = path.map_err(g);
-        let mut body = TokenStream::new();
-        if let Some(magic) = &plan.magic {
-            body.extend(quote!(#enc::write_check(__e, #magic) #map_err?;));
+        let path = base.field(&field.name);
+        let slow = field_code(g, plan, wire, &path);
+        let plain = plan.magic.is_none() && field.attrs.align.is_none();
+        let fixed = if plain { run::fixed(wire) } else { None };
+        match (&plan.when_fn, fixed) {
+            (None, Some(fixed)) => {
+                if slots + fixed.slots() > run::MAX_SLOTS {
+                    close(g, &mut open, &mut out);
+                    slots = 0;
+                }
+                slots += fixed.slots();
+                open.push((
+                    run::RunField {
+                        binding: field.binding.clone(),
+                        ty: field.ty,
+                        path,
+                        fixed,
+                    },
+                    slow,
+                ));
+            }
+            (when, fixed) => {
+                close(g, &mut open, &mut out);
+                slots = 0;
+                // A gated field of several values is a run of its own.
+                let code = match fixed {
+                    Some(fixed) if fixed.slots() > 1 => {
+                        let f = run::RunField {
+                            binding: field.binding.clone(),
+                            ty: field.ty,
+                            path,
+                            fixed,
+                        };
+                        run::encode(g, &[f], slow)
+                    }
+                    _ => slow,
+                };
+                out.extend(match when {
+                    Some(when) => quote!(if Self::#when(#(#earlier),*) { #code }),
+                    None => code,
+                });
+            }
         }
-        if field.attrs.align.is_some() {
-            body.extend(quote!(#enc::align(__e) #map_err?;));
-        }
-        body.extend(wire_encode(g, wire, quote!(#binding), &path));
-        let traced = g.traced(&quote!(__e), &enc, quote!(Field(#name)), body);
-        out.extend(match &plan.when_fn {
-            Some(when) => quote!(if Self::#when(#(#earlier),*) { #traced }),
-            None => traced,
-        });
-        earlier.push(binding.clone());
+        earlier.push(field.binding.clone());
     }
+    close(g, &mut open, &mut out);
     out
+}
+
+/// Emits the open run: packed (with its field-by-field fallback) when it has more than
+/// one value, else field by field.
+fn close(g: &Gen, open: &mut Vec<(run::RunField<'_>, TokenStream)>, out: &mut TokenStream) {
+    let slots: usize = open.iter().map(|(f, _)| f.fixed.slots()).sum();
+    let fields: Vec<_> = open.drain(..).collect();
+    let slow: TokenStream = fields.iter().map(|(_, s)| s.clone()).collect();
+    if slots > 1 {
+        let run_fields: Vec<_> = fields.into_iter().map(|(f, _)| f).collect();
+        out.extend(run::encode(g, &run_fields, slow));
+    } else {
+        out.extend(slow);
+    }
+}
+
+/// One field's field-by-field code: check, align, value, traced (without its `when`).
+fn field_code(g: &Gen, plan: &FieldPlan<'_>, wire: &Wire, path: &ErrPath) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let field = plan.field;
+    let name = &field.name;
+    let binding = &field.binding;
+    let map_err = path.map_err(g);
+    let mut body = TokenStream::new();
+    if let Some(magic) = &plan.magic {
+        body.extend(quote!(#enc::write_check(__e, #magic) #map_err?;));
+    }
+    if field.attrs.align.is_some() {
+        body.extend(quote!(#enc::align(__e) #map_err?;));
+    }
+    body.extend(wire_encode(g, wire, quote!(#binding), path));
+    g.traced(&quote!(__e), &enc, quote!(Field(#name)), body)
 }
 
 /// Statements that write `v` (an expression of type `&T`, evaluated once).

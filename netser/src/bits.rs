@@ -8,6 +8,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
+#[doc(hidden)]
+pub mod run;
+
 /// Bits needed to send any value in `min..=max` as an offset from `min`: 0 when
 /// `min == max`, else the bit length of `max - min`.
 ///
@@ -147,6 +150,25 @@ impl<'a> BitWriter<'a> {
             return Err(self.full(bits as u64));
         }
         self.push(value, bits);
+        Ok(())
+    }
+
+    /// Writes whole 64-bit `words`, then `last < 2^last_bits` in `last_bits < 64` bits,
+    /// after one room check for all of them (a packed run of fields).
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[inline(always)]
+    pub(crate) fn write_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        debug_assert!(last_bits < 64 && last >> last_bits == 0);
+        let need = words.len() as u64 * 64 + last_bits as u64;
+        if need > self.capacity_bits - self.bits_written {
+            return Err(self.full(need));
+        }
+        for &w in words {
+            self.push(w, 64);
+        }
+        self.push(last, last_bits);
         Ok(())
     }
 
@@ -368,6 +390,23 @@ impl<'a> BitReader<'a> {
         } else {
             self.end(bits as u64)
         }
+    }
+
+    /// Fills `words` with 64-bit reads, then reads `last_bits < 64` more bits, after one
+    /// check of the bits remaining for all of them (a packed run of fields).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EndOfBuffer`]; nothing is read.
+    #[inline(always)]
+    pub(crate) fn read_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
+        let need = words.len() as u64 * 64 + last_bits as u64;
+        if need > self.len_bits - self.bits_read {
+            return Err(self.end(need));
+        }
+        for w in words.iter_mut() {
+            *w = self.pull(64);
+        }
+        Ok(self.pull(last_bits))
     }
 
     /// The unchecked core: `bits <= 64` and enough bits remain.

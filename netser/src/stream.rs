@@ -84,6 +84,12 @@ pub trait Encoder: Sized {
     /// The tracer events go to ([`NoTrace`] by default).
     type Tracer: Tracer;
 
+    /// Whether derived code may write a run of fixed-width fields as a few packed
+    /// writes (`bits::run`) instead of field by field: only for a stream that writes
+    /// and has no tracer to feed.
+    #[doc(hidden)]
+    const PACKS_RUNS: bool = false;
+
     /// Writes the low `bits` (0..=64) bits of `value`, without tracing.
     ///
     /// # Errors
@@ -100,6 +106,22 @@ pub trait Encoder: Sized {
     #[inline(always)]
     fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         self.put_bits(value, bits)
+    }
+
+    /// Writes whole 64-bit `words`, then the low `last_bits` (`< 64`) bits of `last`
+    /// (`last < 2^last_bits`), after one room check for all of them; what derived code
+    /// writes a packed run of fields with (`bits::run`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn put_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        check_room(self, words.len() as u64 * 64 + last_bits as u64)?;
+        for &w in words {
+            self.put_bits_bounded(w, 64)?;
+        }
+        self.put_bits_bounded(last, last_bits)
     }
 
     /// Writes zero bits up to the next byte boundary.
@@ -599,11 +621,32 @@ pub trait Decoder: Sized {
     /// The tracer events go to ([`NoTrace`] by default).
     type Tracer: Tracer;
 
+    /// Whether derived code may read a run of fixed-width fields as a few packed reads
+    /// (`bits::run`) instead of field by field: only with no tracer to feed.
+    #[doc(hidden)]
+    const PACKS_RUNS: bool = false;
+
     /// Reads `bits` (0..=64) bits, without tracing.
     ///
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`] or [`ErrorKind::EndOfBuffer`].
     fn get_bits(&mut self, bits: u32) -> Result<u64>;
+
+    /// Fills `words` with 64-bit reads, then reads and returns `last_bits` (`< 64`)
+    /// more bits, after one check of the bits remaining for all of them; what derived
+    /// code reads a packed run of fields with (`bits::run`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EndOfBuffer`]; nothing is read.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn get_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
+        check_remaining(self, words.len() as u64 * 64 + last_bits as u64)?;
+        for w in words.iter_mut() {
+            *w = self.get_bits(64)?;
+        }
+        self.get_bits(last_bits)
+    }
 
     /// Skips the padding to the next byte boundary.
     ///
@@ -1166,7 +1209,7 @@ pub(crate) fn relative_bits(d: u32) -> u32 {
 }
 
 #[cold]
-fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
+pub(crate) fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
     let kind = if min > max {
         ErrorKind::InvalidRange {
             min: min.to_num(),
@@ -1183,7 +1226,7 @@ fn range_error<I: RangedInt>(value: I, min: I, max: I, bit: u64) -> Error {
 }
 
 #[cold]
-fn headroom_error<I: RangedInt>(offset: u128, min: I, max: I, bit: u64) -> Error {
+pub(crate) fn headroom_error<I: RangedInt>(offset: u128, min: I, max: I, bit: u64) -> Error {
     let value = match min.to_num() {
         Num::Int(m) => Num::Int(m.wrapping_add(offset as i128)),
         Num::Uint(m) => Num::Uint(m.wrapping_add(offset)),
@@ -1341,6 +1384,7 @@ impl<'a, T: Tracer> WriteStream<'a, T> {
 
 impl<T: Tracer> Encoder for WriteStream<'_, T> {
     type Tracer = T;
+    const PACKS_RUNS: bool = T::IGNORES_EVENTS;
     #[inline(always)]
     fn put_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         self.bits.write_bits(value, bits)
@@ -1348,6 +1392,10 @@ impl<T: Tracer> Encoder for WriteStream<'_, T> {
     #[inline(always)]
     fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         self.bits.write_bits_bounded(value, bits)
+    }
+    #[inline(always)]
+    fn put_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        self.bits.write_words(words, last, last_bits)
     }
     #[inline]
     fn write_align(&mut self) -> Result<()> {
@@ -1543,9 +1591,14 @@ impl<'a, T: Tracer> ReadStream<'a, T> {
 
 impl<T: Tracer> Decoder for ReadStream<'_, T> {
     type Tracer = T;
+    const PACKS_RUNS: bool = T::IGNORES_EVENTS;
     #[inline(always)]
     fn get_bits(&mut self, bits: u32) -> Result<u64> {
         self.bits.read_bits(bits)
+    }
+    #[inline(always)]
+    fn get_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
+        self.bits.read_words(words, last_bits)
     }
     #[inline]
     fn read_align(&mut self) -> Result<()> {

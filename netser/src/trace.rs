@@ -192,6 +192,10 @@ pub trait Tracer {
     fn is_recording(&self) -> bool {
         false
     }
+    /// Whether this tracer ignores every event, so that derived code may skip them
+    /// (it then packs runs of fixed-width fields into few writes).
+    #[doc(hidden)]
+    const IGNORES_EVENTS: bool = false;
 }
 
 /// The tracer that records nothing, at no cost: the default of every stream.
@@ -207,7 +211,9 @@ pub trait Tracer {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NoTrace;
 
-impl Tracer for NoTrace {}
+impl Tracer for NoTrace {
+    const IGNORES_EVENTS: bool = true;
+}
 
 impl<T: Tracer + ?Sized> Tracer for &mut T {
     #[inline(always)]
@@ -226,6 +232,7 @@ impl<T: Tracer + ?Sized> Tracer for &mut T {
     fn is_recording(&self) -> bool {
         (**self).is_recording()
     }
+    const IGNORES_EVENTS: bool = T::IGNORES_EVENTS;
 }
 
 /// One recorded primitive.

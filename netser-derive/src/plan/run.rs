@@ -1,0 +1,412 @@
+//! Fixed-width runs: consecutive fields whose every bit count is a compile-time
+//! constant (bools, ranged and bit-counted integers, quantized `f32`s, quaternions of
+//! up to 20 bits per component, raw floats, and arrays and glam vectors of them).
+//!
+//! For a stream without a tracer ([`netser::Encoder::PACKS_RUNS`]), a run is written
+//! after one room check as a few packed 64-bit writes, and read after one check of the
+//! bits remaining as a few 64-bit reads; every value is still checked, each at the bit
+//! where its field starts, so errors name the same field and bit as field by field.
+//! When the room is short, or a tracer listens, the run goes field by field, so a
+//! short buffer reports the very field that did not fit.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::Type;
+
+use crate::gen::{ErrPath, Gen};
+use crate::internals::ast::{shape, FloatTy, IntTy, Shape};
+use crate::internals::check::lit_int;
+use crate::internals::wire::Wire;
+
+/// Most values one run packs: longer runs are split (the packing unrolls).
+pub const MAX_SLOTS: usize = 32;
+
+/// A value of constant width.
+pub enum Leaf<'w> {
+    Bool,
+    F32,
+    F64,
+    /// An integer in `min..=max` (plain integers are their type's full range).
+    Int {
+        ty: IntTy,
+        min: TokenStream,
+        max: TokenStream,
+    },
+    /// An unsigned integer in `bits` bits.
+    Bits {
+        ty: IntTy,
+        bits: &'w TokenStream,
+    },
+    /// A quantized `f32`.
+    Quantize {
+        min: &'w TokenStream,
+        max: &'w TokenStream,
+        res: &'w TokenStream,
+        clamp: bool,
+    },
+    /// A smallest-three quaternion with a literal bit count of at most 20.
+    Quat {
+        bits: &'w TokenStream,
+        glam: Option<&'w Type>,
+    },
+}
+
+/// How a field holds its leaves.
+pub enum Layout<'w> {
+    /// The field is one leaf.
+    Whole,
+    /// `[T; n]`, element by element.
+    Array(usize),
+    /// glam's `Vec2`/`Vec3`, component by component.
+    Glam { ty: &'w Type, dims: usize },
+}
+
+/// A field of constant width.
+pub struct Fixed<'w> {
+    /// Its leaf (each element's, for arrays and vectors).
+    pub leaf: Leaf<'w>,
+    /// The leaf's wire form, for its width.
+    pub leaf_wire: &'w Wire,
+    /// How the field holds its leaves.
+    pub layout: Layout<'w>,
+}
+
+impl Fixed<'_> {
+    /// Values the field packs.
+    pub fn slots(&self) -> usize {
+        match self.layout {
+            Layout::Whole => 1,
+            Layout::Array(n) => n,
+            Layout::Glam { dims, .. } => dims,
+        }
+    }
+}
+
+fn leaf(wire: &Wire) -> Option<Leaf<'_>> {
+    Some(match wire {
+        Wire::Value(ty) => match shape(ty) {
+            Shape::Bool => Leaf::Bool,
+            Shape::Float(FloatTy::F32) => Leaf::F32,
+            Shape::Float(FloatTy::F64) => Leaf::F64,
+            Shape::Int(int) if int.width() <= 64 => {
+                let t = syn::Ident::new(int.name(), proc_macro2::Span::call_site());
+                Leaf::Int {
+                    ty: int,
+                    min: quote!(#t::MIN),
+                    max: quote!(#t::MAX),
+                }
+            }
+            _ => return None,
+        },
+        Wire::IntRange { ty, min, max } if ty.width() <= 64 => Leaf::Int {
+            ty: *ty,
+            min: min.clone(),
+            max: max.clone(),
+        },
+        Wire::IntBits { ty, bits } if ty.width() <= 64 => Leaf::Bits { ty: *ty, bits },
+        Wire::Quantize {
+            float: FloatTy::F32,
+            min,
+            max,
+            res,
+            clamp,
+        } => Leaf::Quantize {
+            min,
+            max,
+            res,
+            clamp: *clamp,
+        },
+        Wire::Quat { bits, glam } => {
+            let lit = syn::parse2::<syn::Expr>(bits.clone())
+                .ok()
+                .and_then(|e| lit_int(&e));
+            if !matches!(lit, Some(2..=20)) {
+                return None;
+            }
+            Leaf::Quat {
+                bits,
+                glam: glam.as_ref(),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The field's constant-width form, if it has one.
+pub fn fixed(wire: &Wire) -> Option<Fixed<'_>> {
+    match wire {
+        Wire::Array { len, elem, .. } => {
+            let n = usize::try_from(lit_int(len)?).ok()?;
+            if n == 0 || n > MAX_SLOTS {
+                return None;
+            }
+            Some(Fixed {
+                leaf: leaf(elem)?,
+                leaf_wire: elem,
+                layout: Layout::Array(n),
+            })
+        }
+        Wire::GlamVec { ty, dims, elem } => Some(Fixed {
+            leaf: leaf(elem)?,
+            leaf_wire: elem,
+            layout: Layout::Glam { ty, dims: *dims },
+        }),
+        _ => Some(Fixed {
+            leaf: leaf(wire)?,
+            leaf_wire: wire,
+            layout: Layout::Whole,
+        }),
+    }
+}
+
+const NAMES: [&str; 3] = ["x", "y", "z"];
+
+/// One packed value: how to reach it and where its errors point.
+pub struct Slot {
+    /// Statements binding the index variable its error path names (for elements).
+    pub bind: TokenStream,
+    /// The error path.
+    pub path: ErrPath,
+}
+
+/// The slots of a field, with `path` its error path.
+pub fn slots(fixed: &Fixed<'_>, path: &ErrPath) -> Vec<Slot> {
+    match fixed.layout {
+        Layout::Whole => vec![Slot {
+            bind: TokenStream::new(),
+            path: path.clone(),
+        }],
+        Layout::Array(n) => {
+            let (inner, i) = path.index();
+            (0..n)
+                .map(|k| Slot {
+                    bind: quote!(let #i: usize = #k;),
+                    path: inner.clone(),
+                })
+                .collect()
+        }
+        Layout::Glam { dims, .. } => (0..dims)
+            .map(|k| Slot {
+                bind: TokenStream::new(),
+                path: path.field(NAMES[k]),
+            })
+            .collect(),
+    }
+}
+
+/// The leaf's width in bits, a `u32` constant.
+pub fn width(g: &Gen, fixed: &Fixed<'_>) -> TokenStream {
+    let (_, max) = crate::bounds::wire_bits(g, fixed.leaf_wire);
+    quote!(const { (#max) as u32 })
+}
+
+fn q_const(g: &Gen, leaf: &Leaf<'_>) -> TokenStream {
+    match leaf {
+        Leaf::Quantize {
+            min,
+            max,
+            res,
+            clamp,
+        } => crate::encode::quantize_const(g, min, max, res, *clamp),
+        _ => TokenStream::new(),
+    }
+}
+
+/// An expression of type `Result<u64>`: the wire integer of `v` (a `&T`), with the
+/// checks of its primitive, errors at `bit`.
+pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let run = quote!(#krate::bits::run);
+    let ok = |e: TokenStream| quote!(::core::result::Result::<u64, #krate::Error>::Ok(#e));
+    match leaf {
+        Leaf::Bool => ok(quote!(*#v as u64)),
+        Leaf::F32 => ok(quote!(f32::to_bits(*#v) as u64)),
+        Leaf::F64 => ok(quote!(f64::to_bits(*#v))),
+        Leaf::Int { ty, min, max } => {
+            let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#run::int::<#t>(*#v, #min, #max, #bit))
+        }
+        Leaf::Bits { ty, bits } => {
+            let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#run::uint_bits::<#t>(*#v, #bits, #bit))
+        }
+        Leaf::Quantize { .. } => {
+            let q = q_const(g, leaf);
+            quote!({ #q #run::quantize(*#v, &__Q, #bit) })
+        }
+        Leaf::Quat { bits, glam } => {
+            let array = match glam {
+                Some(_) => quote!(#v.to_array()),
+                None => quote!(*#v),
+            };
+            quote!(#run::quat(#array, #bits, #bit))
+        }
+    }
+}
+
+/// An expression of type `Result<T>`: the value of the wire integer `raw`, with the
+/// checks of its primitive, errors at `bit`.
+pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let run = quote!(#krate::bits::run);
+    let ok = |e: TokenStream| quote!(#krate::Result::Ok(#e));
+    match leaf {
+        Leaf::Bool => ok(quote!(#raw != 0)),
+        Leaf::F32 => ok(quote!(f32::from_bits(#raw as u32))),
+        Leaf::F64 => ok(quote!(f64::from_bits(#raw))),
+        Leaf::Int { ty, min, max } => {
+            let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#run::int_from::<#t>(#raw, #min, #max, #bit))
+        }
+        Leaf::Bits { ty, bits } => {
+            let t = syn::Ident::new(ty.name(), proc_macro2::Span::call_site());
+            quote!(#run::uint_bits_from::<#t>(#raw, #bits, #bit))
+        }
+        Leaf::Quantize { .. } => {
+            let q = q_const(g, leaf);
+            quote!({ #q #run::dequantize(#raw, &__Q, #bit) })
+        }
+        Leaf::Quat { bits, glam } => {
+            let read = quote!(#run::quat_from(#raw, #bits, #bit));
+            match glam {
+                Some(ty) => quote!(#read.map(<#ty>::from_array)),
+                None => read,
+            }
+        }
+    }
+}
+
+/// A field of a run: its binding (encode) or local (decode), type, and form.
+pub struct RunField<'w> {
+    /// `&T` binding (encode).
+    pub binding: syn::Ident,
+    /// The field's type.
+    pub ty: &'w Type,
+    /// Its error path.
+    pub path: ErrPath,
+    /// Its constant-width form.
+    pub fixed: Fixed<'w>,
+}
+
+/// Widths (`let __w<s>`) and offsets (`let __o<s>`) of every slot, and the run's total.
+fn layout(g: &Gen, fields: &[RunField<'_>]) -> (TokenStream, Vec<syn::Ident>, Vec<syn::Ident>) {
+    let mut out = quote!(let __o0: u64 = 0;);
+    let mut widths = Vec::new();
+    let mut offsets = Vec::new();
+    let mut s = 0usize;
+    for f in fields {
+        let w = width(g, &f.fixed);
+        for _ in 0..f.fixed.slots() {
+            let wi = format_ident!("__w{}", s);
+            let oi = format_ident!("__o{}", s);
+            let next = format_ident!("__o{}", s + 1);
+            out.extend(quote! {
+                let #wi: u32 = #w;
+                let #next: u64 = #oi + #wi as u64;
+            });
+            widths.push(wi);
+            offsets.push(oi);
+            s += 1;
+        }
+    }
+    offsets.push(format_ident!("__o{}", s));
+    (out, widths, offsets)
+}
+
+/// Statements writing a run: packed when the stream allows it and the room is there,
+/// else `slow` (the fields one by one).
+pub fn encode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let (layout, widths, offsets) = layout(g, fields);
+    let total = offsets.last().expect("a run has slots");
+    let mut values = TokenStream::new();
+    let mut pairs = Vec::new();
+    let mut s = 0usize;
+    for f in fields {
+        let binding = &f.binding;
+        let (prelude, access): (TokenStream, Box<dyn Fn(usize) -> TokenStream>) =
+            match f.fixed.layout {
+                Layout::Whole => (TokenStream::new(), Box::new(move |_| quote!(#binding))),
+                Layout::Array(_) => (
+                    TokenStream::new(),
+                    Box::new(move |k| quote!((&#binding[#k]))),
+                ),
+                Layout::Glam { .. } => {
+                    let c = format_ident!("__c{}", s);
+                    (
+                        quote!(let #c = #binding.to_array();),
+                        Box::new(move |k| quote!((&#c[#k]))),
+                    )
+                }
+            };
+        values.extend(prelude);
+        for (k, slot) in slots(&f.fixed, &f.path).into_iter().enumerate() {
+            let v = format_ident!("__v{}", s);
+            let bit = &offsets[s];
+            let conv = encode_leaf(g, &f.fixed.leaf, access(k), quote!(__bit + #bit));
+            let map_err = slot.path.map_err(g);
+            let bind = slot.bind;
+            values.extend(quote!(let #v: u64 = { #bind #conv #map_err? };));
+            let w = &widths[s];
+            pairs.push(quote!((#v, #w)));
+            s += 1;
+        }
+    }
+    let first_err = fields[0].path.map_err(g);
+    quote!({
+        #layout
+        if <__E as #enc>::PACKS_RUNS && #enc::bits_available(__e) >= #total {
+            let __bit = #enc::bit_position(__e);
+            #values
+            #krate::bits::run::put(__e, [#(#pairs),*]) #first_err?;
+        } else {
+            #slow
+        }
+    })
+}
+
+/// An expression reading a run into a tuple of its fields' values (the value itself
+/// for a run of one field): packed when the stream allows it and the bits are there,
+/// else `slow` (a tuple of the fields' reads, in order).
+pub fn decode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let dec = quote!(#krate::Decoder);
+    let (layout, widths, offsets) = layout(g, fields);
+    let total = offsets.last().expect("a run has slots");
+    let mut values = Vec::new();
+    let mut s = 0usize;
+    for f in fields {
+        let mut parts = Vec::new();
+        for slot in slots(&f.fixed, &f.path) {
+            let bit = &offsets[s];
+            let conv = decode_leaf(g, &f.fixed.leaf, quote!(__raw[#s]), quote!(__bit + #bit));
+            let map_err = slot.path.map_err(g);
+            let bind = slot.bind;
+            parts.push(quote!({ #bind #conv #map_err? }));
+            s += 1;
+        }
+        values.push(match f.fixed.layout {
+            Layout::Whole => parts.pop().expect("one slot"),
+            Layout::Array(_) => quote!([#(#parts),*]),
+            Layout::Glam { ty, .. } => quote!(<#ty>::from_array([#(#parts),*])),
+        });
+    }
+    let first_err = fields[0].path.map_err(g);
+    let n = widths.len();
+    let fast = if values.len() == 1 {
+        values.pop().expect("one field")
+    } else {
+        quote!((#(#values),*))
+    };
+    quote!({
+        #layout
+        if <__D as #dec>::PACKS_RUNS && #dec::bits_remaining(__d) >= #total {
+            let __bit = #dec::bit_position(__d);
+            let __raw: [u64; #n] = #krate::bits::run::get(__d, [#(#widths),*]) #first_err?;
+            #fast
+        } else {
+            #slow
+        }
+    })
+}
