@@ -33,13 +33,6 @@ impl Payload {
             Self::Block(_) => BLOCK_REFERENCE_BITS,
         }
     }
-
-    fn heap_bytes(&self) -> usize {
-        match self {
-            Self::Message(m) => m.heap_bytes(),
-            Self::Block(_) => 0,
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -66,7 +59,6 @@ pub(crate) struct ReliableSender {
     max_per_packet: usize,
     /// The ids picked by the last [`select`](Self::select).
     selected: Vec<u16>,
-    queued_bytes: usize,
 }
 
 /// What [`ReliableSender::select`] picked.
@@ -95,7 +87,6 @@ impl ReliableSender {
             window: send_queue_size.min(receive_queue_size).min(32768) as u16,
             max_per_packet,
             selected: Vec::with_capacity(max_per_packet),
-            queued_bytes: 0,
         }
     }
 
@@ -109,23 +100,14 @@ impl ReliableSender {
         usize::from(self.next_id.wrapping_sub(self.oldest_unacked))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.next_id == self.oldest_unacked
-    }
-
     pub fn is_full(&self) -> bool {
         self.len() >= self.queue.capacity()
-    }
-
-    pub fn queued_bytes(&self) -> usize {
-        self.queued_bytes
     }
 
     /// Queues a message; returns its id. The caller checks [`is_full`](Self::is_full).
     pub fn push(&mut self, payload: Payload) -> u16 {
         debug_assert!(!self.is_full());
         let id = self.next_id;
-        self.queued_bytes += payload.heap_bytes();
         let inserted = self.queue.insert(
             id,
             SendEntry {
@@ -242,8 +224,7 @@ impl ReliableSender {
         };
         let mut acked = 0;
         for id in ids {
-            if let Some(entry) = self.queue.remove(id) {
-                self.queued_bytes -= entry.payload.heap_bytes();
+            if self.queue.remove(id).is_some() {
                 acked += 1;
             }
         }
@@ -253,12 +234,13 @@ impl ReliableSender {
         acked
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes with the send queue full of messages of `max_message_bytes` and every
+    /// sent packet remembered with the most messages.
+    pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
         SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
+            + self.queue.capacity() * max_message_bytes
             + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
-            + self.sent_packets.capacity() * self.max_per_packet * 2
-            + self.max_per_packet * 2
-            + self.queued_bytes
+            + (self.sent_packets.capacity() + 1) * self.max_per_packet * 2
     }
 }
 
@@ -300,6 +282,8 @@ pub(crate) struct ReliableReceiver<In> {
     base: u16,
     /// Unordered: messages arrived and not yet taken.
     ready: VecDeque<Item<In>>,
+    /// Ordered: messages in `slots`.
+    buffered: usize,
 }
 
 impl<In> ReliableReceiver<In> {
@@ -313,6 +297,7 @@ impl<In> ReliableReceiver<In> {
             mask: capacity - 1,
             base: 0,
             ready: VecDeque::new(),
+            buffered: 0,
         }
     }
 
@@ -345,6 +330,7 @@ impl<In> ReliableReceiver<In> {
                 return Err(Refused::Duplicate);
             }
             self.slots[index] = Some(item);
+            self.buffered += 1;
         } else {
             if self.arrived[index] {
                 return Err(Refused::Duplicate);
@@ -368,14 +354,19 @@ impl<In> ReliableReceiver<In> {
                 match self.slots[index].take()? {
                     Item::Message(message) => {
                         self.base = self.base.wrapping_add(1);
+                        self.buffered -= 1;
                         return Some(message);
                     }
                     Item::Block(chunk) => match take_block(chunk) {
                         BlockState::Ready(message) => {
                             self.base = self.base.wrapping_add(1);
+                            self.buffered -= 1;
                             return Some(message);
                         }
-                        BlockState::Failed => self.base = self.base.wrapping_add(1),
+                        BlockState::Failed => {
+                            self.base = self.base.wrapping_add(1);
+                            self.buffered -= 1;
+                        }
                         BlockState::Pending => {
                             self.slots[index] = Some(Item::Block(chunk));
                             return None;
@@ -415,10 +406,21 @@ impl<In> ReliableReceiver<In> {
         }
     }
 
+    /// Heap bytes of the queues themselves when full (the heap that messages own is
+    /// bounded by their type and not counted here).
+    pub fn memory_bound(&self) -> usize {
+        let capacity = self.capacity();
+        if self.ordered {
+            capacity * core::mem::size_of::<Option<Item<In>>>()
+        } else {
+            capacity * (1 + core::mem::size_of::<Item<In>>())
+        }
+    }
+
     /// Messages buffered, not yet delivered.
     pub fn len(&self) -> usize {
         if self.ordered {
-            self.slots.iter().filter(|slot| slot.is_some()).count()
+            self.buffered
         } else {
             self.ready.len()
         }
