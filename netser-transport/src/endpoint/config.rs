@@ -1,0 +1,260 @@
+//! The endpoint's settings, their checks and the memory bounds they imply.
+
+use super::header::MAX_FRAGMENTS;
+use super::reassembly::Reassembly;
+use super::stats::{ReceivedPacket, SentPacket};
+use crate::sequence::{SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
+
+/// The reassembly memory bound of [`Config::default`], in bytes: the value of
+/// `Config::default().reassembly_memory_bound()` on a 64-bit target. It is the pool
+/// (1024 blocks of 1024 bytes), its block map (one bit per block: 128 bytes) and the
+/// table of 64 packets in progress (80 bytes each).
+pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1024 * 1024 + 128 + 64 * 80;
+
+/// The endpoint's settings. The defaults are the articles' and `reliable`'s (fragment
+/// size 1024, up to 256 fragments, 256-packet windows), except where noted.
+///
+/// Two endpoints must agree on `fragment_size` and `max_fragments` (the receiver refuses
+/// fragments that do not fit its own); the rest is local.
+///
+/// ```
+/// use netser_transport::endpoint::Config;
+/// let config = Config { fragment_above: 1200, ..Config::default() };
+/// assert!(config.validate().is_ok());
+/// assert_eq!(config.max_packet_size, 256 * 1024);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Largest payload that can be sent or received, in bytes. Default 256 KiB
+    /// (`max_fragments * fragment_size`; `reliable` defaults to 16 KiB).
+    pub max_packet_size: usize,
+    /// Payloads longer than this are sent as fragments. Default 1024.
+    pub fragment_above: usize,
+    /// Payload bytes per fragment (the last may be shorter). Default 1024.
+    pub fragment_size: usize,
+    /// Most fragments per packet, at most 256 (one byte on the wire). Default 256
+    /// (`reliable` defaults to 16).
+    pub max_fragments: usize,
+    /// Sent packets remembered for acks, loss and bandwidth. A power of two. Default 256.
+    pub sent_packets_buffer_size: usize,
+    /// Received packets remembered: the window for acks and for refusing stale and
+    /// duplicate packets. A power of two, at least 32. Default 256.
+    pub received_packets_buffer_size: usize,
+    /// Packets that can be in reassembly at once. A power of two. Default 64.
+    pub fragment_reassembly_buffer_size: usize,
+    /// Most bytes of fragment data held for reassembly, across all packets in progress
+    /// (rounded down to whole fragments; at least one full packet). A packet's first
+    /// fragment reserves room for all of its fragments, so its payload is reassembled in
+    /// one piece. Default 1 MiB. `reliable` has no such cap; this is what bounds a flood
+    /// of fragments.
+    pub max_reassembly_bytes: usize,
+    /// Weight of each new RTT sample in the smoothed RTT. Default 0.0025.
+    pub rtt_smoothing_factor: f64,
+    /// RTT samples kept for min/max/avg and jitter. Default 512.
+    pub rtt_history_size: usize,
+    /// Weight of each new packet loss measure. Default 0.1.
+    pub packet_loss_smoothing_factor: f64,
+    /// Weight of each new bandwidth measure. Default 0.1.
+    pub bandwidth_smoothing_factor: f64,
+    /// Bytes added per datagram in bandwidth stats for the IP and UDP headers.
+    /// Default 28 (IPv4 20 + UDP 8).
+    pub packet_header_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            max_packet_size: 256 * 1024,
+            fragment_above: 1024,
+            fragment_size: 1024,
+            max_fragments: 256,
+            sent_packets_buffer_size: 256,
+            received_packets_buffer_size: 256,
+            fragment_reassembly_buffer_size: 64,
+            max_reassembly_bytes: 1024 * 1024,
+            rtt_smoothing_factor: 0.0025,
+            rtt_history_size: 512,
+            packet_loss_smoothing_factor: 0.1,
+            bandwidth_smoothing_factor: 0.1,
+            packet_header_size: 28,
+        }
+    }
+}
+
+/// A [`Config`] field out of range.
+///
+/// ```
+/// use netser_transport::endpoint::Config;
+/// let error = Config { max_fragments: 300, ..Config::default() }.validate().unwrap_err();
+/// assert_eq!(error.field, "max_fragments");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The field.
+    pub field: &'static str,
+    /// What it must be.
+    pub expected: &'static str,
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "invalid endpoint config: `{}` must be {}",
+            self.field, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Checks every field.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] naming the first field out of range.
+    ///
+    /// ```
+    /// use netser_transport::endpoint::Config;
+    /// assert!(Config::default().validate().is_ok());
+    /// let config = Config { sent_packets_buffer_size: 100, ..Config::default() };
+    /// assert_eq!(config.validate().unwrap_err().field, "sent_packets_buffer_size");
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn check(ok: bool, field: &'static str, expected: &'static str) -> Result<(), ConfigError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError { field, expected })
+            }
+        }
+        let power_of_two = |n: usize| n.is_power_of_two() && n <= MAX_SEQUENCE_BUFFER_CAPACITY;
+        check(
+            (1..=MAX_FRAGMENTS).contains(&self.max_fragments),
+            "max_fragments",
+            "in 1..=256",
+        )?;
+        check(
+            (1..=u16::MAX as usize).contains(&self.fragment_size),
+            "fragment_size",
+            "in 1..=65535",
+        )?;
+        check(self.max_packet_size >= 1, "max_packet_size", "at least 1")?;
+        check(
+            self.max_packet_size <= self.fragment_above
+                || self.max_packet_size <= self.max_fragments * self.fragment_size,
+            "max_packet_size",
+            "at most max_fragments * fragment_size when above fragment_above",
+        )?;
+        check(
+            power_of_two(self.sent_packets_buffer_size),
+            "sent_packets_buffer_size",
+            "a power of two in 1..=32768",
+        )?;
+        check(
+            power_of_two(self.received_packets_buffer_size)
+                && self.received_packets_buffer_size >= 32,
+            "received_packets_buffer_size",
+            "a power of two in 32..=32768 (ack_bits covers 32 packets)",
+        )?;
+        check(
+            power_of_two(self.fragment_reassembly_buffer_size),
+            "fragment_reassembly_buffer_size",
+            "a power of two in 1..=32768",
+        )?;
+        check(
+            self.max_reassembly_bytes / self.fragment_size >= self.fragments_per_max_packet()
+                && self.max_reassembly_bytes / self.fragment_size < u32::MAX as usize,
+            "max_reassembly_bytes",
+            "room for one packet of max_packet_size in whole fragments",
+        )?;
+        check(self.rtt_history_size >= 1, "rtt_history_size", "at least 1")?;
+        let factor = |x: f64| x > 0.0 && x <= 1.0;
+        check(
+            factor(self.rtt_smoothing_factor),
+            "rtt_smoothing_factor",
+            "in (0, 1]",
+        )?;
+        check(
+            factor(self.packet_loss_smoothing_factor),
+            "packet_loss_smoothing_factor",
+            "in (0, 1]",
+        )?;
+        check(
+            factor(self.bandwidth_smoothing_factor),
+            "bandwidth_smoothing_factor",
+            "in (0, 1]",
+        )?;
+        check(
+            self.packet_header_size <= 65535,
+            "packet_header_size",
+            "at most 65535",
+        )
+    }
+
+    fn fragments_per_max_packet(&self) -> usize {
+        if self.max_packet_size > self.fragment_above {
+            self.max_packet_size.div_ceil(self.fragment_size)
+        } else {
+            0
+        }
+    }
+
+    pub(super) fn max_reassembly_blocks(&self) -> usize {
+        self.max_reassembly_bytes / self.fragment_size
+    }
+
+    /// The most heap bytes reassembly can hold with this config, whatever arrives:
+    /// the fragment pool (a completed packet is returned from it, not copied out), its
+    /// block map and the table of packets in progress.
+    ///
+    /// ```
+    /// use netser_transport::endpoint::{Config, DEFAULT_REASSEMBLY_MEMORY_BOUND};
+    /// # #[cfg(target_pointer_width = "64")]
+    /// assert_eq!(Config::default().reassembly_memory_bound(), DEFAULT_REASSEMBLY_MEMORY_BOUND);
+    /// ```
+    pub fn reassembly_memory_bound(&self) -> usize {
+        Reassembly::memory_bound(
+            self.fragment_reassembly_buffer_size,
+            self.fragment_size,
+            self.max_reassembly_blocks(),
+        )
+    }
+
+    /// The most heap bytes an [`Endpoint`](super::Endpoint) with this config holds, apart from the
+    /// outgoing queue and the acks not yet drained (both grow only with what you send):
+    /// [`reassembly_memory_bound`](Self::reassembly_memory_bound) plus the sent and
+    /// received windows and the RTT history.
+    ///
+    /// ```
+    /// use netser_transport::endpoint::Config;
+    /// let config = Config::default();
+    /// assert!(config.memory_bound() > config.reassembly_memory_bound());
+    /// assert!(config.memory_bound() < 1_100_000);
+    /// ```
+    pub fn memory_bound(&self) -> usize {
+        self.reassembly_memory_bound() + self.fixed_table_bytes()
+    }
+
+    fn fixed_table_bytes(&self) -> usize {
+        SequenceBuffer::<SentPacket>::heap_bytes_for(self.sent_packets_buffer_size)
+            + SequenceBuffer::<ReceivedPacket>::heap_bytes_for(self.received_packets_buffer_size)
+            + self.rtt_history_size * core::mem::size_of::<f64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_reassembly_bound_matches_the_documented_constant() {
+        if cfg!(target_pointer_width = "64") {
+            assert_eq!(
+                Config::default().reassembly_memory_bound(),
+                DEFAULT_REASSEMBLY_MEMORY_BOUND
+            );
+        }
+    }
+}
