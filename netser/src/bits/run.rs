@@ -27,7 +27,7 @@ fn shr(v: u64, n: u32) -> u64 {
 
 /// The low `bits` bits set (0..=64).
 #[inline(always)]
-fn mask(bits: u32) -> u64 {
+pub fn mask(bits: u32) -> u64 {
     shr(u64::MAX, 64 - bits)
 }
 
