@@ -14,6 +14,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// The bound of the three small components: 1/sqrt(2), as float32.
 pub const SMALLEST_THREE_BOUND: f32 = core::f32::consts::FRAC_1_SQRT_2;
 
+/// `RN64(1 / SMALLEST_THREE_BOUND)`: the writer divides by the bound by multiplying.
+const INV_BOUND: f64 = 1.0 / SMALLEST_THREE_BOUND as f64;
+
 /// The most bits per component: 20, so that a quaternion is one 62-bit write. Beyond it
 /// the steps come close to float32's own spacing near 1/sqrt(2), and a decoded
 /// quaternion no longer encodes back to the same bits (sampled: none of 68 million
@@ -227,7 +230,9 @@ pub fn pack_with(q: [f32; 4], f: &QuatFormat, bit: u64) -> Result<(u32, [u32; 3]
     let mut out = [0u32; 3];
     for (j, i) in others(largest).into_iter().enumerate() {
         // Normalized, each small component is within the bound up to rounding: clamp.
-        let n = ((q[i] * sign) / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
+        // `(q[i] * sign) / bound`, exactly, as a float64 product with the bound's
+        // reciprocal (the proof is in `crate::quantize`'s docs).
+        let n = (((q[i] * sign) as f64 * INV_BOUND) as f32).clamp(-1.0, 1.0);
         // Non-negative, so truncation (through i64: one convert instruction) is floor. At
         // 24 bits and more `(n + 1) * half_scale + 0.5` can round past `max` (to 2^32 at
         // 32 bits): clamp before narrowing.
