@@ -134,6 +134,12 @@ pub enum ErrorKind {
     },
     /// A quaternion that cannot be encoded (zero length or non-finite components).
     InvalidQuaternion,
+    /// A smallest-three quaternion read whose omitted component would not be the one the
+    /// writer omits (it is not the largest, or its square is not left by the other three).
+    NonCanonicalQuaternion {
+        /// The index of the omitted component read.
+        largest: u8,
+    },
     /// The packet's CRC32 (computed with the protocol id as an unsent prefix) did not
     /// match: the packet was corrupted, or sent by a peer with another protocol id.
     CrcMismatch {
@@ -198,6 +204,10 @@ impl fmt::Display for ErrorKind {
                 )
             }
             InvalidQuaternion => write!(f, "quaternion is zero-length or not finite"),
+            NonCanonicalQuaternion { largest } => write!(
+                f,
+                "quaternion's omitted component {largest} is not its largest (not a writer's encoding)"
+            ),
             CrcMismatch { expected, found } => write!(
                 f,
                 "CRC32 mismatch: computed {expected:#010x}, packet has {found:#010x} \

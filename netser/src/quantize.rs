@@ -3,6 +3,40 @@
 //!
 //! Every step is float32 arithmetic that rounds (Rust never fuses a multiply and an add
 //! unless asked), so the bytes are identical on x86 and arm64.
+//!
+//! # Division without dividing
+//!
+//! The reference divides twice per value: `f32(v - min) / delta` on write and
+//! `f32(integer) / f32(max_integer_value)` on read. Both divisors are fixed when the
+//! quantization is built, so [`Quantize`] keeps their reciprocals as float64 and
+//! multiplies instead: for float32 `a >= 0` and `d > 0`, with `r = RN64(1 / d)`,
+//! `RN32(RN64(a * r)) == RN32(a / d)` whenever `a / d` is a normal float32 (and both are
+//! below `2^-126` otherwise). [`crate::quat`] does the same for its bound.
+//!
+//! Proof. Let `q = a / d`, and `m` a float32 rounding boundary (a midpoint between two
+//! adjacent float32 values) nearest to `q`. In the binade `[2^e, 2^(e+1))` of `q`,
+//! `m = (2K + 1) * 2^(e-24)` with `2K + 1` an odd integer in `[2^24, 2^25)`.
+//!
+//! 1. `q != m`: write `a = A * 2^x` and `d = D * 2^y` with `A`, `D` odd integers below
+//!    2^24. `a = m * d` would give `A = (2K + 1) * D >= 2^24`, a contradiction. So the
+//!    quotient is never halfway between two float32 values.
+//! 2. `|q - m| > q * 2^-49`: `a` is a multiple of its spacing, more than `a * 2^-24`, and
+//!    `m * d` a multiple of `2^(e-24)` times `d`'s spacing, more than
+//!    `(q / 2) * 2^-24 * d * 2^-24 = a * 2^-49`. So `a - m * d`, not zero, is at least
+//!    their smaller power of two, more than `a * 2^-49`, and dividing by `d` gives it.
+//!    Boundaries in the binades beside `q`'s are farther still (at least `2^(e-25)`).
+//! 3. `|RN64(a * r) - q| < q * 2^-51`: two float64 roundings of relative error at most
+//!    `2^-53` each (no underflow or overflow: `q` is a normal float32, `r` lies in
+//!    `[2^-128, 2^149]`).
+//!
+//! So no rounding boundary lies between `q` and the float64 product, and both round to
+//! the same float32. When `q` is below `2^-126` (a subnormal `n`, from a value within a
+//! subnormal distance of `min`), both round to values below `2^-126`, and
+//! `floor(f32(f32(n * max_integer_value) + 0.5))` is 0 either way. On read the quotient is
+//! 0 or at least `2^-32`. `examples/exhaustive_quantize.rs` checks every float32 input and
+//! every integer of the quantizations the benchmark and the conformance vectors use
+//! against the dividing arithmetic; `tests/tests/quantize_division_free.rs` samples ten
+//! million inputs of each in CI.
 
 // The negated comparisons are deliberate: they follow the reference, where a NaN fails
 // every comparison and so takes the clamping branch.
@@ -34,6 +68,14 @@ pub struct Quantize {
     max_integer_value: u32,
     /// `max_integer_value` as a float, converted once.
     max_integer_f32: f32,
+    /// `RN64(1 / delta)`: the write's division as a multiplication (module docs).
+    inv_delta: f64,
+    /// `RN64(1 / f32(max_integer_value))`: the read's division as a multiplication.
+    inv_max_integer: f64,
+    /// The value the top integer decodes to, `f32(delta + min)`: `max` itself, or the
+    /// float32 next to it when `delta` rounded. The writer accepts it, so that every
+    /// value a reader returns encodes again (to the top integer).
+    top: f32,
     bits: u32,
     clamp: bool,
 }
@@ -82,13 +124,18 @@ impl Quantize {
         } else {
             truncated
         };
+        let max_integer_f32 = max_integer_value as f32;
         Some(Quantize {
             min,
             max,
             res,
             delta,
             max_integer_value,
-            max_integer_f32: max_integer_value as f32,
+            max_integer_f32,
+            inv_delta: 1.0 / delta as f64,
+            inv_max_integer: 1.0 / max_integer_f32 as f64,
+            // `dequantize(max_integer_value)`, step by step: the quotient is exactly 1.
+            top: (max_integer_f32 / max_integer_f32) * delta + min,
             bits: bits_required(0, max_integer_value as u64),
             clamp: false,
         })
@@ -135,13 +182,15 @@ impl Quantize {
     ///
     /// # Errors
     /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
-    /// the range unless clamping; `bit` is the offset reported in the error.
+    /// the range unless clamping (the range reaches up to [`Quantize::top`], the value the
+    /// top integer decodes to); `bit` is the offset reported in the error.
     #[inline(always)]
     pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
         // In range (NaN fails both comparisons), `f32(value - min) <= delta` by monotone
         // rounding, so `n` is already in [0, 1]: the reference's clamps cannot fire here.
         let n = if value >= self.min && value <= self.max {
-            (value - self.min) / self.delta
+            // `f32(value - min) / delta`, exactly (module docs).
+            ((value - self.min) as f64 * self.inv_delta) as f32
         } else {
             self.outside(value, bit)?
         };
@@ -167,6 +216,11 @@ impl Quantize {
                 bit,
             ));
         }
+        if value > self.max && value <= self.top {
+            // The top step's decoded value, a rounding above `max`: the reference's clamp
+            // makes it `n = 1`, the top integer it came from.
+            return Ok(1.0);
+        }
         if !self.clamp {
             return Err(Error::new(
                 ErrorKind::OutOfRange {
@@ -180,11 +234,82 @@ impl Quantize {
         Ok(if value < self.min { 0.0 } else { 1.0 })
     }
 
+    /// The value the top integer decodes to: [`Quantize::max`], or the float32 just above
+    /// it when `max - min` rounds up. Writing accepts every value up to it, so whatever a
+    /// reader returns encodes again to the same integer.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(-1.0, 0.1, 0.001);
+    /// assert_eq!(q.top(), 0.100000024);
+    /// assert_eq!(q.dequantize(q.max_integer_value()), q.top());
+    /// assert_eq!(q.quantize(q.top(), 0).unwrap(), q.max_integer_value());
+    /// ```
+    pub const fn top(&self) -> f32 {
+        self.top
+    }
+
+    /// Whether every integer decodes to a value that encodes again to that integer. A
+    /// sufficient condition, checked when the quantization is built: at most 2^20 steps,
+    /// each at least 16 float32 spacings wide where the range's largest magnitude lies.
+    /// When it is false the resolution may be finer than float32 carries there, and
+    /// several integers can decode to one float, of which only one encodes back to itself
+    /// (the reference's own `[0, 1e10]` at 1 is such a quantization).
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert!(Quantize::new(-2048.0, 2048.0, 0.01).round_trips());
+    /// // 0.00001 is below float32's spacing at 1000 (0.000061).
+    /// assert!(!Quantize::new(1000.0, 1001.0, 0.00001).round_trips());
+    /// ```
+    pub const fn round_trips(&self) -> bool {
+        // Why it suffices, in units of one step `s = delta / M` (`M` the top integer,
+        // `u` the float32 spacing at the largest magnitude `R` of min, max and top): each
+        // float32 operation errs by less than 2^-24 relative, or half a spacing. Decoding
+        // `i` errs by less than `i * 2^-24` steps in the quotient, as much in the product
+        // with `delta`, and `u / 2 / s` in the sum with `min`; encoding the value back
+        // errs by less than `u / s` in the difference (it is at most `2R`), then
+        // `M * 2^-24` in each of the quotient and the product with `M`. With `M <= 2^20`
+        // and `s >= 16u` that is below 4 / 16 + 1.5 / 16 = 0.34 of a step, and the `+ 0.5`
+        // rounds by at most 2^-4 below 2^20: `floor` lands on `i`. Decoded values lie in
+        // `[min, top]` by monotone rounding, which the writer accepts.
+        let m = self.max_integer_value;
+        if m > 1 << 20 {
+            return false;
+        }
+        let mut r = self.min.abs();
+        if self.max.abs() > r {
+            r = self.max.abs();
+        }
+        if self.top.abs() > r {
+            r = self.top.abs();
+        }
+        // The spacing of float32 at `r` (subnormal spacing below the normal range).
+        let exponent = ((r.to_bits() >> 23) & 0xff) as i32;
+        let spacing = if exponent == 0 {
+            pow2(-149)
+        } else {
+            pow2(exponent - 127 - 23)
+        };
+        (self.delta as f64) / (m as f64) >= 16.0 * spacing
+    }
+
     /// The value an integer read from the wire stands for. The caller has checked
     /// `integer <= max_integer_value`.
     #[inline(always)]
     pub fn dequantize(&self, integer: u32) -> f32 {
-        (integer as f32 / self.max_integer_f32) * self.delta + self.min
+        // `f32(integer) / f32(max_integer_value)`, exactly (module docs).
+        let t = (integer as f32 as f64 * self.inv_max_integer) as f32;
+        t * self.delta + self.min
+    }
+}
+
+/// `2^e` as a float64, for `-1074 <= e <= 1023`.
+const fn pow2(e: i32) -> f64 {
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
     }
 }
 

@@ -819,7 +819,7 @@ fn quaternion_degenerate_input() {
             "{q:?}"
         );
     }
-    for bits in [0, 1, 33] {
+    for bits in [0, 1, 21, 33] {
         assert_eq!(
             kind(w.write_quat([0.0, 0.0, 0.0, 1.0], bits)),
             ErrorKind::InvalidBitCount { bits }
@@ -865,12 +865,17 @@ fn quaternion_round_trips_and_normalizes() {
 }
 
 #[test]
-fn quaternion_any_wire_bits_decode_finite() {
-    // Three components at the extremes would make 1 - a² - b² - c² negative.
+fn quaternion_with_no_room_for_its_largest_component_is_refused() {
+    // Three components at the extremes would make 1 - a² - b² - c² negative: no writer
+    // sends that (issue 13).
     for largest in 0..4u64 {
         let bytes = craft(&[(largest, 2), (511, 9), (511, 9), (0, 9)]);
-        let q = ReadStream::new(&bytes).read_quat(9).unwrap();
-        assert!(q.iter().all(|c| c.is_finite()), "{q:?}");
+        assert_eq!(
+            kind(ReadStream::new(&bytes).read_quat(9)),
+            ErrorKind::NonCanonicalQuaternion {
+                largest: largest as u8
+            }
+        );
     }
 }
 
@@ -1233,8 +1238,7 @@ fn compressed_float_max_never_lands_in_the_headroom() {
 #[test]
 fn quaternion_extreme_components_at_every_width() {
     // Two equal largest components put a small one exactly at the 1/sqrt(2) bound, the
-    // top of its quantized range: it must fit the field at every width, where float32
-    // cannot hold 2^bits - 1 exactly too (25 bits and up).
+    // top of its quantized range: it must fit the field at every width.
     let h = std::f32::consts::FRAC_1_SQRT_2;
     let qs = [
         [1.0, 0.0, 0.0, 1.0],
@@ -1242,7 +1246,7 @@ fn quaternion_extreme_components_at_every_width() {
         [h, 0.0, 0.0, -h],
         [-0.5, 0.5, -0.5, 0.5],
     ];
-    for bits in 2..=32 {
+    for bits in 2..=netser::quat::MAX_BITS {
         for q in qs {
             let (bytes, written) = write_with(|w| w.write_quat(q, bits));
             assert_eq!(written, 2 + 3 * bits as u64);

@@ -146,7 +146,7 @@ fn quat_field() -> impl Strategy<Value = Field> {
         3 => prop::array::uniform4(-1.0f32..1.0),
         1 => tie,
     ];
-    (2u32..=32, q)
+    (2u32..=netser::quat::MAX_BITS, q)
         .prop_filter("not degenerate", |(_, q)| {
             q.iter().map(|c| c * c).sum::<f32>() > 1e-6
         })
