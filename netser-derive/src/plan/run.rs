@@ -259,7 +259,10 @@ pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -
                 Some(_) => quote!(#v.to_array()),
                 None => quote!(*#v),
             };
-            quote!(#run::quat(#array, #bits, #bit))
+            quote!({
+                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                #run::quat(#array, &__QF, #bit)
+            })
         }
     }
 }
@@ -293,7 +296,10 @@ pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream)
             #bit,
         ))),
         Leaf::Quat { bits, glam } => {
-            let read = quote!(#run::quat_from(#raw, #bits, #bit));
+            let read = quote!({
+                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                #run::quat_from(#raw, &__QF, #bit)
+            });
             match glam {
                 Some(ty) => quote!(#read.map(<#ty>::from_array)),
                 None => read,
