@@ -132,6 +132,8 @@ fn main() -> ExitCode {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2);
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let wanted = |name: &str| name.contains(filter.as_str());
     // The benchmark's quantizations (bench/src/model.rs), then the conformance vectors'.
     let quantizers: [(&str, f32, f32, f32); 12] = [
         ("bench position x/y", -2048.0, 2048.0, 0.01),
