@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p netser --bench quantize`
 
+#![allow(missing_docs)] // criterion's generated entry points
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

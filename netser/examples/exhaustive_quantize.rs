@@ -1,11 +1,13 @@
 //! Checks netser's division-free quantization against the reference's dividing float32
 //! arithmetic for every float32 input and every integer, for each quantization the
 //! benchmark (`bench/src/model.rs`) and the conformance vectors use, and the
-//! quaternion's division by its bound for every float32 component.
+//! quaternion's division by its bound for every float32 component and its
+//! normalization factor `1 / sqrt(len2)` for every positive float32.
 //!
 //! ```text
 //! cargo run --release -p netser --example exhaustive_quantize            # all, 2 threads
 //! cargo run --release -p netser --example exhaustive_quantize -- 4       # 4 threads
+//! cargo run --release -p netser --example exhaustive_quantize -- 2 quat  # names containing "quat"
 //! ```
 //!
 //! It takes minutes; it prints each check, its count and time, and exits non-zero on the
@@ -18,6 +20,8 @@ use std::time::Instant;
 use netser::quat::SMALLEST_THREE_BOUND;
 use netser::Quantize;
 
+// The reference's negated comparisons: a NaN takes the clamping branch.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 /// The reference's write for a finite value (its clamps), with its division.
 fn reference_quantize(q: &Quantize, value: f32) -> u32 {
     let delta = q.max() - q.min();
@@ -128,6 +132,8 @@ fn main() -> ExitCode {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2);
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let wanted = |name: &str| name.contains(filter.as_str());
     // The benchmark's quantizations (bench/src/model.rs), then the conformance vectors'.
     let quantizers: [(&str, f32, f32, f32); 12] = [
         ("bench position x/y", -2048.0, 2048.0, 0.01),
@@ -157,6 +163,9 @@ fn main() -> ExitCode {
             }
         };
     for (name, min, max, res) in quantizers {
+        if !wanted(name) {
+            continue;
+        }
         let q = Quantize::new(min, max, res);
         let clamping = q.clamping();
         let started = Instant::now();
@@ -184,6 +193,9 @@ fn main() -> ExitCode {
         );
     }
     for bits in [9, 10] {
+        if !wanted(&format!("quaternion {bits} bits")) {
+            continue;
+        }
         let started = Instant::now();
         let r = every_u32(threads, |b| {
             let x = f32::from_bits(b);
@@ -208,6 +220,35 @@ fn main() -> ExitCode {
             r,
         );
     }
+    if !wanted("quaternion 1 / sqrt(len2)") {
+        println!("total {:.1} s", all.elapsed().as_secs_f64());
+        return if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let started = Instant::now();
+    let r = every_integer(0x7f7f_ffff, threads, |b| {
+        // Every positive finite float32 (zero is refused before normalizing).
+        let len2 = f32::from_bits(b);
+        if len2 == 0.0 {
+            return Ok(());
+        }
+        let (got, want) = (netser::quat::inv_norm(len2), 1.0 / len2.sqrt());
+        if got.to_bits() == want.to_bits() {
+            Ok(())
+        } else {
+            Err(format!("len2 {len2:?}: {got:?}, reference {want:?}"))
+        }
+    });
+    report(
+        "quaternion 1 / sqrt(len2)".into(),
+        "every positive float32",
+        0x7f80_0000,
+        started,
+        r,
+    );
     println!("total {:.1} s", all.elapsed().as_secs_f64());
     if failed {
         ExitCode::FAILURE

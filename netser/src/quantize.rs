@@ -134,8 +134,9 @@ impl Quantize {
             max_integer_f32,
             inv_delta: 1.0 / delta as f64,
             inv_max_integer: 1.0 / max_integer_f32 as f64,
-            // `dequantize(max_integer_value)`, step by step: the quotient is exactly 1.
-            top: (max_integer_f32 / max_integer_f32) * delta + min,
+            // `dequantize(max_integer_value)`: its quotient is exactly 1, and `1 * delta`
+            // is `delta`.
+            top: delta + min,
             bits: bits_required(0, max_integer_value as u64),
             clamp: false,
         })
