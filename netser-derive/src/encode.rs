@@ -74,7 +74,7 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
 
 /// Emits the open run.
 fn close(g: &Gen, open: &mut Vec<(run::RunField<'_>, TokenStream)>, out: &mut TokenStream) {
-    let fields: Vec<_> = open.drain(..).collect();
+    let fields = core::mem::take(open);
     out.extend(emit(g, fields));
 }
 

@@ -14,12 +14,6 @@ use crate::quantize::Quantize;
 use crate::quat::QuatFormat;
 use crate::stream::{headroom_error, range_error, Decoder, Encoder};
 
-/// `v << n`, 0 when `n >= 64`.
-#[inline(always)]
-fn shl(v: u64, n: u32) -> u64 {
-    v.checked_shl(n).unwrap_or(0)
-}
-
 /// `v >> n`, 0 when `n >= 64`.
 #[inline(always)]
 fn shr(v: u64, n: u32) -> u64 {
