@@ -696,6 +696,43 @@ mod tests {
     }
 
     #[test]
+    fn words_are_checked_once_and_all_or_nothing() {
+        let mut buf = [0u8; 16];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(0b101, 3).unwrap();
+        // 64 + 62 bits do not fit in the 125 left: nothing is written.
+        let e = w.write_words(&[u64::MAX], 1, 62).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::BufferFull {
+                wanted: 126,
+                remaining: 125
+            }
+        );
+        assert_eq!((e.bit(), w.bits_written()), (3, 3));
+        w.write_words(&[0x0123_4567_89AB_CDEF], 0x2A, 61).unwrap();
+        assert_eq!(w.bits_available(), 0);
+        let n = w.finish();
+        let mut r = BitReader::new(&buf[..n]);
+        assert_eq!(r.read_bits(3).unwrap(), 0b101);
+        let mut words = [0u64; 1];
+        assert_eq!(r.read_words(&mut words, 61).unwrap(), 0x2A);
+        assert_eq!(words, [0x0123_4567_89AB_CDEF]);
+        // Past the end: refused, nothing consumed.
+        let mut r = BitReader::new(&buf[..n]);
+        r.read_bits(3).unwrap();
+        let e = r.read_words(&mut words, 62).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::EndOfBuffer {
+                wanted: 126,
+                remaining: 125
+            }
+        );
+        assert_eq!(r.bits_read(), 3);
+    }
+
+    #[test]
     fn bits_required_edges() {
         assert_eq!(bits_required(0, 0), 0);
         assert_eq!(bits_required(0, 1), 1);
