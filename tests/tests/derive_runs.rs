@@ -353,3 +353,52 @@ fn packed_widths() {
     assert_eq!(Mixed::PACKED_BITS, 0);
     assert_eq!(Event::PACKED_BITS, 0);
 }
+
+/// glam's vectors and quaternion pack component by component, with the component's
+/// name on the error path.
+#[derive(NetSerialize, Debug, PartialEq, Clone)]
+struct GlamBody {
+    flag: bool,
+    #[net(quantize(-100.0, 100.0, 0.5))]
+    position: glam::Vec3,
+    #[net(quantize(-1.0, 1.0, 0.5))]
+    facing: glam::Vec2,
+    #[net(quat(bits = 11))]
+    orientation: glam::Quat,
+}
+
+proptest! {
+    #[test]
+    fn glam_packed_equals_field_by_field(
+        flag in any::<bool>(),
+        p in prop::array::uniform3(-110.0f32..110.0),
+        f in prop::array::uniform2(-1.2f32..1.2),
+        q in prop::array::uniform4(-1.0f32..1.0),
+    ) {
+        let v = GlamBody {
+            flag,
+            position: glam::Vec3::from_array(p),
+            facing: glam::Vec2::from_array(f),
+            orientation: glam::Quat::from_array(q),
+        };
+        check_encode(&v);
+        if let Ok((bytes, _)) = fast_bytes(&v, 64) {
+            check_decode::<GlamBody>(&bytes);
+        }
+    }
+}
+
+#[test]
+fn a_bad_glam_component_names_itself() {
+    let v = GlamBody {
+        flag: true,
+        position: glam::Vec3::new(0.0, 101.0, 0.0),
+        facing: glam::Vec2::ZERO,
+        orientation: glam::Quat::IDENTITY,
+    };
+    let err = fast_bytes(&v, 64).unwrap_err();
+    same_errors(&err, &slow_bytes(&v, 64).unwrap_err());
+    assert_eq!(err.path(), "GlamBody.position.y");
+    // flag 1, position.x 9.
+    assert_eq!(err.bit(), 10);
+}
