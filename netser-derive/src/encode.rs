@@ -72,18 +72,43 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
     out
 }
 
-/// Emits the open run: packed (with its field-by-field fallback) when it has more than
-/// one value, else field by field.
+/// Emits the open run.
 fn close(g: &Gen, open: &mut Vec<(run::RunField<'_>, TokenStream)>, out: &mut TokenStream) {
-    let slots: usize = open.iter().map(|(f, _)| f.fixed.slots()).sum();
-    let fields: Vec<_> = open.drain(..).collect();
-    let slow: TokenStream = fields.iter().map(|(_, s)| s.clone()).collect();
-    if slots > 1 {
-        let run_fields: Vec<_> = fields.into_iter().map(|(f, _)| f).collect();
-        out.extend(run::encode(g, &run_fields, slow));
-    } else {
-        out.extend(slow);
+    let fields = core::mem::take(open);
+    out.extend(emit(g, fields));
+}
+
+/// A run: packed (with its field-by-field fallback) when it has more than one value,
+/// else field by field. A run with nested types packs only when they all do; else it
+/// falls back to the runs between them.
+fn emit(g: &Gen, fields: Vec<(run::RunField<'_>, TokenStream)>) -> TokenStream {
+    let slots: usize = fields.iter().map(|(f, _)| f.fixed.slots()).sum();
+    if slots <= 1 {
+        return fields.into_iter().map(|(_, s)| s).collect();
     }
+    let fallback = if fields.iter().any(|(f, _)| f.fixed.nested().is_some()) {
+        split(g, fields.clone())
+    } else {
+        fields.iter().map(|(_, s)| s.clone()).collect()
+    };
+    let run_fields: Vec<_> = fields.into_iter().map(|(f, _)| f).collect();
+    run::encode(g, &run_fields, fallback)
+}
+
+/// The runs between a run's nested types, and the nested types field by field.
+fn split(g: &Gen, fields: Vec<(run::RunField<'_>, TokenStream)>) -> TokenStream {
+    let mut out = TokenStream::new();
+    let mut sub = Vec::new();
+    for (f, slow) in fields {
+        if f.fixed.nested().is_some() {
+            out.extend(emit(g, core::mem::take(&mut sub)));
+            out.extend(slow);
+        } else {
+            sub.push((f, slow));
+        }
+    }
+    out.extend(emit(g, sub));
+    out
 }
 
 /// One field's field-by-field code: check, align, value, traced (without its `when`).

@@ -12,7 +12,7 @@ use crate::internals::ast::{Container, Style};
 use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
 use crate::internals::wire::Wire;
-use crate::plan::{self, Body};
+use crate::plan::{self, run, Body};
 use crate::schema::Hasher;
 use crate::{decode, encode};
 
@@ -158,6 +158,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
     let bodies = &bodies;
 
     let heap = bounds::heap_bodies(&g, bodies);
+    let mut packed = TokenStream::new();
     let (encode_body, decode_body, min_bits, max_bits, hash) = if !is_enum {
         let body = &bodies[0];
         let pat = pattern(&quote!(Self), body);
@@ -177,6 +178,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
         let mut h = Hasher::new(&g);
         h.text("struct");
         h.fields(&body.fields);
+        packed = packed_items(&g, body);
         (encode_body, decode_body, min, max, h.finish())
     } else {
         let n = bodies.len();
@@ -331,8 +333,49 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
                     #budget_use
                     #decode_body
                 }
+
+                #packed
             }
         };
+    }
+}
+
+/// `PACKED_BITS` and `pack_fixed` for a struct whose sent fields are all
+/// of constant width, with no check, alignment, condition or skipped field: a parent
+/// struct then packs it into its own runs (when it is 1..=64 bits wide).
+fn packed_items(g: &Gen, body: &Body<'_>) -> TokenStream {
+    let root = ErrPath::default();
+    let mut fields = Vec::new();
+    for plan in &body.fields {
+        let field = plan.field;
+        let plain = plan.magic.is_none() && field.attrs.align.is_none() && plan.when_fn.is_none();
+        let Some(fixed) = plan.wire.as_ref().filter(|_| plain).and_then(run::fixed) else {
+            return TokenStream::new();
+        };
+        fields.push(run::RunField {
+            binding: field.binding.clone(),
+            ty: field.ty,
+            path: root.field(&field.name),
+            fixed,
+        });
+    }
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    let krate = &g.krate;
+    let bits = run::packed_bits(g, &fields);
+    let pat = pattern(&quote!(Self), body);
+    let pack = run::pack(g, &fields);
+    quote! {
+        const PACKED_BITS: u32 = #bits;
+
+        #[allow(unused_variables, clippy::let_unit_value)]
+        #[inline(always)]
+        fn pack_fixed(&self, __bit: u64) -> #krate::Result<u64> {
+            let #pat = self;
+            #pack
+        }
+
     }
 }
 

@@ -132,7 +132,12 @@ impl<'a> BitWriter<'a> {
         // One well-predicted branch on the hot path; the cold path says which check failed.
         let too_wide = value.checked_shr(bits).unwrap_or(0) != 0;
         if bits > 64 || too_wide || bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(self.refuse(value, bits));
+            return Err(refuse_write(
+                value,
+                bits,
+                self.bits_written,
+                self.capacity_bits,
+            ));
         }
         self.push(value, bits);
         Ok(())
@@ -147,7 +152,7 @@ impl<'a> BitWriter<'a> {
     pub(crate) fn write_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
         if bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(self.full(bits as u64));
+            return Err(full(bits as u64, self.bits_written, self.capacity_bits));
         }
         self.push(value, bits);
         Ok(())
@@ -163,7 +168,7 @@ impl<'a> BitWriter<'a> {
         debug_assert!(last_bits < 64 && last >> last_bits == 0);
         let need = words.len() as u64 * 64 + last_bits as u64;
         if need > self.capacity_bits - self.bits_written {
-            return Err(self.full(need));
+            return Err(full(need, self.bits_written, self.capacity_bits));
         }
         for &w in words {
             self.push(w, 64);
@@ -191,42 +196,8 @@ impl<'a> BitWriter<'a> {
         let at = (word_index * 8) as usize;
         match self.buf.get_mut(at..at + 8) {
             Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
-            // The last word of a buffer whose length is not a multiple of 8: the room
-            // check guarantees the bits beyond the buffer are zero.
-            None => {
-                let n = self.buf.len().saturating_sub(at);
-                if let Some(dst) = self.buf.get_mut(at..at + n) {
-                    dst.copy_from_slice(&word.to_le_bytes()[..n]);
-                }
-            }
+            None => store_tail(self.buf, at, word),
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn refuse(&self, value: u64, bits: u32) -> Error {
-        let kind = if bits > 64 {
-            ErrorKind::InvalidBitCount { bits }
-        } else if value.checked_shr(bits).unwrap_or(0) != 0 {
-            ErrorKind::ValueTooWide {
-                value: value as u128,
-                bits,
-            }
-        } else {
-            return self.full(bits as u64);
-        };
-        Error::new(kind, self.bits_written)
-    }
-
-    #[cold]
-    fn full(&self, wanted: u64) -> Error {
-        Error::new(
-            ErrorKind::BufferFull {
-                wanted,
-                remaining: self.bits_available(),
-            },
-            self.bits_written,
-        )
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
@@ -243,7 +214,7 @@ impl<'a> BitWriter<'a> {
     pub fn align(&mut self) -> Result<()> {
         let pad = self.align_bits();
         if pad as u64 > self.bits_available() {
-            return Err(self.full(pad as u64));
+            return Err(full(pad as u64, self.bits_written, self.capacity_bits));
         }
         self.push(0, pad);
         Ok(())
@@ -257,7 +228,7 @@ impl<'a> BitWriter<'a> {
         let pad = self.align_bits();
         let need = pad as u64 + (data.len() as u64) * 8;
         if need > self.bits_available() {
-            return Err(self.full(need));
+            return Err(full(need, self.bits_written, self.capacity_bits));
         }
         self.push(0, pad);
         if data.len() < 16 {
@@ -358,17 +329,6 @@ impl<'a> BitReader<'a> {
         self.buf
     }
 
-    #[cold]
-    fn end(&self, wanted: u64) -> Error {
-        Error::new(
-            ErrorKind::EndOfBuffer {
-                wanted,
-                remaining: self.bits_remaining(),
-            },
-            self.bits_read,
-        )
-    }
-
     /// Reads `bits` bits (0..=64).
     ///
     /// # Errors
@@ -377,19 +337,9 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
-            return Err(self.refuse(bits));
+            return Err(refuse_read(bits, self.bits_read, self.len_bits));
         }
         Ok(self.pull(bits))
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn refuse(&self, bits: u32) -> Error {
-        if bits > 64 {
-            Error::new(ErrorKind::InvalidBitCount { bits }, self.bits_read)
-        } else {
-            self.end(bits as u64)
-        }
     }
 
     /// Fills `words` with 64-bit reads, then reads `last_bits < 64` more bits, after one
@@ -401,7 +351,7 @@ impl<'a> BitReader<'a> {
     pub(crate) fn read_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
         let need = words.len() as u64 * 64 + last_bits as u64;
         if need > self.len_bits - self.bits_read {
-            return Err(self.end(need));
+            return Err(end(need, self.bits_read, self.len_bits));
         }
         for w in words.iter_mut() {
             *w = self.pull(64);
@@ -420,7 +370,7 @@ impl<'a> BitReader<'a> {
                 word.copy_from_slice(w);
                 u64::from_le_bytes(word) >> shift
             }
-            None => self.tail_window(byte) >> shift,
+            None => tail_window(self.buf, byte) >> shift,
         };
         // A window holds 64 - shift bits; a wider read takes the rest from the ninth byte,
         // which exists because the remaining-bits check passed.
@@ -431,15 +381,6 @@ impl<'a> BitReader<'a> {
         };
         self.bits_read += bits as u64;
         value & low_mask(bits)
-    }
-
-    /// The window at `byte` when fewer than eight bytes are left: zeros past the end.
-    #[cold]
-    fn tail_window(&self, byte: usize) -> u64 {
-        let mut word = [0u8; 8];
-        let rest = self.buf.get(byte..).unwrap_or(&[]);
-        word[..rest.len()].copy_from_slice(rest);
-        u64::from_le_bytes(word)
     }
 
     /// Padding bits [`BitReader::align`] would consume now.
@@ -474,7 +415,7 @@ impl<'a> BitReader<'a> {
     pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<()> {
         let need = self.align_bits() as u64 + (out.len() as u64) * 8;
         if need > self.bits_remaining() {
-            return Err(self.end(need));
+            return Err(end(need, self.bits_read, self.len_bits));
         }
         self.align()?;
         let pos = (self.bits_read / 8) as usize;
@@ -482,6 +423,82 @@ impl<'a> BitReader<'a> {
         self.bits_read += (out.len() as u64) * 8;
         Ok(())
     }
+}
+
+// The cold paths take plain values, never `&self`: a reference to the writer or reader
+// passed to an out-of-line function would keep its state in memory on the hot path too
+// (its address escapes), where it otherwise lives in registers.
+
+/// Why [`BitWriter::write_bits`] refused.
+#[cold]
+#[inline(never)]
+fn refuse_write(value: u64, bits: u32, at: u64, capacity: u64) -> Error {
+    let kind = if bits > 64 {
+        ErrorKind::InvalidBitCount { bits }
+    } else if value.checked_shr(bits).unwrap_or(0) != 0 {
+        ErrorKind::ValueTooWide {
+            value: value as u128,
+            bits,
+        }
+    } else {
+        return full(bits as u64, at, capacity);
+    };
+    Error::new(kind, at)
+}
+
+#[cold]
+#[inline(never)]
+fn full(wanted: u64, at: u64, capacity: u64) -> Error {
+    Error::new(
+        ErrorKind::BufferFull {
+            wanted,
+            remaining: capacity - at,
+        },
+        at,
+    )
+}
+
+/// The last word of a buffer whose length is not a multiple of 8: the room check
+/// guarantees the bits beyond the buffer are zero.
+#[cold]
+#[inline(never)]
+fn store_tail(buf: &mut [u8], at: usize, word: u64) {
+    let n = buf.len().saturating_sub(at);
+    if let Some(dst) = buf.get_mut(at..at + n) {
+        dst.copy_from_slice(&word.to_le_bytes()[..n]);
+    }
+}
+
+/// Why [`BitReader::read_bits`] refused.
+#[cold]
+#[inline(never)]
+fn refuse_read(bits: u32, at: u64, len: u64) -> Error {
+    if bits > 64 {
+        Error::new(ErrorKind::InvalidBitCount { bits }, at)
+    } else {
+        end(bits as u64, at, len)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn end(wanted: u64, at: u64, len: u64) -> Error {
+    Error::new(
+        ErrorKind::EndOfBuffer {
+            wanted,
+            remaining: len - at,
+        },
+        at,
+    )
+}
+
+/// The window at `byte` when fewer than eight bytes are left: zeros past the end.
+#[cold]
+fn tail_window(buf: &[u8], byte: usize) -> u64 {
+    let mut word = [0u8; 8];
+    let rest = buf.get(byte..).unwrap_or(&[]);
+    word[..rest.len()].copy_from_slice(rest);
+    u64::from_le_bytes(word)
 }
 
 /// Counts bits exactly, for the measure stream: it knows the position, so alignment is
@@ -676,6 +693,43 @@ mod tests {
                 remaining: 24
             }
         );
+    }
+
+    #[test]
+    fn words_are_checked_once_and_all_or_nothing() {
+        let mut buf = [0u8; 16];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(0b101, 3).unwrap();
+        // 64 + 62 bits do not fit in the 125 left: nothing is written.
+        let e = w.write_words(&[u64::MAX], 1, 62).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::BufferFull {
+                wanted: 126,
+                remaining: 125
+            }
+        );
+        assert_eq!((e.bit(), w.bits_written()), (3, 3));
+        w.write_words(&[0x0123_4567_89AB_CDEF], 0x2A, 61).unwrap();
+        assert_eq!(w.bits_available(), 0);
+        let n = w.finish();
+        let mut r = BitReader::new(&buf[..n]);
+        assert_eq!(r.read_bits(3).unwrap(), 0b101);
+        let mut words = [0u64; 1];
+        assert_eq!(r.read_words(&mut words, 61).unwrap(), 0x2A);
+        assert_eq!(words, [0x0123_4567_89AB_CDEF]);
+        // Past the end: refused, nothing consumed.
+        let mut r = BitReader::new(&buf[..n]);
+        r.read_bits(3).unwrap();
+        let e = r.read_words(&mut words, 62).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::EndOfBuffer {
+                wanted: 126,
+                remaining: 125
+            }
+        );
+        assert_eq!(r.bits_read(), 3);
     }
 
     #[test]

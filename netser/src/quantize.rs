@@ -3,6 +3,40 @@
 //!
 //! Every step is float32 arithmetic that rounds (Rust never fuses a multiply and an add
 //! unless asked), so the bytes are identical on x86 and arm64.
+//!
+//! # Division without dividing
+//!
+//! The reference divides twice per value: `f32(v - min) / delta` on write and
+//! `f32(integer) / f32(max_integer_value)` on read. Both divisors are fixed when the
+//! quantization is built, so [`Quantize`] keeps their reciprocals as float64 and
+//! multiplies instead: for float32 `a >= 0` and `d > 0`, with `r = RN64(1 / d)`,
+//! `RN32(RN64(a * r)) == RN32(a / d)` whenever `a / d` is a normal float32 (and both are
+//! below `2^-126` otherwise). [`crate::quat`] does the same for its bound.
+//!
+//! Proof. Let `q = a / d`, and `m` a float32 rounding boundary (a midpoint between two
+//! adjacent float32 values) nearest to `q`. In the binade `[2^e, 2^(e+1))` of `q`,
+//! `m = (2K + 1) * 2^(e-24)` with `2K + 1` an odd integer in `[2^24, 2^25)`.
+//!
+//! 1. `q != m`: write `a = A * 2^x` and `d = D * 2^y` with `A`, `D` odd integers below
+//!    2^24. `a = m * d` would give `A = (2K + 1) * D >= 2^24`, a contradiction. So the
+//!    quotient is never halfway between two float32 values.
+//! 2. `|q - m| > q * 2^-49`: `a` is a multiple of its spacing, more than `a * 2^-24`, and
+//!    `m * d` a multiple of `2^(e-24)` times `d`'s spacing, more than
+//!    `(q / 2) * 2^-24 * d * 2^-24 = a * 2^-49`. So `a - m * d`, not zero, is at least
+//!    their smaller power of two, more than `a * 2^-49`, and dividing by `d` gives it.
+//!    Boundaries in the binades beside `q`'s are farther still (at least `2^(e-25)`).
+//! 3. `|RN64(a * r) - q| < q * 2^-51`: two float64 roundings of relative error at most
+//!    `2^-53` each (no underflow or overflow: `q` is a normal float32, `r` lies in
+//!    `[2^-128, 2^149]`).
+//!
+//! So no rounding boundary lies between `q` and the float64 product, and both round to
+//! the same float32. When `q` is below `2^-126` (a subnormal `n`, from a value within a
+//! subnormal distance of `min`), both round to values below `2^-126`, and
+//! `floor(f32(f32(n * max_integer_value) + 0.5))` is 0 either way. On read the quotient is
+//! 0 or at least `2^-32`. `examples/exhaustive_quantize.rs` checks every float32 input and
+//! every integer of the quantizations the benchmark and the conformance vectors use
+//! against the dividing arithmetic; `tests/tests/quantize_division_free.rs` samples ten
+//! million inputs of each in CI.
 
 // The negated comparisons are deliberate: they follow the reference, where a NaN fails
 // every comparison and so takes the clamping branch.
@@ -34,6 +68,10 @@ pub struct Quantize {
     max_integer_value: u32,
     /// `max_integer_value` as a float, converted once.
     max_integer_f32: f32,
+    /// `RN64(1 / delta)`: the write's division as a multiplication (module docs).
+    inv_delta: f64,
+    /// `RN64(1 / f32(max_integer_value))`: the read's division as a multiplication.
+    inv_max_integer: f64,
     /// The value the top integer decodes to, `f32(delta + min)`: `max` itself, or the
     /// float32 next to it when `delta` rounded. The writer accepts it, so that every
     /// value a reader returns encodes again (to the top integer).
@@ -94,8 +132,11 @@ impl Quantize {
             delta,
             max_integer_value,
             max_integer_f32,
-            // `dequantize(max_integer_value)`, step by step: the quotient is exactly 1.
-            top: (max_integer_f32 / max_integer_f32) * delta + min,
+            inv_delta: 1.0 / delta as f64,
+            inv_max_integer: 1.0 / max_integer_f32 as f64,
+            // `dequantize(max_integer_value)`: its quotient is exactly 1, and `1 * delta`
+            // is `delta`.
+            top: delta + min,
             bits: bits_required(0, max_integer_value as u64),
             clamp: false,
         })
@@ -149,7 +190,8 @@ impl Quantize {
         // In range (NaN fails both comparisons), `f32(value - min) <= delta` by monotone
         // rounding, so `n` is already in [0, 1]: the reference's clamps cannot fire here.
         let n = if value >= self.min && value <= self.max {
-            (value - self.min) / self.delta
+            // `f32(value - min) / delta`, exactly (module docs).
+            ((value - self.min) as f64 * self.inv_delta) as f32
         } else {
             self.outside(value, bit)?
         };
@@ -257,7 +299,9 @@ impl Quantize {
     /// `integer <= max_integer_value`.
     #[inline(always)]
     pub fn dequantize(&self, integer: u32) -> f32 {
-        (integer as f32 / self.max_integer_f32) * self.delta + self.min
+        // `f32(integer) / f32(max_integer_value)`, exactly (module docs).
+        let t = (integer as f32 as f64 * self.inv_max_integer) as f32;
+        t * self.delta + self.min
     }
 }
 

@@ -120,6 +120,23 @@ pub trait NetSerialize: Sized {
     fn decode_from_slice(bytes: &[u8]) -> Result<Self> {
         Self::decode(&mut ReadStream::new(bytes))
     }
+
+    /// Derived code only: when non-zero, every value takes exactly this many bits
+    /// (1..=64), given by [`NetSerialize::pack_fixed`] as one integer, so a parent
+    /// struct packs it into its own run of fixed-width fields.
+    #[doc(hidden)]
+    const PACKED_BITS: u32 = 0;
+
+    /// Derived code only: the bits [`NetSerialize::encode`] writes, as one integer
+    /// (LSB first), when [`NetSerialize::PACKED_BITS`] is non-zero; errors at `bit`.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn pack_fixed(&self, bit: u64) -> Result<u64> {
+        Err(crate::Error::new(
+            crate::ErrorKind::Custom("not a fixed-width type"),
+            bit,
+        ))
+    }
 }
 
 /// The most heap bytes a map or set of up to `len` entries of `entry` bytes each

@@ -33,6 +33,10 @@ struct Mixed {
     raw8: u8,
     raw_i16: i16,
     inner: Inner,
+    // Not packable (a length): the run around it falls back to the runs between.
+    tags: Tags,
+    // Packable, and holding a packable type.
+    pair_inner: [Outer; 2],
     at_rest: bool,
     #[net(when = !*at_rest, quantize(min = -64.0, max = 64.0, res = 0.01))]
     velocity: [f32; 3],
@@ -56,6 +60,19 @@ struct Inner {
     #[net(range = 1..=3)]
     a: u8,
     b: bool,
+}
+
+#[derive(NetSerialize, Debug, PartialEq, Clone, Default)]
+struct Tags {
+    #[net(max_len = 3, range = 0..=9)]
+    list: Vec<u8>,
+}
+
+#[derive(NetSerialize, Debug, PartialEq, Clone, Default)]
+struct Outer {
+    inner: Inner,
+    #[net(range = -3..=3)]
+    d: i8,
 }
 
 #[derive(NetSerialize, Debug, PartialEq, Clone)]
@@ -166,6 +183,8 @@ prop_compose! {
         raw_i16 in any::<i16>(),
         a in prop_oneof![1u8..=3, any::<u8>()],
         b in any::<bool>(),
+        list in prop::collection::vec(prop_oneof![0u8..=9, any::<u8>()], 0..5),
+        outer in prop::array::uniform2((prop_oneof![1u8..=3, any::<u8>()], any::<bool>(), prop_oneof![-3i8..=3, any::<i8>()])),
         at_rest in any::<bool>(),
         velocity in prop::array::uniform3(prop_oneof![-64.0f32..64.0, -70.0f32..70.0]),
         health in prop_oneof![0u8..=100, any::<u8>()],
@@ -179,7 +198,9 @@ prop_compose! {
     ) -> Mixed {
         Mixed {
             flag, id, delta, small, x, z, orientation, raw8, raw_i16,
-            inner: Inner { a, b }, at_rest, velocity, health, raw_f32, raw_f64, raw_u64,
+            inner: Inner { a, b }, tags: Tags { list },
+            pair_inner: outer.map(|(a, b, d)| Outer { inner: Inner { a, b }, d }),
+            at_rest, velocity, health, raw_f32, raw_f64, raw_u64,
             pair, checked, aligned, last,
         }
     }
@@ -243,6 +264,34 @@ proptest! {
     }
 }
 
+/// A bad value inside a nested packed type names the whole path.
+#[test]
+fn a_bad_value_in_a_nested_packed_type_names_its_path() {
+    let good = Outer {
+        inner: Inner { a: 1, b: false },
+        d: 0,
+    };
+    let v = Mixed {
+        at_rest: true,
+        inner: Inner { a: 1, b: false },
+        pair_inner: [
+            good.clone(),
+            Outer {
+                inner: Inner { a: 4, b: false },
+                d: 0,
+            },
+        ],
+        orientation: [0.0, 0.0, 0.0, 1.0],
+        ..Default::default()
+    };
+    let err = fast_bytes(&v, 1024).unwrap_err();
+    same_errors(&err, &slow_bytes(&v, 1024).unwrap_err());
+    assert!(err.path().contains("pair_inner[1]"), "{}", err.path());
+    assert!(err.path().contains(".a"), "{}", err.path());
+    // 123 bits before tags (see below), tags 2, pair_inner[0] 6.
+    assert_eq!(err.bit(), 123 + 2 + 6);
+}
+
 /// The first bad value of a run is reported at its own field and bit, packed or not.
 #[test]
 fn a_bad_value_in_a_run_names_its_field_and_bit() {
@@ -250,6 +299,16 @@ fn a_bad_value_in_a_run_names_its_field_and_bit() {
         health: 101,
         at_rest: true,
         inner: Inner { a: 1, b: false },
+        pair_inner: [
+            Outer {
+                inner: Inner { a: 1, b: false },
+                d: 0,
+            },
+            Outer {
+                inner: Inner { a: 1, b: false },
+                d: 0,
+            },
+        ],
         orientation: [0.0, 0.0, 0.0, 1.0],
         ..Default::default()
     };
@@ -257,13 +316,24 @@ fn a_bad_value_in_a_run_names_its_field_and_bit() {
     same_errors(&err, &slow_bytes(&v, 1024).unwrap_err());
     assert_eq!(err.path(), "Mixed.health");
     // flag 1, id 12, delta 11, small 5, x 19, z 16, quat 32, raw8 8, raw_i16 16,
-    // inner 2 + 1, at_rest 1 (velocity not sent): health starts at bit 124.
-    assert_eq!(err.bit(), 124);
+    // inner 2 + 1, tags 2 (empty), pair_inner 2 x (3 + 3), at_rest 1 (velocity not
+    // sent): health starts at bit 138.
+    assert_eq!(err.bit(), 138);
 
     let v = Mixed {
         pair: [0, 6],
         at_rest: true,
         inner: Inner { a: 1, b: false },
+        pair_inner: [
+            Outer {
+                inner: Inner { a: 1, b: false },
+                d: 0,
+            },
+            Outer {
+                inner: Inner { a: 1, b: false },
+                d: 0,
+            },
+        ],
         orientation: [0.0, 0.0, 0.0, 1.0],
         ..Default::default()
     };
@@ -271,5 +341,64 @@ fn a_bad_value_in_a_run_names_its_field_and_bit() {
     same_errors(&err, &slow_bytes(&v, 1024).unwrap_err());
     assert_eq!(err.path(), "Mixed.pair[1]");
     // health 7, raw_f32 32, raw_f64 64, raw_u64 64, pair[0] 4.
-    assert_eq!(err.bit(), 124 + 7 + 32 + 64 + 64 + 4);
+    assert_eq!(err.bit(), 138 + 7 + 32 + 64 + 64 + 4);
+}
+
+/// Which types pack into their parent's runs: fixed-width structs of at most 64 bits.
+#[test]
+fn packed_widths() {
+    assert_eq!(Inner::PACKED_BITS, 3);
+    assert_eq!(Outer::PACKED_BITS, 6);
+    assert_eq!(Tags::PACKED_BITS, 0);
+    assert_eq!(Mixed::PACKED_BITS, 0);
+    assert_eq!(Event::PACKED_BITS, 0);
+}
+
+/// glam's vectors and quaternion pack component by component, with the component's
+/// name on the error path.
+#[derive(NetSerialize, Debug, PartialEq, Clone)]
+struct GlamBody {
+    flag: bool,
+    #[net(quantize(-100.0, 100.0, 0.5))]
+    position: glam::Vec3,
+    #[net(quantize(-1.0, 1.0, 0.5))]
+    facing: glam::Vec2,
+    #[net(quat(bits = 11))]
+    orientation: glam::Quat,
+}
+
+proptest! {
+    #[test]
+    fn glam_packed_equals_field_by_field(
+        flag in any::<bool>(),
+        p in prop::array::uniform3(-110.0f32..110.0),
+        f in prop::array::uniform2(-1.2f32..1.2),
+        q in prop::array::uniform4(-1.0f32..1.0),
+    ) {
+        let v = GlamBody {
+            flag,
+            position: glam::Vec3::from_array(p),
+            facing: glam::Vec2::from_array(f),
+            orientation: glam::Quat::from_array(q),
+        };
+        check_encode(&v);
+        if let Ok((bytes, _)) = fast_bytes(&v, 64) {
+            check_decode::<GlamBody>(&bytes);
+        }
+    }
+}
+
+#[test]
+fn a_bad_glam_component_names_itself() {
+    let v = GlamBody {
+        flag: true,
+        position: glam::Vec3::new(0.0, 101.0, 0.0),
+        facing: glam::Vec2::ZERO,
+        orientation: glam::Quat::IDENTITY,
+    };
+    let err = fast_bytes(&v, 64).unwrap_err();
+    same_errors(&err, &slow_bytes(&v, 64).unwrap_err());
+    assert_eq!(err.path(), "GlamBody.position.y");
+    // flag 1, position.x 9.
+    assert_eq!(err.bit(), 10);
 }

@@ -2,7 +2,7 @@
 //! of hundreds of quantizations, the top step above all (issue 13, fix 2), through the
 //! `Quantize` arithmetic, the streams and a derived field.
 
-use netser::{Decoder, Encoder, NetSerialize, Quantize, ReadStream, Stream, WriteStream};
+use netser::{Decoder, Encoder, NetSerialize, Quantize, ReadStream, WriteStream};
 
 /// Range ends and resolutions mixing exact and inexact float32 values, so that
 /// `max - min` rounds up, down or not at all.

@@ -22,6 +22,7 @@ use crate::internals::wire::Wire;
 pub const MAX_SLOTS: usize = 32;
 
 /// A value of constant width.
+#[derive(Clone)]
 pub enum Leaf<'w> {
     Bool,
     F32,
@@ -44,6 +45,9 @@ pub enum Leaf<'w> {
         res: &'w TokenStream,
         clamp: bool,
     },
+    /// A nested type through its own impl, packable when its `PACKED_BITS` is non-zero
+    /// (known only when the parent is compiled: the run checks it).
+    Nested(&'w Type),
     /// A smallest-three quaternion with a literal bit count of at most 20.
     Quat {
         bits: &'w TokenStream,
@@ -52,6 +56,7 @@ pub enum Leaf<'w> {
 }
 
 /// How a field holds its leaves.
+#[derive(Clone)]
 pub enum Layout<'w> {
     /// The field is one leaf.
     Whole,
@@ -62,6 +67,7 @@ pub enum Layout<'w> {
 }
 
 /// A field of constant width.
+#[derive(Clone)]
 pub struct Fixed<'w> {
     /// Its leaf (each element's, for arrays and vectors).
     pub leaf: Leaf<'w>,
@@ -71,7 +77,15 @@ pub struct Fixed<'w> {
     pub layout: Layout<'w>,
 }
 
-impl Fixed<'_> {
+impl<'w> Fixed<'w> {
+    /// The nested type, when the leaf is one.
+    pub fn nested(&self) -> Option<&'w Type> {
+        match self.leaf {
+            Leaf::Nested(ty) => Some(ty),
+            _ => None,
+        }
+    }
+
     /// Values the field packs.
     pub fn slots(&self) -> usize {
         match self.layout {
@@ -96,6 +110,7 @@ fn leaf(wire: &Wire) -> Option<Leaf<'_>> {
                     max: quote!(#t::MAX),
                 }
             }
+            Shape::Other => Leaf::Nested(ty),
             _ => return None,
         },
         Wire::IntRange { ty, min, max } if ty.width() <= 64 => Leaf::Int {
@@ -196,6 +211,10 @@ pub fn slots(fixed: &Fixed<'_>, path: &ErrPath) -> Vec<Slot> {
 
 /// The leaf's width in bits, a `u32` constant.
 pub fn width(g: &Gen, fixed: &Fixed<'_>) -> TokenStream {
+    if let Some(ty) = fixed.nested() {
+        let krate = &g.krate;
+        return quote!(const { <#ty as #krate::NetSerialize>::PACKED_BITS });
+    }
     let (_, max) = crate::bounds::wire_bits(g, fixed.leaf_wire);
     quote!(const { (#max) as u32 })
 }
@@ -234,12 +253,16 @@ pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -
             let q = q_const(g, leaf);
             quote!({ #q #run::quantize(*#v, &__Q, #bit) })
         }
+        Leaf::Nested(ty) => quote!(<#ty as #krate::NetSerialize>::pack_fixed(#v, #bit)),
         Leaf::Quat { bits, glam } => {
             let array = match glam {
                 Some(_) => quote!(#v.to_array()),
                 None => quote!(*#v),
             };
-            quote!(#run::quat(#array, #bits, #bit))
+            quote!({
+                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                #run::quat(#array, &__QF, #bit)
+            })
         }
     }
 }
@@ -266,8 +289,17 @@ pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream)
             let q = q_const(g, leaf);
             quote!({ #q #run::dequantize(#raw, &__Q, #bit) })
         }
+        // Decode keeps nested types out of its runs (see `decode::fields`), so this is
+        // never generated; an error, not a panic, all the same.
+        Leaf::Nested(_) => quote!(#krate::Result::Err(#krate::Error::new(
+            #krate::ErrorKind::Custom("a nested type in a packed read"),
+            #bit,
+        ))),
         Leaf::Quat { bits, glam } => {
-            let read = quote!(#run::quat_from(#raw, #bits, #bit));
+            let read = quote!({
+                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                #run::quat_from(#raw, &__QF, #bit)
+            });
             match glam {
                 Some(ty) => quote!(#read.map(<#ty>::from_array)),
                 None => read,
@@ -277,6 +309,7 @@ pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream)
 }
 
 /// A field of a run: its binding (encode) or local (decode), type, and form.
+#[derive(Clone)]
 pub struct RunField<'w> {
     /// `&T` binding (encode).
     pub binding: syn::Ident,
@@ -313,15 +346,26 @@ fn layout(g: &Gen, fields: &[RunField<'_>]) -> (TokenStream, Vec<syn::Ident>, Ve
     (out, widths, offsets)
 }
 
-/// Statements writing a run: packed when the stream allows it and the room is there,
-/// else `slow` (the fields one by one).
-pub fn encode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStream {
+/// `&& <T>::PACKED_BITS != 0` for each nested type of the run: constants, so the
+/// packed path of a run whose nested type does not pack compiles away.
+fn nested_pack(g: &Gen, fields: &[RunField<'_>]) -> TokenStream {
     let krate = &g.krate;
-    let enc = quote!(#krate::Encoder);
-    let (layout, widths, offsets) = layout(g, fields);
-    let total = offsets.last().expect("a run has slots");
+    fields
+        .iter()
+        .filter_map(|f| f.fixed.nested())
+        .map(|ty| quote!(&& <#ty as #krate::NetSerialize>::PACKED_BITS != 0))
+        .collect()
+}
+
+/// Statements computing `__v<s>: u64`, every slot's wire integer, errors at `__bit`
+/// plus the slot's offset; returns them with the `(value, width)` pairs.
+fn encode_values(
+    g: &Gen,
+    fields: &[RunField<'_>],
+    offsets: &[syn::Ident],
+) -> (TokenStream, Vec<(syn::Ident, usize)>) {
     let mut values = TokenStream::new();
-    let mut pairs = Vec::new();
+    let mut out = Vec::new();
     let mut s = 0usize;
     for f in fields {
         let binding = &f.binding;
@@ -348,15 +392,59 @@ pub fn encode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
             let map_err = slot.path.map_err(g);
             let bind = slot.bind;
             values.extend(quote!(let #v: u64 = { #bind #conv #map_err? };));
-            let w = &widths[s];
-            pairs.push(quote!((#v, #w)));
+            out.push((v, s));
             s += 1;
         }
     }
+    (values, out)
+}
+
+/// An expression per field: its value from `__raw[s]` (or `raw(s)`), checked, errors at
+/// `__bit` plus the slot's offset.
+fn decode_values(
+    g: &Gen,
+    fields: &[RunField<'_>],
+    offsets: &[syn::Ident],
+    raw: &dyn Fn(usize) -> TokenStream,
+) -> Vec<TokenStream> {
+    let mut values = Vec::new();
+    let mut s = 0usize;
+    for f in fields {
+        let mut parts = Vec::new();
+        for slot in slots(&f.fixed, &f.path) {
+            let bit = &offsets[s];
+            let conv = decode_leaf(g, &f.fixed.leaf, raw(s), quote!(__bit + #bit));
+            let map_err = slot.path.map_err(g);
+            let bind = slot.bind;
+            parts.push(quote!({ #bind #conv #map_err? }));
+            s += 1;
+        }
+        values.push(match f.fixed.layout {
+            Layout::Whole => parts.pop().expect("one slot"),
+            Layout::Array(_) => quote!([#(#parts),*]),
+            Layout::Glam { ty, .. } => quote!(<#ty>::from_array([#(#parts),*])),
+        });
+    }
+    values
+}
+
+/// Statements writing a run: packed when the stream allows it and the room is there,
+/// else `slow` (the fields one by one).
+pub fn encode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStream {
+    let krate = &g.krate;
+    let enc = quote!(#krate::Encoder);
+    let (layout, widths, offsets) = layout(g, fields);
+    let total = offsets.last().expect("a run has slots");
+    let (values, slots) = encode_values(g, fields, &offsets);
+    let pairs = slots.iter().map(|(v, s)| {
+        let w = &widths[*s];
+        quote!((#v, #w))
+    });
+    let nested = nested_pack(g, fields);
     let first_err = fields[0].path.map_err(g);
     quote!({
         #layout
-        if <__E as #enc>::PACKS_RUNS && #enc::bits_available(__e) >= #total {
+        if <__E as #enc>::PACKS_RUNS #nested && #enc::bits_available(__e) >= #total {
             let __bit = #enc::bit_position(__e);
             #values
             #krate::bits::run::put(__e, [#(#pairs),*]) #first_err?;
@@ -374,24 +462,7 @@ pub fn decode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
     let dec = quote!(#krate::Decoder);
     let (layout, widths, offsets) = layout(g, fields);
     let total = offsets.last().expect("a run has slots");
-    let mut values = Vec::new();
-    let mut s = 0usize;
-    for f in fields {
-        let mut parts = Vec::new();
-        for slot in slots(&f.fixed, &f.path) {
-            let bit = &offsets[s];
-            let conv = decode_leaf(g, &f.fixed.leaf, quote!(__raw[#s]), quote!(__bit + #bit));
-            let map_err = slot.path.map_err(g);
-            let bind = slot.bind;
-            parts.push(quote!({ #bind #conv #map_err? }));
-            s += 1;
-        }
-        values.push(match f.fixed.layout {
-            Layout::Whole => parts.pop().expect("one slot"),
-            Layout::Array(_) => quote!([#(#parts),*]),
-            Layout::Glam { ty, .. } => quote!(<#ty>::from_array([#(#parts),*])),
-        });
-    }
+    let mut values = decode_values(g, fields, &offsets, &|s| quote!(__raw[#s]));
     let first_err = fields[0].path.map_err(g);
     let n = widths.len();
     let fast = if values.len() == 1 {
@@ -399,9 +470,10 @@ pub fn decode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
     } else {
         quote!((#(#values),*))
     };
+    let nested = nested_pack(g, fields);
     quote!({
         #layout
-        if <__D as #dec>::PACKS_RUNS && #dec::bits_remaining(__d) >= #total {
+        if <__D as #dec>::PACKS_RUNS #nested && #dec::bits_remaining(__d) >= #total {
             let __bit = #dec::bit_position(__d);
             let __raw: [u64; #n] = #krate::bits::run::get(__d, [#(#widths),*]) #first_err?;
             #fast
@@ -409,4 +481,37 @@ pub fn decode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
             #slow
         }
     })
+}
+
+/// `PACKED_BITS` of a struct whose fields all form one run: its width when it is
+/// 1..=64 bits and its nested types pack, else 0.
+pub fn packed_bits(g: &Gen, fields: &[RunField<'_>]) -> TokenStream {
+    let (layout, _, offsets) = layout(g, fields);
+    let total = offsets.last().expect("a run has slots");
+    let nested = nested_pack(g, fields);
+    quote!({
+        #layout
+        if true #nested && #total >= 1 && #total <= 64 {
+            #total as u32
+        } else {
+            0
+        }
+    })
+}
+
+/// The body of `pack_fixed` (fields bound as references, `__bit` the start): every
+/// value checked, then shifted into one integer.
+pub fn pack(g: &Gen, fields: &[RunField<'_>]) -> TokenStream {
+    let krate = &g.krate;
+    let (layout, _, offsets) = layout(g, fields);
+    let (values, slots) = encode_values(g, fields, &offsets);
+    let parts = slots.iter().map(|(v, s)| {
+        let o = &offsets[*s];
+        quote!(| #v.checked_shl(#o as u32).unwrap_or(0))
+    });
+    quote! {
+        #layout
+        #values
+        #krate::Result::Ok(0u64 #(#parts)*)
+    }
 }

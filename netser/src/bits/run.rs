@@ -11,13 +11,8 @@
 use crate::error::{Error, ErrorKind, Num, Result};
 use crate::int::RangedInt;
 use crate::quantize::Quantize;
+use crate::quat::QuatFormat;
 use crate::stream::{headroom_error, range_error, Decoder, Encoder};
-
-/// `v << n`, 0 when `n >= 64`.
-#[inline(always)]
-fn shl(v: u64, n: u32) -> u64 {
-    v.checked_shl(n).unwrap_or(0)
-}
 
 /// `v >> n`, 0 when `n >= 64`.
 #[inline(always)]
@@ -27,7 +22,7 @@ fn shr(v: u64, n: u32) -> u64 {
 
 /// The low `bits` bits set (0..=64).
 #[inline(always)]
-fn mask(bits: u32) -> u64 {
+pub fn mask(bits: u32) -> u64 {
     shr(u64::MAX, 64 - bits)
 }
 
@@ -187,26 +182,27 @@ pub fn dequantize(raw: u64, q: &Quantize, bit: u64) -> Result<f32> {
     Ok(q.dequantize(raw as u32))
 }
 
-/// [`Encoder::write_quat`]'s packed form, for `bits <= 20` (`2 + 3 * bits <= 62`).
+/// [`Encoder::write_quat`]'s packed form (`2 + 3 * bits <= 62` bits), with the
+/// format's constants computed at compile time.
 ///
 /// # Errors
-/// As [`crate::quat::pack`].
+/// As [`crate::quat::pack_with`].
 #[inline(always)]
-pub fn quat(q: [f32; 4], bits: u32, bit: u64) -> Result<u64> {
-    debug_assert!(bits <= 20);
-    let (largest, [a, b, c]) = crate::quat::pack(q, bits, bit)?;
+pub fn quat(q: [f32; 4], f: &QuatFormat, bit: u64) -> Result<u64> {
+    let bits = f.bits();
+    let (largest, [a, b, c]) = crate::quat::pack_with(q, f, bit)?;
     Ok(largest as u64 | (a as u64) << 2 | (b as u64) << (2 + bits) | (c as u64) << (2 + 2 * bits))
 }
 
-/// [`Decoder::read_quat`]'s value from its packed form, for `bits <= 20`.
+/// [`Decoder::read_quat`]'s value from its packed form.
 ///
 /// # Errors
-/// As [`crate::quat::unpack`].
+/// As [`crate::quat::unpack_with`].
 #[inline(always)]
-pub fn quat_from(raw: u64, bits: u32, bit: u64) -> Result<[f32; 4]> {
-    crate::quat::check_bits(bits, bit)?;
+pub fn quat_from(raw: u64, f: &QuatFormat, bit: u64) -> Result<[f32; 4]> {
+    let bits = f.bits();
     let field = |k: u32| (shr(raw, 2 + k * bits) & mask(bits)) as u32;
-    crate::quat::unpack((raw & 3) as u32, [field(0), field(1), field(2)], bits, bit)
+    crate::quat::unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], f, bit)
 }
 
 #[cfg(test)]
