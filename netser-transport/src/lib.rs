@@ -12,3 +12,4 @@ pub mod chunk;
 pub mod endpoint;
 pub mod sequence;
 pub mod simulator;
+pub mod udp;

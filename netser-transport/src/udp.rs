@@ -1,0 +1,53 @@
+//! Layer 7: real UDP. A thin driver on [`std::net::UdpSocket`] that reads the clock,
+//! receives datagrams and sends the ones the sans-IO layers produce.
+//!
+//! Everything below this module takes the time as an argument and never touches a
+//! socket; this is the one place that reads a clock ([`Clock`]) and calls the operating
+//! system. [`UdpDriver`] is deliberately small:
+//!
+//! - a non-blocking socket whose kernel buffers are sized for the largest block (the
+//!   chunk article: "make sure you increase the size of your OS socket buffers on both
+//!   ends so they are larger than your maximum chunk size (I recommend at least double),
+//!   otherwise you'll be dropping slices before they even hit the wire"), see
+//!   [`UdpConfig::socket_buffer_size`];
+//! - a bounded queue for datagrams the kernel could not take yet, retried on
+//!   [`UdpDriver::flush`];
+//! - optionally a seeded [`Simulator`](crate::simulator::Simulator) on the way out and
+//!   on the way in, so loss, latency and jitter can be added to a real socket;
+//! - a counter, and a `tracing` event at debug level, for every datagram it drops, with
+//!   the reason ([`DropReason`], [`UdpStats`]). Without a `tracing` subscriber installed
+//!   nothing is printed.
+//!
+//! The run loop, once per game frame:
+//!
+//! ```
+//! use netser_transport::udp::{UdpConfig, UdpDriver};
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let mut a = UdpDriver::bind("127.0.0.1:0", UdpConfig::default())?;
+//! let mut b = UdpDriver::bind("127.0.0.1:0", UdpConfig::default())?;
+//! a.send(b.local_addr(), b"hello").expect("queued or sent");
+//! a.flush();
+//!
+//! let mut got = Vec::new();
+//! for _ in 0..1000 {
+//!     // One frame: read the clock, take what arrived, feed it to the state machine,
+//!     // send what it produced.
+//!     let _now = b.now();
+//!     b.receive(|from, bytes| got.push((from, bytes.to_vec())));
+//!     b.flush();
+//!     if !got.is_empty() {
+//!         break;
+//!     }
+//!     std::thread::sleep(std::time::Duration::from_millis(1));
+//! }
+//! assert_eq!(got, vec![(a.local_addr(), b"hello".to_vec())]);
+//! # Ok(())
+//! # }
+//! ```
+
+mod clock;
+mod driver;
+
+pub use clock::Clock;
+pub use driver::{DropReason, UdpConfig, UdpDriver, UdpStats, MAX_UDP_PAYLOAD};
