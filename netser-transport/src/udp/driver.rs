@@ -218,7 +218,8 @@ impl UdpDriver {
         self.local_addr
     }
 
-    /// Seconds since the driver was created: the `now` to give every sans-IO layer.
+    /// Seconds since the Unix epoch on the driver's monotonic [`Clock`]: the `now` to give
+    /// every sans-IO layer.
     pub fn now(&self) -> f64 {
         self.clock.now()
     }
