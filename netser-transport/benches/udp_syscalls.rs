@@ -77,9 +77,14 @@ fn time_sends(rx: &UdpSocket, mut send: impl FnMut(usize)) -> f64 {
 }
 
 /// ns per datagram to receive BURST datagrams from PEERS senders.
-fn time_receives(rx: &UdpSocket, peers: &[UdpSocket], mut receive_all: impl FnMut() -> usize) -> f64 {
+fn time_receives(
+    rx: &UdpSocket,
+    peers: &[UdpSocket],
+    size: usize,
+    mut receive_all: impl FnMut() -> usize,
+) -> f64 {
     let to = rx.local_addr().unwrap();
-    let payload = [7u8; SNAPSHOT];
+    let payload = vec![7u8; size];
     let mut samples = Vec::new();
     for _ in 0..rounds() {
         for i in 0..BURST {
@@ -103,7 +108,10 @@ fn main() {
     let rx = socket();
     let to: SocketAddr = rx.local_addr().unwrap();
 
-    println!("udp_syscalls: ns per datagram over loopback (median of {} rounds)", rounds());
+    println!(
+        "udp_syscalls: ns per datagram over loopback (median of {} rounds)",
+        rounds()
+    );
 
     // --- send ---
     let tx = socket();
@@ -133,65 +141,70 @@ fn main() {
     });
     println!("send  quinn-udp sendmsg               {quinn_send:8.0}");
 
-    // --- receive ---
+    // --- receive: snapshot-sized (1100 bytes) and input-sized (64 bytes) datagrams ---
     let peers: Vec<UdpSocket> = (0..PEERS).map(|_| socket()).collect();
-    let mut buf = vec![0u8; 1501];
-    let plain_recv = time_receives(&rx, &peers, || {
-        let mut n = 0;
-        while rx.recv_from(&mut buf).is_ok() {
-            n += 1;
-        }
-        n
-    });
-    println!("recv  std recv_from                   {plain_recv:8.0}");
-
     // 1000 snapshot-sized datagrams take about 2.3 MB of kernel accounting.
     let big = UdpConfig {
         socket_buffer_size: 8 << 20,
         ..UdpConfig::default()
     };
     let mut rdriver = UdpDriver::bind("127.0.0.1:0", big).unwrap();
-    let rto = rdriver.local_addr();
-    let mut samples = Vec::new();
-    for _ in 0..rounds() {
-        for i in 0..BURST {
-            peers[i % PEERS].send_to(&payload, rto).unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(2));
-        let start = Instant::now();
-        let got = rdriver.receive(|_, bytes| {
-            std::hint::black_box(bytes);
-        });
-        samples.push(start.elapsed().as_nanos() as f64 / got.max(1) as f64);
-        assert_eq!(got, BURST);
-    }
-    println!("recv  UdpDriver receive               {:8.0}", median(samples));
-
     let qrx = socket();
     let qstate = quinn_udp::UdpSocketState::new((&qrx).into()).unwrap();
     let gro = qstate.gro_segments().max(1);
     let mut storage = vec![vec![0u8; 1500 * gro]; quinn_udp::BATCH_SIZE];
     let mut meta = vec![quinn_udp::RecvMeta::default(); quinn_udp::BATCH_SIZE];
-    let quinn_recv = time_receives(&qrx, &peers, || {
-        let mut n = 0;
-        loop {
-            let mut iovs: Vec<IoSliceMut<'_>> =
-                storage.iter_mut().map(|b| IoSliceMut::new(b)).collect();
-            match qstate.recv((&qrx).into(), &mut iovs, &mut meta) {
-                Ok(msgs) => {
-                    for m in &meta[..msgs] {
-                        n += m.len.div_ceil(m.stride.max(1));
-                    }
-                }
-                Err(_) => break,
+    let mut buf = vec![0u8; 1501];
+    for size in [SNAPSHOT, 64] {
+        let plain_recv = time_receives(&rx, &peers, size, || {
+            let mut n = 0;
+            while rx.recv_from(&mut buf).is_ok() {
+                n += 1;
             }
+            n
+        });
+        println!("recv  {size:4} B std recv_from            {plain_recv:8.0}");
+
+        let rto = rdriver.local_addr();
+        let mut samples = Vec::new();
+        for _ in 0..rounds() {
+            for i in 0..BURST {
+                peers[i % PEERS].send_to(&payload[..size], rto).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+            let start = Instant::now();
+            let got = rdriver.receive(|_, bytes| {
+                std::hint::black_box(bytes);
+            });
+            samples.push(start.elapsed().as_nanos() as f64 / got.max(1) as f64);
+            assert_eq!(got, BURST);
         }
-        n
-    });
-    println!(
-        "recv  quinn-udp recvmmsg (batch {:2})   {quinn_recv:8.0}",
-        quinn_udp::BATCH_SIZE
-    );
+        println!(
+            "recv  {size:4} B UdpDriver receive        {:8.0}",
+            median(samples)
+        );
+
+        let quinn_recv = time_receives(&qrx, &peers, size, || {
+            let mut n = 0;
+            loop {
+                let mut iovs: Vec<IoSliceMut<'_>> =
+                    storage.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+                match qstate.recv((&qrx).into(), &mut iovs, &mut meta) {
+                    Ok(msgs) => {
+                        for m in &meta[..msgs] {
+                            n += m.len.div_ceil(m.stride.max(1));
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            n
+        });
+        println!(
+            "recv  {size:4} B quinn-udp recvmmsg ({:2}) {quinn_recv:8.0}",
+            quinn_udp::BATCH_SIZE
+        );
+    }
 
     // --- a block: 256 slices of 1024 bytes to one peer ---
     let slices = 256;
@@ -223,7 +236,10 @@ fn main() {
         gso.push(start.elapsed().as_nanos() as f64 / slices as f64);
         drain(&block_rx);
     }
-    println!("block std send_to x256                {:8.0}", median(plain));
+    println!(
+        "block std send_to x256                {:8.0}",
+        median(plain)
+    );
     println!(
         "block quinn-udp GSO ({gso_max:2} segments)     {:8.0}",
         median(gso)

@@ -96,7 +96,11 @@ fn send_simulator_loss_is_counted_by_the_simulator() {
     let lost = a.send_simulator_stats().unwrap().lost as usize;
     assert!((100..300).contains(&lost), "lost {lost} of 400 at 50%");
     let got = pump(&mut b, &mut a, 400 - lost, Duration::from_secs(5));
-    assert_eq!(got.len() + lost, 400, "every datagram arrived or was counted lost");
+    assert_eq!(
+        got.len() + lost,
+        400,
+        "every datagram arrived or was counted lost"
+    );
     // Order is kept on a link without jitter or reordering.
     let seq: Vec<u16> = got
         .iter()

@@ -270,8 +270,14 @@ impl UdpDriver {
     /// `None` without simulators or when they are empty. A loop that sleeps between
     /// frames should wake by then.
     pub fn next_wakeup(&self) -> Option<f64> {
-        let a = self.send_sim.as_ref().and_then(Simulator::next_delivery_time);
-        let b = self.receive_sim.as_ref().and_then(Simulator::next_delivery_time);
+        let a = self
+            .send_sim
+            .as_ref()
+            .and_then(Simulator::next_delivery_time);
+        let b = self
+            .receive_sim
+            .as_ref()
+            .and_then(Simulator::next_delivery_time);
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
