@@ -12,6 +12,7 @@ pub mod channel;
 pub mod chunk;
 pub mod connection;
 pub mod endpoint;
+pub mod netcode;
 pub mod sequence;
 pub mod simulator;
 pub mod udp;

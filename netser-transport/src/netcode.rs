@@ -1,0 +1,210 @@
+//! Secure connections: the netcode 1.02 protocol, wire-compatible with `renetcode` 2.x.
+//!
+//! A game server on the internet must let in only the players its backend admitted, must
+//! not be usable to amplify a flood, and must not let anyone read, forge or replay its
+//! packets. netcode does this with *connect tokens*: the backend (matchmaker, web service)
+//! issues each client a [`ConnectToken`] whose private part is encrypted with a key shared
+//! only by the backend and the dedicated servers. The client presents the private part in a
+//! connection request, proves it owns its source address by echoing a *challenge token*,
+//! and from then on every packet is encrypted and signed (ChaCha20-Poly1305) with per-client
+//! keys from the token, and checked against replays.
+//!
+//! This module is the protocol core, sans-IO like the rest of the crate: time and addresses
+//! are arguments, datagrams go in as bytes and come out through `drain_datagrams`, payloads
+//! are opaque bytes. [`NetcodeServer`] holds the client slots, [`NetcodeClient`] walks the
+//! standard's state machine. The wire format (packet layout, token layout and where it
+//! follows `renetcode` rather than the C reference) is in the repository's WIRE.md.
+//!
+//! ```
+//! use netser_transport::netcode::{
+//!     generate_key, ClientState, ConnectToken, NetcodeClient, NetcodeServer, ServerConfig,
+//!     ServerEvent, TokenParams,
+//! };
+//! use std::net::SocketAddr;
+//!
+//! let key = generate_key().unwrap();
+//! let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+//! let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+//! let now = 1_700_000_000.0; // seconds since the Unix epoch
+//!
+//! // The backend issues a token for client 7.
+//! let token = ConnectToken::generate(
+//!     &TokenParams { client_id: 7, ..TokenParams::new(0x1234, vec![server_addr], now as u64) },
+//!     &key,
+//! )
+//! .unwrap();
+//!
+//! let mut server = NetcodeServer::new(ServerConfig::new(0x1234, key, vec![server_addr])).unwrap();
+//! let mut client = NetcodeClient::new(now, token);
+//!
+//! // Exchange datagrams until connected (a perfect network here).
+//! let mut t = now;
+//! while client.state() != ClientState::Connected {
+//!     client.update(t);
+//!     let mut to_server = Vec::new();
+//!     client.drain_datagrams(|_, bytes| to_server.push(bytes.to_vec()));
+//!     for mut bytes in to_server {
+//!         server.process_packet(t, client_addr, &mut bytes);
+//!     }
+//!     server.update(t);
+//!     let mut to_client = Vec::new();
+//!     server.drain_datagrams(|_, bytes| to_client.push(bytes.to_vec()));
+//!     for mut bytes in to_client {
+//!         client.process_packet(t, server_addr, &mut bytes);
+//!     }
+//!     t += 0.1;
+//! }
+//! assert!(matches!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 7, .. })));
+//!
+//! client.send_payload(b"hello").unwrap();
+//! let mut datagrams = Vec::new();
+//! client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
+//! let received = server.process_packet(t, client_addr, &mut datagrams[0]);
+//! assert_eq!(received.unwrap().payload, b"hello");
+//! ```
+
+mod client;
+mod crypto;
+mod outbox;
+pub mod packet;
+mod replay;
+mod server;
+mod token;
+
+pub use client::{ClientState, NetcodeClient};
+pub use crypto::{generate_key, random_bytes, Key, RandomError};
+pub use packet::{Refusal, RefusalCounters};
+pub use replay::{ReplayProtection, REPLAY_WINDOW};
+pub use server::{NetcodeServer, ReceivedPayload, ServerConfig, ServerConfigError, ServerEvent, MAX_CLIENTS};
+pub use token::{ConnectToken, PrivateConnectToken, ServerAddresses, TokenError, TokenParams};
+
+/// The version string every netcode 1.02 token and packet carries: `"NETCODE 1.02"` and a
+/// null terminator.
+pub const VERSION_INFO: [u8; 13] = *b"NETCODE 1.02\0";
+/// Bytes in a key (the backend's private key and the per-client keys).
+pub const KEY_BYTES: usize = 32;
+/// Bytes of the Poly1305 tag that signs every encrypted part.
+pub const MAC_BYTES: usize = 16;
+/// Bytes of user data a connect token carries to the server (for example a player's
+/// account id or matchmaking result); the server reads it when the client connects.
+pub const USER_DATA_BYTES: usize = 256;
+/// Bytes of the encrypted private part of a connect token.
+pub const CONNECT_TOKEN_PRIVATE_BYTES: usize = 1024;
+/// Bytes of the random nonce that encrypts a private connect token (XChaCha20-Poly1305).
+pub const CONNECT_TOKEN_NONCE_BYTES: usize = 24;
+/// Bytes of an encrypted challenge token.
+pub const CHALLENGE_TOKEN_BYTES: usize = 300;
+/// Most server addresses one connect token lists.
+pub const MAX_SERVER_ADDRESSES: usize = 32;
+/// The exact size of a connection request packet; any other size is refused unread.
+pub const CONNECTION_REQUEST_BYTES: usize = 1 + 13 + 8 + 8 + CONNECT_TOKEN_NONCE_BYTES + CONNECT_TOKEN_PRIVATE_BYTES;
+/// Most payload bytes in one payload packet (`renetcode`'s limit; the C reference's is 1200).
+pub const MAX_PAYLOAD_BYTES: usize = 1300;
+/// Largest netcode packet: a payload packet with an 8-byte sequence and the largest payload.
+pub const MAX_PACKET_BYTES: usize = 1 + 8 + MAX_PAYLOAD_BYTES + MAC_BYTES;
+/// Seconds between handshake packets and between keep-alives when nothing else was sent
+/// (10 Hz, the standard's suggested rate).
+pub const PACKET_SEND_INTERVAL: f64 = 0.1;
+/// How many disconnect packets a side sends when it closes, so one survives loss.
+pub const DISCONNECT_PACKETS: usize = 10;
+
+/// Why a connection ended (client and server side).
+///
+/// The client's error states of the netcode standard are here, each with
+/// [`DisconnectReason::state_code`] giving the standard's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DisconnectReason {
+    /// The connect token expired before a server accepted it (client; standard state -6).
+    ConnectTokenExpired,
+    /// The connect token is malformed or inconsistent (client; standard state -5).
+    InvalidConnectToken,
+    /// No packet from the peer within the token's timeout while connected (both sides;
+    /// standard state -4).
+    ConnectionTimedOut,
+    /// The last server did not answer the challenge response in time (client; -3).
+    ConnectionResponseTimedOut,
+    /// The last server did not answer the connection request in time (client; -2).
+    ConnectionRequestTimedOut,
+    /// The last server denied the connection, usually because it is full (client; -1).
+    ConnectionDenied,
+    /// The client closed the connection (seen by both sides).
+    DisconnectedByClient,
+    /// The server closed the connection (seen by both sides).
+    DisconnectedByServer,
+}
+
+impl DisconnectReason {
+    /// The client state number the netcode standard gives this ending (`0`, *disconnected*,
+    /// for an orderly close).
+    ///
+    /// ```
+    /// use netser_transport::netcode::DisconnectReason;
+    /// assert_eq!(DisconnectReason::ConnectionDenied.state_code(), -1);
+    /// assert_eq!(DisconnectReason::DisconnectedByServer.state_code(), 0);
+    /// ```
+    pub fn state_code(self) -> i32 {
+        match self {
+            DisconnectReason::ConnectTokenExpired => -6,
+            DisconnectReason::InvalidConnectToken => -5,
+            DisconnectReason::ConnectionTimedOut => -4,
+            DisconnectReason::ConnectionResponseTimedOut => -3,
+            DisconnectReason::ConnectionRequestTimedOut => -2,
+            DisconnectReason::ConnectionDenied => -1,
+            DisconnectReason::DisconnectedByClient | DisconnectReason::DisconnectedByServer => 0,
+        }
+    }
+}
+
+impl core::fmt::Display for DisconnectReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            DisconnectReason::ConnectTokenExpired => "the connect token expired before a server accepted it",
+            DisconnectReason::InvalidConnectToken => "the connect token is invalid",
+            DisconnectReason::ConnectionTimedOut => "the connection timed out",
+            DisconnectReason::ConnectionResponseTimedOut => "the server did not answer the challenge response in time",
+            DisconnectReason::ConnectionRequestTimedOut => "the server did not answer the connection request in time",
+            DisconnectReason::ConnectionDenied => "the server denied the connection",
+            DisconnectReason::DisconnectedByClient => "the client closed the connection",
+            DisconnectReason::DisconnectedByServer => "the server closed the connection",
+        })
+    }
+}
+
+/// Errors when sending through a netcode client or server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The payload is empty; netcode payload packets carry 1 to [`MAX_PAYLOAD_BYTES`] bytes.
+    EmptyPayload,
+    /// The payload is larger than [`MAX_PAYLOAD_BYTES`].
+    PayloadTooLarge {
+        /// The payload's size.
+        len: usize,
+    },
+    /// The client is not connected (yet, or any more).
+    NotConnected,
+    /// No connected client has this id.
+    UnknownClient {
+        /// The id asked for.
+        client_id: u64,
+    },
+    /// The queue of datagrams waiting for `drain_datagrams` is full; drain it first.
+    OutboxFull,
+}
+
+impl core::fmt::Display for SendError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SendError::EmptyPayload => write!(f, "netcode payloads carry at least one byte"),
+            SendError::PayloadTooLarge { len } => {
+                write!(f, "payload of {len} bytes is larger than the {MAX_PAYLOAD_BYTES}-byte limit")
+            }
+            SendError::NotConnected => write!(f, "not connected"),
+            SendError::UnknownClient { client_id } => write!(f, "no connected client has id {client_id}"),
+            SendError::OutboxFull => write!(f, "the outgoing datagram queue is full; drain it first"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}

@@ -1,0 +1,361 @@
+//! The client side of netcode: the standard's state machine, trying each server of the
+//! connect token in turn.
+
+use std::net::SocketAddr;
+
+use super::outbox::Outbox;
+use super::packet::{self, Packet, PacketType, Refusal, RefusalCounters};
+use super::replay::ReplayProtection;
+use super::server::check_payload;
+use super::token::ConnectToken;
+use super::{DisconnectReason, SendError, CHALLENGE_TOKEN_BYTES, DISCONNECT_PACKETS, PACKET_SEND_INTERVAL};
+
+/// Where a [`NetcodeClient`] is in the standard's state machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClientState {
+    /// Sending connection requests to the current server (standard state 1).
+    SendingConnectionRequest,
+    /// Echoing the server's challenge token (standard state 2).
+    SendingConnectionResponse,
+    /// Connected: payloads flow (standard state 3).
+    Connected,
+    /// Not connected, and why (an error state, or an orderly close).
+    Disconnected(DisconnectReason),
+}
+
+impl ClientState {
+    /// The state number of the netcode standard (-6 to 3).
+    ///
+    /// ```
+    /// use netser_transport::netcode::{ClientState, DisconnectReason};
+    /// assert_eq!(ClientState::Connected.code(), 3);
+    /// assert_eq!(ClientState::Disconnected(DisconnectReason::ConnectTokenExpired).code(), -6);
+    /// ```
+    pub fn code(self) -> i32 {
+        match self {
+            ClientState::SendingConnectionRequest => 1,
+            ClientState::SendingConnectionResponse => 2,
+            ClientState::Connected => 3,
+            ClientState::Disconnected(reason) => reason.state_code(),
+        }
+    }
+}
+
+/// The netcode client: connects with a [`ConnectToken`] to the first of its servers that
+/// accepts, then carries payloads.
+///
+/// Sans-IO: call [`NetcodeClient::update`] regularly (by [`NetcodeClient::next_wakeup`]),
+/// hand it every datagram with [`NetcodeClient::process_packet`], and send what
+/// [`NetcodeClient::drain_datagrams`] gives. `now` is seconds on any clock that only goes
+/// forward (the client measures the token's lifetime from `create` to `expire`, it never
+/// compares with the Unix time).
+///
+/// See the [module docs](super) for a complete handshake.
+#[derive(Debug)]
+pub struct NetcodeClient {
+    token: ConnectToken,
+    state: ClientState,
+    server_index: usize,
+    sequence: u64,
+    connect_start: f64,
+    last_received: f64,
+    last_sent: Option<f64>,
+    challenge: Option<(u64, Box<[u8; CHALLENGE_TOKEN_BYTES]>)>,
+    client_index: u32,
+    max_clients: u32,
+    replay: ReplayProtection,
+    outbox: Outbox,
+    refusals: RefusalCounters,
+    now: f64,
+}
+
+impl NetcodeClient {
+    /// A client that starts connecting to the token's first server at the next
+    /// [`NetcodeClient::update`].
+    pub fn new(now: f64, token: ConnectToken) -> Self {
+        let state = if token.create_timestamp() > token.expire_timestamp() {
+            ClientState::Disconnected(DisconnectReason::InvalidConnectToken)
+        } else {
+            ClientState::SendingConnectionRequest
+        };
+        Self {
+            token,
+            state,
+            server_index: 0,
+            sequence: 0,
+            connect_start: now,
+            last_received: now,
+            last_sent: None,
+            challenge: None,
+            client_index: 0,
+            max_clients: 0,
+            replay: ReplayProtection::new(),
+            // Handshake packets and payloads between drains; 64 full packets.
+            outbox: Outbox::new(64 * super::MAX_PACKET_BYTES),
+            refusals: RefusalCounters::default(),
+            now,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> ClientState {
+        self.state
+    }
+
+    /// Whether payloads can flow.
+    pub fn is_connected(&self) -> bool {
+        self.state == ClientState::Connected
+    }
+
+    /// Whether the handshake is in progress.
+    pub fn is_connecting(&self) -> bool {
+        matches!(self.state, ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse)
+    }
+
+    /// Why the client is disconnected, if it is.
+    pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
+        match self.state {
+            ClientState::Disconnected(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The id from the connect token.
+    pub fn client_id(&self) -> u64 {
+        self.token.client_id()
+    }
+
+    /// The server being tried or connected to.
+    pub fn server_addr(&self) -> SocketAddr {
+        let addresses = self.token.server_addresses();
+        addresses[self.server_index.min(addresses.len() - 1)]
+    }
+
+    /// The slot the server gave this client and the server's number of slots (both 0
+    /// before connected).
+    pub fn client_index(&self) -> (u32, u32) {
+        (self.client_index, self.max_clients)
+    }
+
+    /// Seconds since the last packet from the server, at the last `now` seen.
+    pub fn time_since_last_received(&self) -> f64 {
+        (self.now - self.last_received).max(0.0)
+    }
+
+    /// Datagrams refused, by reason.
+    pub fn refusals(&self) -> &RefusalCounters {
+        &self.refusals
+    }
+
+    /// Datagrams not queued because the outbox was full (drain it every update).
+    pub fn dropped_datagrams(&self) -> u64 {
+        self.outbox.dropped
+    }
+
+    /// Hands every queued datagram to `send(to, bytes)` and empties the queue.
+    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
+        self.outbox.drain(send);
+    }
+
+    fn send(&mut self, packet: &Packet<'_>) -> bool {
+        let to = self.server_addr();
+        let queued =
+            self.outbox.push(to, packet, self.sequence, self.token.protocol_id(), self.token.client_to_server_key());
+        self.sequence += 1;
+        self.last_sent = Some(self.now);
+        queued
+    }
+
+    fn send_handshake(&mut self) {
+        match (self.state, &self.challenge) {
+            (ClientState::SendingConnectionRequest, _) => {
+                let token = self.token.clone();
+                let request = Packet::ConnectionRequest {
+                    protocol_id: token.protocol_id(),
+                    expire_timestamp: token.expire_timestamp(),
+                    nonce: token.nonce(),
+                    private_data: token.private_data(),
+                };
+                // Requests are not encrypted and take no sequence.
+                let to = self.server_addr();
+                self.outbox.push(to, &request, 0, token.protocol_id(), token.client_to_server_key());
+                self.last_sent = Some(self.now);
+            }
+            (ClientState::SendingConnectionResponse, Some((token_sequence, token_data))) => {
+                let token_data = token_data.clone();
+                self.send(&Packet::Response { token_sequence: *token_sequence, token_data: &token_data });
+            }
+            (ClientState::Connected, _) => {
+                self.send(&Packet::KeepAlive { client_index: 0, max_clients: 0 });
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves on to the token's next server, or ends in `reason` after the last.
+    fn next_server_or(&mut self, reason: DisconnectReason) {
+        if self.server_index + 1 < self.token.server_addresses().len() {
+            self.server_index += 1;
+            self.state = ClientState::SendingConnectionRequest;
+            self.last_received = self.now;
+            self.last_sent = None;
+            self.challenge = None;
+            self.replay = ReplayProtection::new();
+        } else {
+            self.state = ClientState::Disconnected(reason);
+        }
+    }
+
+    /// Advances time: the token's expiry and the timeout end the handshake (after the
+    /// last server) or the connection; handshake packets and keep-alives go out every
+    /// [`PACKET_SEND_INTERVAL`].
+    pub fn update(&mut self, now: f64) {
+        self.now = self.now.max(now);
+        let timeout = self.token.timeout_seconds();
+        let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
+        match self.state {
+            ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse => {
+                let lifetime = (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
+                if self.now - self.connect_start >= lifetime {
+                    self.state = ClientState::Disconnected(DisconnectReason::ConnectTokenExpired);
+                    return;
+                }
+                if timed_out {
+                    let reason = if self.state == ClientState::SendingConnectionRequest {
+                        DisconnectReason::ConnectionRequestTimedOut
+                    } else {
+                        DisconnectReason::ConnectionResponseTimedOut
+                    };
+                    self.next_server_or(reason);
+                    if !self.is_connecting() {
+                        return;
+                    }
+                }
+            }
+            ClientState::Connected => {
+                if timed_out {
+                    self.state = ClientState::Disconnected(DisconnectReason::ConnectionTimedOut);
+                    return;
+                }
+            }
+            ClientState::Disconnected(_) => return,
+        }
+        if self.last_sent.is_none_or(|sent| self.now - sent >= PACKET_SEND_INTERVAL) {
+            self.send_handshake();
+        }
+    }
+
+    /// When [`NetcodeClient::update`] next has work (`None` once disconnected).
+    pub fn next_wakeup(&self) -> Option<f64> {
+        if !self.is_connecting() && !self.is_connected() {
+            return None;
+        }
+        let send = self.last_sent.map_or(self.now, |sent| sent + PACKET_SEND_INTERVAL);
+        let timeout = self.token.timeout_seconds();
+        let mut wakeup = send;
+        if timeout > 0 {
+            wakeup = wakeup.min(self.last_received + f64::from(timeout));
+        }
+        if self.is_connecting() {
+            let lifetime = (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
+            wakeup = wakeup.min(self.connect_start + lifetime);
+        }
+        Some(wakeup)
+    }
+
+    /// Reads one datagram from `from`. Returns a payload from the server; handshake steps
+    /// change the state (answering at once). Anything else is refused and counted
+    /// ([`NetcodeClient::refusals`]).
+    pub fn process_packet<'a>(&mut self, now: f64, from: SocketAddr, bytes: &'a mut [u8]) -> Option<&'a [u8]> {
+        self.now = self.now.max(now);
+        match self.process(from, bytes) {
+            Ok(payload) => payload,
+            Err(reason) => {
+                self.refusals.add(reason);
+                None
+            }
+        }
+    }
+
+    fn process<'a>(&mut self, from: SocketAddr, bytes: &'a mut [u8]) -> Result<Option<&'a [u8]>, Refusal> {
+        if from != self.server_addr() {
+            return Err(Refusal::WrongSource);
+        }
+        let (kind, sequence) = packet::peek(bytes)?;
+        let expected = match kind {
+            PacketType::ConnectionRequest | PacketType::Response => return Err(Refusal::UnexpectedPacketType),
+            PacketType::ConnectionDenied => self.is_connecting(),
+            PacketType::Challenge => self.state == ClientState::SendingConnectionRequest,
+            PacketType::KeepAlive => {
+                matches!(self.state, ClientState::SendingConnectionResponse | ClientState::Connected)
+            }
+            PacketType::Payload | PacketType::Disconnect => self.state == ClientState::Connected,
+        };
+        if !expected {
+            return Err(Refusal::UnexpectedInState);
+        }
+        let packet = packet::open(
+            bytes,
+            kind,
+            sequence,
+            self.token.protocol_id(),
+            self.token.server_to_client_key(),
+            Some(&mut self.replay),
+        )?;
+        self.last_received = self.now;
+        match packet {
+            Packet::ConnectionDenied => self.next_server_or(DisconnectReason::ConnectionDenied),
+            Packet::Challenge { token_sequence, token_data } => {
+                self.challenge = Some((token_sequence, Box::new(*token_data)));
+                self.state = ClientState::SendingConnectionResponse;
+                self.send_handshake();
+            }
+            Packet::KeepAlive { client_index, max_clients } => {
+                if self.state == ClientState::SendingConnectionResponse {
+                    self.client_index = client_index;
+                    self.max_clients = max_clients;
+                    self.state = ClientState::Connected;
+                    self.challenge = None;
+                }
+            }
+            Packet::Payload(payload) => return Ok(Some(payload)),
+            Packet::Disconnect => self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByServer),
+            Packet::ConnectionRequest { .. } | Packet::Response { .. } => return Err(Refusal::UnexpectedPacketType),
+        }
+        Ok(None)
+    }
+
+    /// Sends a payload to the server.
+    ///
+    /// # Errors
+    /// [`SendError::NotConnected`], [`SendError::EmptyPayload`],
+    /// [`SendError::PayloadTooLarge`], or [`SendError::OutboxFull`] until drained.
+    pub fn send_payload(&mut self, payload: &[u8]) -> Result<(), SendError> {
+        check_payload(payload)?;
+        if !self.is_connected() {
+            return Err(SendError::NotConnected);
+        }
+        if !self.outbox.has_room() {
+            return Err(SendError::OutboxFull);
+        }
+        if self.send(&Packet::Payload(payload)) {
+            Ok(())
+        } else {
+            Err(SendError::OutboxFull)
+        }
+    }
+
+    /// Closes the connection: when connected, queues [`DISCONNECT_PACKETS`] disconnect
+    /// packets; the state becomes [`DisconnectReason::DisconnectedByClient`]. Does nothing
+    /// if already disconnected.
+    pub fn disconnect(&mut self) {
+        if self.is_connected() {
+            for _ in 0..DISCONNECT_PACKETS {
+                self.send(&Packet::Disconnect);
+            }
+        }
+        if !matches!(self.state, ClientState::Disconnected(_)) {
+            self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByClient);
+        }
+    }
+}

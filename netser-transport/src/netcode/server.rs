@@ -1,0 +1,697 @@
+//! The server side of netcode: client slots keyed by address, the handshake, keep-alives,
+//! timeouts, and refusals counted by reason.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+
+use super::crypto::{random_bytes, Key, RandomError};
+use super::outbox::Outbox;
+use super::packet::{self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters};
+use super::replay::ReplayProtection;
+use super::token::PrivateConnectToken;
+use super::{DisconnectReason, SendError, DISCONNECT_PACKETS, MAC_BYTES, MAX_PAYLOAD_BYTES, PACKET_SEND_INTERVAL, USER_DATA_BYTES};
+
+/// Most client slots one server may have.
+pub const MAX_CLIENTS: usize = 4096;
+
+/// How a [`NetcodeServer`] is set up.
+///
+/// ```
+/// use netser_transport::netcode::ServerConfig;
+/// let config = ServerConfig {
+///     max_clients: 16,
+///     ..ServerConfig::new(0x1234, [0u8; 32], vec!["203.0.113.5:40000".parse().unwrap()])
+/// };
+/// assert_eq!(config.max_pending, 256);
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The game's protocol id; requests for another are refused.
+    pub protocol_id: u64,
+    /// The key shared with the backend that issues connect tokens.
+    pub private_key: Key,
+    /// The addresses clients reach this server at; a token must list one of them.
+    pub public_addresses: Vec<SocketAddr>,
+    /// Client slots, 1 to [`MAX_CLIENTS`] (default 64).
+    pub max_clients: usize,
+    /// Most handshakes in progress at once (default 256); beyond it requests are refused,
+    /// which bounds the memory a flood of valid tokens can take.
+    pub max_pending: usize,
+    /// Most bytes of datagrams queued for `drain_datagrams` (default 4 MiB); beyond it
+    /// packets are not queued (counted in [`NetcodeServer::dropped_datagrams`]).
+    pub max_outbox_bytes: usize,
+}
+
+impl core::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("protocol_id", &self.protocol_id)
+            .field("public_addresses", &self.public_addresses)
+            .field("max_clients", &self.max_clients)
+            .field("max_pending", &self.max_pending)
+            .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConfig {
+    /// A configuration with the defaults: 64 slots, 256 pending handshakes, 4 MiB outbox.
+    pub fn new(protocol_id: u64, private_key: Key, public_addresses: Vec<SocketAddr>) -> Self {
+        Self { protocol_id, private_key, public_addresses, max_clients: 64, max_pending: 256, max_outbox_bytes: 4 << 20 }
+    }
+}
+
+/// Why a [`ServerConfig`] was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerConfigError {
+    /// No public address: no token could ever name this server.
+    NoPublicAddress,
+    /// `max_clients` outside 1..=[`MAX_CLIENTS`].
+    MaxClients(usize),
+    /// `max_pending` is zero.
+    MaxPending,
+    /// `max_outbox_bytes` below one packet.
+    MaxOutboxBytes(usize),
+    /// No randomness for the challenge key.
+    Random(RandomError),
+}
+
+impl core::fmt::Display for ServerConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ServerConfigError::NoPublicAddress => write!(f, "a netcode server needs at least one public address"),
+            ServerConfigError::MaxClients(n) => write!(f, "max_clients is {n}; it must be 1 to {MAX_CLIENTS}"),
+            ServerConfigError::MaxPending => write!(f, "max_pending must be at least 1"),
+            ServerConfigError::MaxOutboxBytes(n) => {
+                write!(f, "max_outbox_bytes is {n}; it must hold one packet ({} bytes)", super::MAX_PACKET_BYTES)
+            }
+            ServerConfigError::Random(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerConfigError {}
+
+/// Something the application should know about, from [`NetcodeServer::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// A client completed the handshake and holds slot `slot`.
+    ClientConnected {
+        /// The id from its connect token.
+        client_id: u64,
+        /// Its address.
+        addr: SocketAddr,
+        /// Its slot, `0..max_clients` (the standard's client index).
+        slot: usize,
+        /// The user data of its connect token.
+        user_data: Box<[u8; USER_DATA_BYTES]>,
+    },
+    /// A client's slot was freed.
+    ClientDisconnected {
+        /// The id from its connect token.
+        client_id: u64,
+        /// Its address.
+        addr: SocketAddr,
+        /// Why: [`DisconnectReason::DisconnectedByClient`],
+        /// [`DisconnectReason::DisconnectedByServer`] or
+        /// [`DisconnectReason::ConnectionTimedOut`].
+        reason: DisconnectReason,
+    },
+}
+
+/// A payload from a connected client, borrowed from the datagram it arrived in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceivedPayload<'a> {
+    /// The sender's id.
+    pub client_id: u64,
+    /// The sender's slot.
+    pub slot: usize,
+    /// The decrypted payload (1 to [`MAX_PAYLOAD_BYTES`] bytes).
+    pub payload: &'a [u8],
+}
+
+/// The keys and sequence of one address the server talks to.
+#[derive(Debug, Clone)]
+struct Keys {
+    send_key: Key,
+    receive_key: Key,
+    /// Next sequence of packets sent with `send_key`.
+    sequence: u64,
+    token_mac: [u8; MAC_BYTES],
+}
+
+#[derive(Debug)]
+struct Pending {
+    client_id: u64,
+    keys: Keys,
+    expire_timestamp: u64,
+    timeout_seconds: i32,
+    last_received: f64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    client_id: u64,
+    addr: SocketAddr,
+    keys: Keys,
+    replay: ReplayProtection,
+    timeout_seconds: i32,
+    last_received: f64,
+    last_sent: f64,
+    confirmed: bool,
+    user_data: Box<[u8; USER_DATA_BYTES]>,
+}
+
+/// A connect token already used, tied to the address that used it first.
+#[derive(Debug, Clone, Copy)]
+struct TokenUse {
+    mac: [u8; MAC_BYTES],
+    addr: SocketAddr,
+    last_used: f64,
+    /// Next sequence for this token's server-to-client key, so a reconnect with the same
+    /// token never reuses a nonce.
+    next_sequence: u64,
+}
+
+/// The netcode server: client slots up to a maximum, one per address, with the
+/// handshake, keep-alives, timeouts and redundant disconnects of the standard.
+///
+/// Sans-IO: hand it every datagram with [`NetcodeServer::process_packet`], call
+/// [`NetcodeServer::update`] regularly (by [`NetcodeServer::next_wakeup`]), send what
+/// [`NetcodeServer::drain_datagrams`] gives, and read [`NetcodeServer::poll_event`].
+/// `now` is seconds since the Unix epoch (connect tokens expire at Unix timestamps).
+///
+/// Memory is bounded by the configuration: the slots, at most `max_pending` handshakes,
+/// a history of `max_clients + max_pending` used tokens, at most `max_outbox_bytes` of
+/// queued datagrams and a bounded event queue. Refused datagrams take no memory at all;
+/// see [`NetcodeServer::memory_bytes`].
+///
+/// See the [module docs](super) for a complete handshake.
+#[derive(Debug)]
+pub struct NetcodeServer {
+    protocol_id: u64,
+    private_key: Key,
+    public_addresses: Vec<SocketAddr>,
+    max_pending: usize,
+    challenge_key: Key,
+    challenge_sequence: u64,
+    slots: Vec<Option<Slot>>,
+    by_addr: HashMap<SocketAddr, usize>,
+    by_id: HashMap<u64, usize>,
+    pending: HashMap<SocketAddr, Pending>,
+    token_uses: Vec<TokenUse>,
+    token_uses_max: usize,
+    events: VecDeque<ServerEvent>,
+    max_connect_events: usize,
+    outbox: Outbox,
+    refusals: RefusalCounters,
+    now: f64,
+}
+
+impl NetcodeServer {
+    /// A server with no clients and a fresh random challenge key.
+    ///
+    /// # Errors
+    /// [`ServerConfigError`] for a configuration outside its bounds or no randomness.
+    pub fn new(config: ServerConfig) -> Result<Self, ServerConfigError> {
+        if config.public_addresses.is_empty() {
+            return Err(ServerConfigError::NoPublicAddress);
+        }
+        if config.max_clients == 0 || config.max_clients > MAX_CLIENTS {
+            return Err(ServerConfigError::MaxClients(config.max_clients));
+        }
+        if config.max_pending == 0 {
+            return Err(ServerConfigError::MaxPending);
+        }
+        if config.max_outbox_bytes < super::MAX_PACKET_BYTES {
+            return Err(ServerConfigError::MaxOutboxBytes(config.max_outbox_bytes));
+        }
+        Ok(Self {
+            protocol_id: config.protocol_id,
+            private_key: config.private_key,
+            public_addresses: config.public_addresses,
+            max_pending: config.max_pending,
+            challenge_key: random_bytes().map_err(ServerConfigError::Random)?,
+            challenge_sequence: 0,
+            slots: (0..config.max_clients).map(|_| None).collect(),
+            by_addr: HashMap::with_capacity(config.max_clients),
+            by_id: HashMap::with_capacity(config.max_clients),
+            pending: HashMap::new(),
+            token_uses: Vec::new(),
+            token_uses_max: config.max_clients + config.max_pending,
+            events: VecDeque::new(),
+            max_connect_events: 2 * config.max_clients + 16,
+            outbox: Outbox::new(config.max_outbox_bytes),
+            refusals: RefusalCounters::default(),
+            now: f64::NEG_INFINITY,
+        })
+    }
+
+    /// The protocol id.
+    pub fn protocol_id(&self) -> u64 {
+        self.protocol_id
+    }
+
+    /// Number of client slots.
+    pub fn max_clients(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Clients connected now.
+    pub fn connected_clients(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Handshakes in progress.
+    pub fn pending_clients(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Ids of the connected clients, by slot.
+    pub fn client_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().flatten().map(|slot| slot.client_id)
+    }
+
+    /// Whether a client with this id is connected.
+    pub fn is_connected(&self, client_id: u64) -> bool {
+        self.by_id.contains_key(&client_id)
+    }
+
+    /// The slot of a connected client.
+    pub fn client_slot(&self, client_id: u64) -> Option<usize> {
+        self.by_id.get(&client_id).copied()
+    }
+
+    /// The address of a connected client.
+    pub fn client_addr(&self, client_id: u64) -> Option<SocketAddr> {
+        self.slot(client_id).map(|slot| slot.addr)
+    }
+
+    /// The connect token's user data of a connected client.
+    pub fn user_data(&self, client_id: u64) -> Option<&[u8; USER_DATA_BYTES]> {
+        self.slot(client_id).map(|slot| &*slot.user_data)
+    }
+
+    /// The client connected from `addr`, if any.
+    pub fn client_at(&self, addr: SocketAddr) -> Option<u64> {
+        self.by_addr.get(&addr).and_then(|&i| self.slots[i].as_ref()).map(|slot| slot.client_id)
+    }
+
+    /// Seconds since the last packet from a connected client, at the last `now` seen.
+    pub fn time_since_last_received(&self, client_id: u64) -> Option<f64> {
+        self.slot(client_id).map(|slot| (self.now - slot.last_received).max(0.0))
+    }
+
+    fn slot(&self, client_id: u64) -> Option<&Slot> {
+        self.by_id.get(&client_id).and_then(|&i| self.slots[i].as_ref())
+    }
+
+    /// Datagrams refused, by reason.
+    pub fn refusals(&self) -> &RefusalCounters {
+        &self.refusals
+    }
+
+    /// Datagrams not queued because the outbox was full.
+    pub fn dropped_datagrams(&self) -> u64 {
+        self.outbox.dropped
+    }
+
+    /// Datagrams waiting for [`NetcodeServer::drain_datagrams`].
+    pub fn queued_datagrams(&self) -> usize {
+        self.outbox.len()
+    }
+
+    /// The next event, oldest first.
+    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+        self.events.pop_front()
+    }
+
+    /// Hands every queued datagram to `send(to, bytes)` and empties the queue.
+    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
+        self.outbox.drain(send);
+    }
+
+    /// Heap bytes the server holds now (allocated capacity of every table and queue): the
+    /// measure of its memory bound.
+    pub fn memory_bytes(&self) -> usize {
+        use core::mem::size_of;
+        let hash_entry = |key: usize, value: usize| key + value + 8;
+        self.slots.capacity() * size_of::<Option<Slot>>()
+            + self.slots.iter().flatten().map(|_| 2048 + 8 * 256 + USER_DATA_BYTES).sum::<usize>()
+            + self.by_addr.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<usize>())
+            + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
+            + self.pending.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<Pending>())
+            + self.token_uses.capacity() * size_of::<TokenUse>()
+            + self.events.capacity() * (size_of::<ServerEvent>() + USER_DATA_BYTES)
+            + self.outbox.memory_bytes()
+            + self.public_addresses.capacity() * size_of::<SocketAddr>()
+    }
+
+    /// Reads one datagram from `from`: a handshake step (answered through the outbox),
+    /// a keep-alive, a disconnect, or a payload from a connected client, returned here.
+    /// Anything else is refused and counted ([`NetcodeServer::refusals`]); a reply to an
+    /// address that is not connected is always smaller than the datagram that caused it.
+    pub fn process_packet<'a>(&mut self, now: f64, from: SocketAddr, bytes: &'a mut [u8]) -> Option<ReceivedPayload<'a>> {
+        self.now = self.now.max(now);
+        match self.process(from, bytes) {
+            Ok(payload) => payload,
+            Err(reason) => {
+                self.refusals.add(reason);
+                None
+            }
+        }
+    }
+
+    fn process<'a>(&mut self, from: SocketAddr, bytes: &'a mut [u8]) -> Result<Option<ReceivedPayload<'a>>, Refusal> {
+        let (kind, sequence) = packet::peek(bytes)?;
+        match kind {
+            PacketType::ConnectionRequest => {
+                self.handle_request(from, bytes)?;
+                return Ok(None);
+            }
+            PacketType::Challenge | PacketType::ConnectionDenied => return Err(Refusal::UnexpectedPacketType),
+            _ => {}
+        }
+        if let Some(&index) = self.by_addr.get(&from) {
+            let Some(slot) = self.slots[index].as_mut() else {
+                return Err(Refusal::UnknownAddress);
+            };
+            if kind == PacketType::Response {
+                // A late copy of the handshake; the keep-alives already answer it.
+                return Err(Refusal::UnexpectedInState);
+            }
+            let packet =
+                packet::open(bytes, kind, sequence, self.protocol_id, &slot.keys.receive_key, Some(&mut slot.replay))?;
+            slot.last_received = self.now;
+            return Ok(match packet {
+                Packet::Payload(payload) => {
+                    slot.confirmed = true;
+                    Some(ReceivedPayload { client_id: slot.client_id, slot: index, payload })
+                }
+                Packet::Disconnect => {
+                    self.free_slot(index, DisconnectReason::DisconnectedByClient, false);
+                    None
+                }
+                _ => {
+                    slot.confirmed = true;
+                    None
+                }
+            });
+        }
+        let Some(pending) = self.pending.get_mut(&from) else {
+            return Err(Refusal::UnknownAddress);
+        };
+        if kind != PacketType::Response {
+            return Err(Refusal::UnexpectedInState);
+        }
+        let Packet::Response { token_sequence, token_data } =
+            packet::open(bytes, kind, sequence, self.protocol_id, &pending.keys.receive_key, None)?
+        else {
+            return Err(Refusal::UnexpectedPacketType);
+        };
+        pending.last_received = self.now;
+        let (client_id, user_data) =
+            decrypt_challenge(token_data, token_sequence, &self.challenge_key).ok_or(Refusal::ChallengeInvalid)?;
+        if client_id != pending.client_id || self.by_id.contains_key(&client_id) {
+            return Err(Refusal::AlreadyConnected);
+        }
+        let Some(index) = self.slots.iter().position(Option::is_none) else {
+            let mut pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+            self.send(from, &Packet::ConnectionDenied, &mut pending.keys);
+            self.forget_keys(&pending.keys);
+            return Ok(None);
+        };
+        let connects = self.events.iter().filter(|e| matches!(e, ServerEvent::ClientConnected { .. })).count();
+        if connects >= self.max_connect_events {
+            return Err(Refusal::EventQueueFull);
+        }
+        let pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+        let mut slot = Slot {
+            client_id,
+            addr: from,
+            keys: pending.keys,
+            replay: ReplayProtection::new(),
+            timeout_seconds: pending.timeout_seconds,
+            last_received: self.now,
+            last_sent: self.now,
+            confirmed: false,
+            user_data: Box::new(user_data),
+        };
+        let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+        self.send(from, &keep_alive, &mut slot.keys);
+        self.events.push_back(ServerEvent::ClientConnected {
+            client_id,
+            addr: from,
+            slot: index,
+            user_data: slot.user_data.clone(),
+        });
+        self.slots[index] = Some(slot);
+        self.by_addr.insert(from, index);
+        self.by_id.insert(client_id, index);
+        Ok(None)
+    }
+
+    /// The standard's request steps, cheapest first; size and version were checked by
+    /// `peek`.
+    fn handle_request(&mut self, from: SocketAddr, bytes: &mut [u8]) -> Result<(), Refusal> {
+        let Ok((_, Packet::ConnectionRequest { protocol_id, expire_timestamp, nonce, private_data })) =
+            packet::decode(bytes, self.protocol_id, &[0; 32], None)
+        else {
+            return Err(Refusal::WrongSize);
+        };
+        if protocol_id != self.protocol_id {
+            return Err(Refusal::WrongProtocolId);
+        }
+        if expire_timestamp as f64 <= self.now {
+            return Err(Refusal::TokenExpired);
+        }
+        if self.by_addr.contains_key(&from) {
+            return Err(Refusal::AlreadyConnected);
+        }
+        let token =
+            PrivateConnectToken::decrypt(private_data, protocol_id, expire_timestamp, nonce, &self.private_key)
+                .map_err(|_| Refusal::TokenInvalid)?;
+        if !token.server_addresses.as_slice().iter().any(|a| self.public_addresses.contains(a)) {
+            return Err(Refusal::NotInHostList);
+        }
+        if self.by_id.contains_key(&token.client_id) {
+            return Err(Refusal::AlreadyConnected);
+        }
+        let mac = PrivateConnectToken::mac_of(private_data);
+        let next_sequence = self.use_token(mac, from)?;
+
+        if let Some(pending) = self.pending.get_mut(&from) {
+            if pending.keys.token_mac == mac {
+                // A repeated request: answer again with the same keys.
+                pending.last_received = self.now;
+                let mut keys = pending.keys.clone();
+                self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
+                if let Some(pending) = self.pending.get_mut(&from) {
+                    pending.keys.sequence = keys.sequence;
+                }
+                return Ok(());
+            }
+            // The same address with a new token: the old handshake is abandoned.
+            if let Some(old) = self.pending.remove(&from) {
+                self.forget_keys(&old.keys);
+            }
+        }
+        let mut keys = Keys {
+            send_key: token.server_to_client_key,
+            receive_key: token.client_to_server_key,
+            sequence: next_sequence,
+            token_mac: mac,
+        };
+        if self.by_id.len() >= self.slots.len() {
+            self.send(from, &Packet::ConnectionDenied, &mut keys);
+            self.forget_keys(&keys);
+            return Ok(());
+        }
+        if self.pending.len() >= self.max_pending {
+            return Err(Refusal::PendingFull);
+        }
+        self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
+        self.pending.insert(
+            from,
+            Pending {
+                client_id: token.client_id,
+                keys,
+                expire_timestamp,
+                timeout_seconds: token.timeout_seconds,
+                last_received: self.now,
+            },
+        );
+        Ok(())
+    }
+
+    /// Ties a token to `from` (refusing it from any other address) and returns the next
+    /// sequence for its key.
+    fn use_token(&mut self, mac: [u8; MAC_BYTES], from: SocketAddr) -> Result<u64, Refusal> {
+        if let Some(entry) = self.token_uses.iter_mut().find(|e| e.mac == mac) {
+            if entry.addr != from {
+                return Err(Refusal::TokenUsedElsewhere);
+            }
+            entry.last_used = self.now;
+            return Ok(entry.next_sequence);
+        }
+        let entry = TokenUse { mac, addr: from, last_used: self.now, next_sequence: 0 };
+        if self.token_uses.len() < self.token_uses_max {
+            self.token_uses.push(entry);
+        } else if let Some(oldest) = self.token_uses.iter_mut().min_by(|a, b| a.last_used.total_cmp(&b.last_used)) {
+            *oldest = entry;
+        }
+        Ok(0)
+    }
+
+    /// Records where a token's key sequence got to when its keys are dropped.
+    fn forget_keys(&mut self, keys: &Keys) {
+        if let Some(entry) = self.token_uses.iter_mut().find(|e| e.mac == keys.token_mac) {
+            entry.next_sequence = entry.next_sequence.max(keys.sequence);
+        }
+    }
+
+    fn send_challenge(&mut self, to: SocketAddr, client_id: u64, user_data: &[u8; USER_DATA_BYTES], keys: &mut Keys) {
+        let token_sequence = self.challenge_sequence;
+        self.challenge_sequence += 1;
+        let token_data = encrypt_challenge(client_id, user_data, token_sequence, &self.challenge_key);
+        self.send(to, &Packet::Challenge { token_sequence, token_data: &token_data }, keys);
+    }
+
+    fn send(&mut self, to: SocketAddr, packet: &Packet<'_>, keys: &mut Keys) -> bool {
+        let queued = self.outbox.push(to, packet, keys.sequence, self.protocol_id, &keys.send_key);
+        keys.sequence += 1;
+        queued
+    }
+
+    fn send_to_slot(&mut self, index: usize, packet: &Packet<'_>) -> bool {
+        let Some(slot) = self.slots[index].as_mut() else {
+            return false;
+        };
+        slot.last_sent = self.now;
+        let queued = self.outbox.push(slot.addr, packet, slot.keys.sequence, self.protocol_id, &slot.keys.send_key);
+        slot.keys.sequence += 1;
+        queued
+    }
+
+    fn free_slot(&mut self, index: usize, reason: DisconnectReason, send_disconnects: bool) {
+        if send_disconnects {
+            for _ in 0..DISCONNECT_PACKETS {
+                self.send_to_slot(index, &Packet::Disconnect);
+            }
+        }
+        let Some(slot) = self.slots[index].take() else {
+            return;
+        };
+        self.by_addr.remove(&slot.addr);
+        self.by_id.remove(&slot.client_id);
+        self.forget_keys(&slot.keys);
+        self.events.push_back(ServerEvent::ClientDisconnected { client_id: slot.client_id, addr: slot.addr, reason });
+    }
+
+    /// Advances time: drops clients that timed out (sending them disconnect packets),
+    /// sends keep-alives to clients nothing was sent to for [`PACKET_SEND_INTERVAL`], and
+    /// drops handshakes whose token expired or that went quiet for the token's timeout.
+    pub fn update(&mut self, now: f64) {
+        self.now = self.now.max(now);
+        let now = self.now;
+        for index in 0..self.slots.len() {
+            let Some(slot) = &self.slots[index] else {
+                continue;
+            };
+            if slot.timeout_seconds > 0 && now - slot.last_received > f64::from(slot.timeout_seconds) {
+                self.free_slot(index, DisconnectReason::ConnectionTimedOut, true);
+            } else if now - slot.last_sent >= PACKET_SEND_INTERVAL {
+                let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+                self.send_to_slot(index, &keep_alive);
+            }
+        }
+        let mut expired = Vec::new();
+        self.pending.retain(|_, p| {
+            let alive = (p.expire_timestamp as f64) > now
+                && !(p.timeout_seconds > 0 && now - p.last_received > f64::from(p.timeout_seconds));
+            if !alive {
+                expired.push(p.keys.clone());
+            }
+            alive
+        });
+        for keys in expired {
+            self.forget_keys(&keys);
+        }
+    }
+
+    /// When [`NetcodeServer::update`] next has work: a keep-alive or a timeout due.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        let mut wakeup: Option<f64> = None;
+        let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w| w.min(t)));
+        for slot in self.slots.iter().flatten() {
+            at(slot.last_sent + PACKET_SEND_INTERVAL);
+            if slot.timeout_seconds > 0 {
+                at(slot.last_received + f64::from(slot.timeout_seconds));
+            }
+        }
+        for pending in self.pending.values() {
+            at(pending.expire_timestamp as f64);
+            if pending.timeout_seconds > 0 {
+                at(pending.last_received + f64::from(pending.timeout_seconds));
+            }
+        }
+        wakeup
+    }
+
+    /// Sends a payload to a connected client (preceded by a keep-alive until the client
+    /// has confirmed its slot, as the standard asks).
+    ///
+    /// # Errors
+    /// [`SendError::EmptyPayload`], [`SendError::PayloadTooLarge`],
+    /// [`SendError::UnknownClient`], or [`SendError::OutboxFull`] until drained.
+    pub fn send_payload(&mut self, client_id: u64, payload: &[u8]) -> Result<(), SendError> {
+        check_payload(payload)?;
+        let index = *self.by_id.get(&client_id).ok_or(SendError::UnknownClient { client_id })?;
+        if !self.outbox.has_room() {
+            return Err(SendError::OutboxFull);
+        }
+        if self.slots[index].as_ref().is_some_and(|slot| !slot.confirmed) {
+            let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+            self.send_to_slot(index, &keep_alive);
+        }
+        if self.send_to_slot(index, &Packet::Payload(payload)) {
+            Ok(())
+        } else {
+            Err(SendError::OutboxFull)
+        }
+    }
+
+    /// Disconnects a client: sends it [`DISCONNECT_PACKETS`] disconnect packets, frees its
+    /// slot, and queues [`ServerEvent::ClientDisconnected`] with
+    /// [`DisconnectReason::DisconnectedByServer`]. Returns whether it was connected.
+    pub fn disconnect(&mut self, client_id: u64) -> bool {
+        match self.by_id.get(&client_id) {
+            Some(&index) => {
+                self.free_slot(index, DisconnectReason::DisconnectedByServer, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Disconnects every client (see [`NetcodeServer::disconnect`]).
+    pub fn disconnect_all(&mut self) {
+        for index in 0..self.slots.len() {
+            if self.slots[index].is_some() {
+                self.free_slot(index, DisconnectReason::DisconnectedByServer, true);
+            }
+        }
+    }
+}
+
+/// Payloads are 1 to [`MAX_PAYLOAD_BYTES`] bytes.
+pub(crate) fn check_payload(payload: &[u8]) -> Result<(), SendError> {
+    if payload.is_empty() {
+        return Err(SendError::EmptyPayload);
+    }
+    if payload.len() > MAX_PAYLOAD_BYTES {
+        return Err(SendError::PayloadTooLarge { len: payload.len() });
+    }
+    Ok(())
+}
