@@ -631,6 +631,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         &self.endpoint
     }
 
+    /// Progress of the block being sent (slices acked of the one in flight), if any.
+    pub fn block_send_progress(&self) -> Option<crate::chunk::SendProgress> {
+        self.chunk_sender.progress()
+    }
+
+    /// Progress of the block being received, if any.
+    pub fn block_receive_progress(&self) -> Option<crate::chunk::ReceiveProgress> {
+        self.chunk_receiver.progress()
+    }
+
     /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).
     pub fn queued_messages(&self, channel: impl Into<ChannelId>) -> usize {
         match self.senders.get(usize::from(channel.into().0)) {

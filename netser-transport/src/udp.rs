@@ -46,8 +46,14 @@
 //! # }
 //! ```
 
+mod client;
 mod clock;
+mod common;
 mod driver;
+mod server;
 
+pub use client::{ClientEvent, UdpClient, UdpClientConfig};
 pub use clock::Clock;
+pub use common::{protocol_id, BlockProgress, NetworkInfo, SendError};
 pub use driver::{DropReason, UdpConfig, UdpDriver, UdpStats, MAX_UDP_PAYLOAD};
+pub use server::{ServerError, ServerEvent, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};
