@@ -273,9 +273,9 @@ fn garbage_and_spoofed_datagrams_change_nothing() {
         clients[0].send_message(RELIABLE, &Msg::Text { seq, text: b"before".into() }).unwrap();
     }
 
-    // An attacker on other ports: random bytes of every length, and copies of the real
-    // client's last datagrams (what a spoofer who sniffed them could send) from its own
-    // address.
+    // An attacker on another port: random bytes of every length, then payload-shaped
+    // datagrams (every prefix byte, a plausible sequence). Recorded real datagrams are
+    // replayed in `recorded_datagrams_replayed_or_spoofed_are_refused`.
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     attacker.set_nonblocking(true).unwrap();
     let mut rng = 0x1234_5678_9abc_def0u64;
@@ -293,7 +293,6 @@ fn garbage_and_spoofed_datagrams_change_nothing() {
             frame(&mut server, &mut sev, &mut clients, &mut cev);
         }
     }
-    // A spoofed payload packet: a sniffed datagram shape with a connected client's prefix.
     for prefix in 0u8..=255 {
         let mut bytes = vec![prefix; 64];
         bytes[1..9].copy_from_slice(&7u64.to_le_bytes());
@@ -390,3 +389,105 @@ fn a_full_server_denies_and_a_bad_protocol_is_refused() {
     assert_eq!(server.connected_clients(), 1);
 }
 
+
+/// A relay between one client and the server that records what the client sent, as an
+/// attacker on the path would.
+struct Tap {
+    /// Where the client sends (the address in its token).
+    front: UdpSocket,
+    /// Where the tap forwards from (the server sees this address as the client's).
+    back: UdpSocket,
+    client: Option<SocketAddr>,
+    server: SocketAddr,
+    recorded: Vec<Vec<u8>>,
+}
+
+impl Tap {
+    fn new(server: SocketAddr) -> Self {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        front.set_nonblocking(true).unwrap();
+        back.set_nonblocking(true).unwrap();
+        Self { front, back, client: None, server, recorded: Vec::new() }
+    }
+
+    fn relay(&mut self) {
+        let mut buf = [0u8; 2048];
+        while let Ok((n, from)) = self.front.recv_from(&mut buf) {
+            self.client = Some(from);
+            self.recorded.push(buf[..n].to_vec());
+            self.back.send_to(&buf[..n], self.server).unwrap();
+        }
+        while let Ok((n, _)) = self.back.recv_from(&mut buf) {
+            if let Some(client) = self.client {
+                self.front.send_to(&buf[..n], client).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn recorded_datagrams_replayed_or_spoofed_are_refused() {
+    let key = generate_key().unwrap();
+    // The server is reached through the tap: its public address is the tap's.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let server_addr = socket.local_addr().unwrap();
+    let mut tap = Tap::new(server_addr);
+    let config = UdpServerConfig {
+        max_clients: 4,
+        public_addresses: vec![tap.front.local_addr().unwrap()],
+        ..UdpServerConfig::new(protocol_id::<Msg, Msg>(), key)
+    };
+    let driver = netser_transport::udp::UdpDriver::from_socket(socket, config.udp.clone()).unwrap();
+    let mut server: Server = UdpServer::with_driver(driver, config).unwrap();
+    let token = token(&key, tap.front.local_addr().unwrap(), 5, 5);
+    let mut clients = vec![UdpClient::connect(token, UdpClientConfig::default()).unwrap()];
+    let (mut sev, mut cev) = (Vec::new(), HashMap::new());
+    let start = Instant::now();
+    while !(clients[0].is_connected() && server.connected_clients() == 1) {
+        assert!(start.elapsed() < Duration::from_secs(10));
+        frame(&mut server, &mut sev, &mut clients, &mut cev);
+        tap.relay();
+    }
+    for seq in 0..3 {
+        clients[0].send_message(RELIABLE, &Msg::Text { seq, text: b"real".into() }).unwrap();
+    }
+    while sev.iter().filter(|e| matches!(e, ServerEvent::Message { .. })).count() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(20));
+        frame(&mut server, &mut sev, &mut clients, &mut cev);
+        tap.relay();
+    }
+    let recorded = tap.recorded.clone();
+    assert!(recorded.len() >= 3, "handshake and payloads recorded");
+    let refused_before = server.netcode().refusals().total();
+
+    // 1. Replayed from the client's own address (the tap's back socket): every
+    //    payload is a replay, every handshake packet stale.
+    for datagram in &recorded {
+        tap.back.send_to(datagram, server_addr).unwrap();
+    }
+    // 2. The same bytes from an attacker's address: the connection request's token is
+    //    bound to the first address that used it; the rest do not decrypt for a stranger.
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    attacker.set_nonblocking(true).unwrap();
+    for datagram in &recorded {
+        attacker.send_to(datagram, server_addr).unwrap();
+    }
+    let messages_before = sev.iter().filter(|e| matches!(e, ServerEvent::Message { .. })).count();
+    for _ in 0..50 {
+        frame(&mut server, &mut sev, &mut clients, &mut cev);
+        tap.relay();
+    }
+    let messages_after = sev.iter().filter(|e| matches!(e, ServerEvent::Message { .. })).count();
+    assert_eq!(messages_after, messages_before, "no replayed message delivered twice");
+    assert_eq!(server.connected_clients(), 1, "no slot for the attacker");
+    assert!(sev.iter().all(|e| !matches!(e, ServerEvent::ClientDisconnected { .. })));
+    let refused = server.netcode().refusals().total() - refused_before;
+    // Some replayed handshake packets (a repeated connection request from the client's
+    // own, connected address) are answered by nothing and need not count as refusals;
+    // every datagram from the attacker must.
+    assert!(refused >= recorded.len() as u64, "refused {refused} of {}", 2 * recorded.len());
+    let mut buf = [0u8; 2048];
+    assert!(attacker.recv_from(&mut buf).is_err(), "nothing sent to the attacker");
+    assert!(clients[0].is_connected());
+}
