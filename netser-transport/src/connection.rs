@@ -72,7 +72,11 @@ use crate::channel::{
 use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
+use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
 use crate::endpoint::{Endpoint, Stats};
+
+/// Bytes charged per datagram for the IP and UDP headers.
+const UDP_IP_HEADER_BYTES: usize = 28;
 use packet::{Incoming, IncomingItem};
 
 #[derive(Debug)]
@@ -111,6 +115,9 @@ pub struct Connection<Out, In = Out> {
     plan: Vec<(usize, usize)>,
     datagram: Vec<u8>,
     incoming: Vec<Incoming<In>>,
+    /// Bytes the next packets may take (token bucket; may go below zero by one packet).
+    budget: f64,
+    budget_time: f64,
     time: f64,
     _out: PhantomData<fn(&Out)>,
 }
@@ -190,6 +197,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             plan: Vec::with_capacity(channels),
             datagram: Vec::new(),
             incoming: Vec::new(),
+            budget: config.bandwidth * config.budget_window,
+            budget_time: now,
             time: now,
             config,
             _out: PhantomData,
@@ -503,6 +512,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 weights += u64::from(self.config.channels[index].priority);
             }
         }
+        self.refill_budget(now);
+        if self.budget <= 0.0 {
+            pending = 0; // over budget: acks only
+        }
         if pending == 0 && !self.ack_owed {
             return false;
         }
@@ -559,10 +572,29 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         };
         self.ack_owed = false;
         self.counters.packets_sent += 1;
+        if len > 0 {
+            self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;
+        }
         self.endpoint
             .send_packet(now, &self.packet[..len])
             .expect("packets fit max_packet_size");
         true
+    }
+
+    fn refill_budget(&mut self, now: f64) {
+        let elapsed = (now - self.budget_time).max(0.0);
+        self.budget_time = self.budget_time.max(now);
+        let cap = (self.config.bandwidth * self.config.budget_window).max(self.config.mtu as f64);
+        self.budget = (self.budget + elapsed * self.config.bandwidth).min(cap);
+    }
+
+    /// When the budget is positive again (now if it is).
+    fn budget_time(&self) -> f64 {
+        if self.budget > 0.0 {
+            self.time
+        } else {
+            self.budget_time + (-self.budget) / self.config.bandwidth + 1e-9
+        }
     }
 
     /// Advances time: recomputes the endpoint's estimates and feeds its RTT to the block
@@ -571,8 +603,18 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         self.time = now;
         self.endpoint.update(now);
         let rtt = self.endpoint.stats().rtt;
-        self.chunk_sender
-            .set_rtt((self.endpoint.counters().packets_acked > 0).then_some(rtt));
+        let has_rtt = self.endpoint.counters().packets_acked > 0;
+        self.chunk_sender.set_rtt(has_rtt.then_some(rtt));
+        let rtt_delay = if has_rtt {
+            rtt * self.config.resend_rtt_factor
+        } else {
+            0.0
+        };
+        for sender in &mut self.senders {
+            if let Sender::Reliable(sender) = sender {
+                sender.set_rtt_delay(rtt_delay);
+            }
+        }
     }
 
     /// When the connection next has something to send (a message due, a resend, a
@@ -583,16 +625,17 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if self.ack_owed {
             at(self.time);
         }
+        let budget = self.budget_time();
         for sender in &self.senders {
             match sender {
                 Sender::Reliable(s) => {
                     if let Some(t) = s.next_due_time() {
-                        at(t.max(self.time));
+                        at(t.max(self.time).max(budget));
                     }
                 }
                 Sender::Unreliable(s) => {
                     if s.len() > 0 {
-                        at(self.time);
+                        at(budget);
                     }
                 }
             }

@@ -58,6 +58,8 @@ pub(crate) struct ReliableSender {
     next_id: u16,
     oldest_unacked: u16,
     resend_delay: f64,
+    /// The configured resend delay, before the RTT is taken into account.
+    min_resend_delay: f64,
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
@@ -89,11 +91,17 @@ impl ReliableSender {
             next_id: 0,
             oldest_unacked: 0,
             resend_delay,
+            min_resend_delay: resend_delay,
             window: send_queue_size.min(receive_queue_size).min(32768) as u16,
             max_per_packet,
             selected: Vec::with_capacity(max_per_packet),
             queued_bytes: 0,
         }
+    }
+
+    /// Resends wait at least `rtt_delay` too (never less than the configured delay).
+    pub fn set_rtt_delay(&mut self, rtt_delay: f64) {
+        self.resend_delay = self.min_resend_delay.max(rtt_delay);
     }
 
     /// Messages queued and not yet acked.
