@@ -5,6 +5,8 @@
 //! [`ClientMessage`]s, each on one of three channels ([`channels`]).
 
 use netser::NetSerialize;
+use netser_transport::channel::{ChannelConfig, ChannelKind};
+use netser_transport::connection::ConnectionConfig;
 
 /// Channel 0: reliable-ordered. Chat, and the world block sent on join.
 pub const RELIABLE: u8 = 0;
@@ -87,9 +89,9 @@ pub struct Chat {
     /// The sender's line number, from 0.
     #[net(range = 0..=65535)]
     pub seq: u32,
-    /// The text.
+    /// The text, UTF-8.
     #[net(max_len = 64)]
-    pub text: String,
+    pub text: Vec<u8>,
 }
 
 /// The world block: the static level data a client needs before it can play.
@@ -202,8 +204,21 @@ pub fn body_matches(received: &Body, truth: &Body) -> bool {
 }
 
 /// The `seq`-th chat line a client writes.
-pub fn chat_text(from: u64, seq: u32) -> String {
-    format!("hello from {from}, line {seq}")
+pub fn chat_text(from: u64, seq: u32) -> Vec<u8> {
+    format!("hello from {from}, line {seq}").into_bytes()
+}
+
+/// The connection settings both sides use: the two channels, and blocks up to 260 KiB
+/// (the world plus its message header) sent at up to 1 MB/s.
+pub fn connection_config() -> ConnectionConfig {
+    let mut config = ConnectionConfig::with_channels(vec![
+        ChannelConfig::reliable_ordered(),
+        ChannelConfig::new(ChannelKind::UnreliableSequenced),
+    ]);
+    config.chunk.max_slices = 260;
+    config.chunk.bandwidth = 1_000_000.0;
+    config.max_block_size = config.chunk.max_chunk_size();
+    config
 }
 
 #[cfg(test)]
@@ -222,6 +237,14 @@ mod tests {
                 assert!(body_matches(r, t), "{r:?} vs {t:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_connection_config_is_valid_and_holds_the_world() {
+        let config = connection_config();
+        assert!(config.validate().is_ok());
+        let world = ServerMessage::World(World { data: world_data() });
+        assert!(world.measure_bits().unwrap().div_ceil(8) as usize <= config.max_block_size);
     }
 
     #[test]
