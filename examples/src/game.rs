@@ -203,6 +203,34 @@ pub fn body_matches(received: &Body, truth: &Body) -> bool {
         && (truth.at_rest || close(&received.velocity, &truth.velocity, VELOCITY_RES))
 }
 
+/// The development key of the `server` and `client` programs: public, so anyone can
+/// connect. A real deployment generates its key once (`netcode::generate_key`), gives
+/// it to its backend and its dedicated servers, and never to a client.
+pub const DEV_KEY: [u8; 32] = *b"netser development key: public!!";
+
+/// Parses a `--key` value: `dev` for [`DEV_KEY`], or 64 hex digits.
+///
+/// # Errors
+/// A message saying what was expected.
+pub fn parse_key(value: &str) -> Result<[u8; 32], String> {
+    if value == "dev" {
+        return Ok(DEV_KEY);
+    }
+    let digits = value.as_bytes();
+    if digits.len() != 64 {
+        return Err(format!(
+            "--key: expected `dev` or 64 hex digits, got {} characters",
+            digits.len()
+        ));
+    }
+    let mut key = [0u8; 32];
+    for (i, pair) in digits.chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).map_err(|_| "--key: not hex".to_string())?;
+        key[i] = u8::from_str_radix(text, 16).map_err(|_| format!("--key: `{text}` is not hex"))?;
+    }
+    Ok(key)
+}
+
 /// The `seq`-th chat line a client writes.
 pub fn chat_text(from: u64, seq: u32) -> Vec<u8> {
     format!("hello from {from}, line {seq}").into_bytes()
@@ -245,6 +273,14 @@ mod tests {
         assert!(config.validate().is_ok());
         let world = ServerMessage::World(World { data: world_data() });
         assert!(world.measure_bits().unwrap().div_ceil(8) as usize <= config.max_block_size);
+    }
+
+    #[test]
+    fn keys_parse() {
+        assert_eq!(parse_key("dev").unwrap(), DEV_KEY);
+        assert_eq!(parse_key(&"0f".repeat(32)).unwrap(), [0x0f; 32]);
+        assert!(parse_key("0f").is_err());
+        assert!(parse_key(&"zz".repeat(32)).is_err());
     }
 
     #[test]
