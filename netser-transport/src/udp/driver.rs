@@ -54,6 +54,10 @@ pub struct UdpConfig {
     pub send_simulator: Option<SimulatorConfig>,
     /// Conditions applied to every datagram received, the same way.
     pub receive_simulator: Option<SimulatorConfig>,
+    /// Time every system call into [`UdpStats::syscall_nanos`] (default off: it reads
+    /// the clock twice per call). For profiling how a server's time splits between the
+    /// socket and the protocol.
+    pub measure_syscalls: bool,
 }
 
 impl Default for UdpConfig {
@@ -65,6 +69,7 @@ impl Default for UdpConfig {
             max_send_queue: 4096,
             send_simulator: None,
             receive_simulator: None,
+            measure_syscalls: false,
         }
     }
 }
@@ -132,6 +137,11 @@ pub struct UdpStats {
     pub dropped_receive_oversize: u64,
     /// Receive errors reported by the operating system ([`DropReason::ReceiveError`]).
     pub receive_errors: u64,
+    /// System calls made (`send_to` and `recv_from`, including the one that finds
+    /// nothing waiting), counted when [`UdpConfig::measure_syscalls`] is on.
+    pub syscalls: u64,
+    /// Nanoseconds spent in them, when [`UdpConfig::measure_syscalls`] is on.
+    pub syscall_nanos: u64,
 }
 
 /// A non-blocking UDP socket that receives datagrams and sends queued ones, with its
@@ -309,7 +319,10 @@ impl UdpDriver {
         if !self.send_queue.is_empty() {
             return self.enqueue(to, datagram.to_vec());
         }
-        match self.socket.send_to(datagram, to) {
+        let timer = self.start_timer();
+        let result = self.socket.send_to(datagram, to);
+        self.stop_timer(timer);
+        match result {
             Ok(_) => {
                 self.count_sent(datagram.len());
                 Ok(())
@@ -358,7 +371,10 @@ impl UdpDriver {
         let mut delivered = 0;
         let now = self.clock.now();
         for _ in 0..self.config.max_receive_per_poll {
-            match self.socket.recv_from(&mut self.recv_buf) {
+            let timer = self.start_timer();
+            let result = self.socket.recv_from(&mut self.recv_buf);
+            self.stop_timer(timer);
+            match result {
                 Ok((len, from)) => {
                     self.stats.datagrams_received += 1;
                     self.stats.bytes_received += len as u64;
@@ -399,7 +415,13 @@ impl UdpDriver {
 
     fn drain_queue(&mut self) {
         while let Some((to, datagram)) = self.send_queue.front() {
-            match self.socket.send_to(datagram, *to) {
+            let timer = self.config.measure_syscalls.then(std::time::Instant::now);
+            let result = self.socket.send_to(datagram, *to);
+            if let Some(start) = timer {
+                self.stats.syscalls += 1;
+                self.stats.syscall_nanos += start.elapsed().as_nanos() as u64;
+            }
+            match result {
                 Ok(_) => {
                     let len = datagram.len();
                     self.send_queue.pop_front();
@@ -428,6 +450,17 @@ impl UdpDriver {
         }
         self.send_queue.push_back((to, datagram));
         Ok(())
+    }
+
+    fn start_timer(&self) -> Option<std::time::Instant> {
+        self.config.measure_syscalls.then(std::time::Instant::now)
+    }
+
+    fn stop_timer(&mut self, timer: Option<std::time::Instant>) {
+        if let Some(start) = timer {
+            self.stats.syscalls += 1;
+            self.stats.syscall_nanos += start.elapsed().as_nanos() as u64;
+        }
     }
 
     fn count_sent(&mut self, len: usize) {
