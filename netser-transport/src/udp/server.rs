@@ -12,7 +12,9 @@ use tracing::{debug, info};
 
 use super::common::{BlockProgress, NetworkInfo, SendError};
 use super::driver::{UdpConfig, UdpDriver};
+use crate::channel::wire::EncodedMessage;
 use crate::channel::ChannelId;
+use crate::connection;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::{
     DisconnectReason, Key, NetcodeServer, ServerConfig, ServerConfigError,
@@ -368,9 +370,12 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
         message: &Out,
     ) -> Result<usize, SendError> {
         let channel = channel.into();
+        // Encoded once for everyone, not once per client.
+        let encoded = EncodedMessage::encode(message)
+            .map_err(|e| SendError::Connection(connection::SendError::Encode(e)))?;
         let mut sent = 0;
         for client in self.clients.values_mut() {
-            client.connection.send_message(channel, message)?;
+            client.connection.send_encoded(channel, encoded.clone())?;
             sent += 1;
         }
         Ok(sent)
