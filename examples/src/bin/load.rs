@@ -13,7 +13,7 @@
 //! core holds at those costs (30 snapshots and 60 inputs a second each, whatever rate
 //! the clients' process managed), and the cost per datagram beside a bare `send_to`.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -110,7 +110,6 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
         .spawn()?;
     println!("load: {clients} clients in another process, server at {}", server.local_addr());
 
-    let tick = Duration::from_secs_f64(1.0 / game::SNAPSHOT_HZ);
     // Connect everyone (netcode admits a bounded number of handshakes at a time).
     let start = Instant::now();
     while (server.connected_clients() as u64) < clients && start.elapsed() < Duration::from_secs(120) {
@@ -122,41 +121,12 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     println!("  {} connected in {:.1} s", server.connected_clients(), start.elapsed().as_secs_f64());
 
     // Measure: wall clock and this thread's CPU time for each phase of each tick.
-    let mut wall_phase = [0.0f64; 4];
-    let mut cpu_phase = [0.0f64; 4];
-    let (mut inputs, mut ticks, mut overruns) = (0u64, 0u32, 0u32);
     let udp_before = server.driver().stats().clone();
     let measure = Instant::now();
-    let mut snapshot_bytes = 0;
-    while measure.elapsed().as_secs_f64() < seconds {
-        let mut marks = [(Instant::now(), cpu_seconds()); 5];
-        server.update();
-        marks[1] = (Instant::now(), cpu_seconds());
-        while let Some(event) = server.poll_event() {
-            if let ServerEvent::Message { message: ClientMessage::Input(_), .. } = event {
-                inputs += 1;
-            }
-        }
-        marks[2] = (Instant::now(), cpu_seconds());
-        let snapshot = moving_snapshot(ticks);
-        snapshot_bytes = snapshot.to_vec()?.len();
-        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))?;
-        marks[3] = (Instant::now(), cpu_seconds());
-        server.send_packets();
-        marks[4] = (Instant::now(), cpu_seconds());
-        for phase in 0..4 {
-            wall_phase[phase] += (marks[phase + 1].0 - marks[phase].0).as_secs_f64();
-            cpu_phase[phase] += marks[phase + 1].1 - marks[phase].1;
-        }
-        ticks += 1;
-        let busy = marks[0].0.elapsed();
-        if busy > tick {
-            overruns += 1;
-        }
-        std::thread::sleep(tick.saturating_sub(busy));
-    }
+    let loaded = run_ticks(&mut server, seconds)?;
     let wall = measure.elapsed().as_secs_f64();
-    let udp = server.driver().stats();
+    let Ticks { wall_phase, cpu_phase, inputs, ticks, overruns, snapshot_bytes } = loaded;
+    let udp = server.driver().stats().clone();
     let syscall_wall = (udp.syscall_nanos - udp_before.syscall_nanos) as f64 / 1e9;
     let syscalls = udp.syscalls - udp_before.syscalls;
     let sent = udp.datagrams_sent - udp_before.datagrams_sent;
@@ -166,8 +136,20 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     let connected = server.connected_clients() as f64;
     let snapshots_sent = f64::from(ticks) * connected;
 
+    // The same ticks with the clients paused: the per-client cost of a tick with nothing
+    // received (timers, keep-alives, the connections' estimates).
+    let mut stdin = child.stdin.take().ok_or("no child stdin")?;
+    writeln!(stdin, "pause")?;
+    std::thread::sleep(Duration::from_millis(500));
+    server.update(); // what was still on its way
+    while server.poll_event().is_some() {}
+    let idle_before = server.driver().stats().datagrams_received;
+    let idle = run_ticks(&mut server, 2.0)?;
+    let idle_received = server.driver().stats().datagrams_received - idle_before;
+    let idle_receive = (idle.cpu_phase[0] + idle.cpu_phase[1]) / f64::from(idle.ticks.max(1));
+
     // Stop the clients and wait for their report.
-    drop(child.stdin.take());
+    drop(stdin);
     server.shutdown(Duration::from_millis(200));
     let report: Vec<String> = BufReader::new(child.stdout.take().ok_or("no child stdout")?)
         .lines()
@@ -182,9 +164,13 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     let syscall_share = syscall_wall / busy_wall;
     // Receiving (update + events) is the inputs' cost; encoding and sending the
     // snapshots'. Keep-alives and acks ride along in both.
-    let per_input = (cpu_phase[0] + cpu_phase[1]) / (received.max(1) as f64);
+    let fixed = idle_receive / connected.max(1.0);
+    let receive_per_tick = (cpu_phase[0] + cpu_phase[1]) / f64::from(ticks.max(1));
+    let per_input = ((receive_per_tick - idle_receive).max(0.0) * f64::from(ticks))
+        / (received.max(1) as f64);
     let per_snapshot = (cpu_phase[2] + cpu_phase[3]) / snapshots_sent.max(1.0);
-    let per_client_second = game::SNAPSHOT_HZ * per_snapshot + game::INPUT_HZ * per_input;
+    let per_client_second =
+        game::SNAPSHOT_HZ * (per_snapshot + fixed) + game::INPUT_HZ * per_input;
     println!("  measured {wall:.1} s: {ticks} ticks, {overruns} over 33 ms by the clock; snapshots of {snapshot_bytes} bytes");
     println!(
         "  server thread CPU {:.1}% of one core ({:.1}% by the clock), per tick {:.2} ms: receive {:.2}, events {:.2}, encode+queue {:.2}, encrypt+send {:.2}",
@@ -217,7 +203,12 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
         floor / 1000.0
     );
     println!(
-        "  per client: {:.0} us of CPU a second (30 snapshots, 60 inputs) -> one core holds about {:.0} clients",
+        "  CPU per client per tick with nothing received (timers, estimates): {:.1} us ({} idle ticks, {idle_received} datagrams in them)",
+        fixed * 1e6,
+        idle.ticks
+    );
+    println!(
+        "  per client: {:.0} us of CPU a second (30 ticks, 30 snapshots, 60 inputs) -> one core holds about {:.0} clients",
         per_client_second * 1e6,
         1.0 / per_client_second
     );
@@ -241,11 +232,16 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         let config = UdpClientConfig { connection: game::connection_config(), ..UdpClientConfig::default() };
         clients.push(UdpClient::<ClientMessage, ServerMessage>::connect(token, config)?);
     }
-    // Stop when the server closes our stdin.
+    // A line on stdin pauses the clients (the server then measures its fixed costs with
+    // nothing arriving); the end of stdin stops them.
     let (stop_tx, stop_rx) = std::sync::mpsc::channel();
+    let paused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let pause = paused.clone();
     std::thread::spawn(move || {
         let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            pause.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let _ = stop_tx.send(());
     });
     let frame = Duration::from_secs_f64(1.0 / game::INPUT_HZ);
@@ -253,6 +249,10 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     while stop_rx.try_recv().is_err() {
         let frame_start = Instant::now();
+        if paused.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(frame);
+            continue;
+        }
         for client in clients.iter_mut() {
             client.update();
             while let Some(event) = client.poll_event() {
@@ -279,4 +279,61 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         snapshots as f64 / wall / count as f64
     );
     Ok(())
+}
+
+/// What [`run_ticks`] measured.
+struct Ticks {
+    /// Clock seconds in receive, events, encode + queue, encrypt + send.
+    wall_phase: [f64; 4],
+    /// CPU seconds in the same phases.
+    cpu_phase: [f64; 4],
+    inputs: u64,
+    ticks: u32,
+    overruns: u32,
+    snapshot_bytes: usize,
+}
+
+/// Runs the server at 30 Hz for `seconds`, broadcasting a snapshot each tick.
+fn run_ticks(
+    server: &mut UdpServer<ServerMessage, ClientMessage>,
+    seconds: f64,
+) -> Result<Ticks, Box<dyn std::error::Error>> {
+    let tick = Duration::from_secs_f64(1.0 / game::SNAPSHOT_HZ);
+    let mut t = Ticks {
+        wall_phase: [0.0; 4],
+        cpu_phase: [0.0; 4],
+        inputs: 0,
+        ticks: 0,
+        overruns: 0,
+        snapshot_bytes: 0,
+    };
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < seconds {
+        let mut marks = [(Instant::now(), cpu_seconds()); 5];
+        server.update();
+        marks[1] = (Instant::now(), cpu_seconds());
+        while let Some(event) = server.poll_event() {
+            if let ServerEvent::Message { message: ClientMessage::Input(_), .. } = event {
+                t.inputs += 1;
+            }
+        }
+        marks[2] = (Instant::now(), cpu_seconds());
+        let snapshot = moving_snapshot(t.ticks);
+        t.snapshot_bytes = snapshot.to_vec()?.len();
+        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))?;
+        marks[3] = (Instant::now(), cpu_seconds());
+        server.send_packets();
+        marks[4] = (Instant::now(), cpu_seconds());
+        for phase in 0..4 {
+            t.wall_phase[phase] += (marks[phase + 1].0 - marks[phase].0).as_secs_f64();
+            t.cpu_phase[phase] += marks[phase + 1].1 - marks[phase].1;
+        }
+        t.ticks += 1;
+        let busy = marks[0].0.elapsed();
+        if busy > tick {
+            t.overruns += 1;
+        }
+        std::thread::sleep(tick.saturating_sub(busy));
+    }
+    Ok(t)
 }
