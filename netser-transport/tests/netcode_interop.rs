@@ -193,7 +193,7 @@ impl RenetServer {
             Owned::Send(addr, bytes) => sim.send(t, server_addr(), addr, &bytes),
             Owned::Payload(client_id, bytes) => self.received.push((client_id, bytes)),
             Owned::Connected(client_id, addr, data, bytes) => {
-                self.connected.push((client_id, data));
+                self.connected.push((client_id, *data));
                 sim.send(t, server_addr(), addr, &bytes);
             }
             Owned::Disconnected(client_id, addr, bytes) => {
@@ -210,7 +210,7 @@ enum Owned {
     None,
     Send(SocketAddr, Vec<u8>),
     Payload(u64, Vec<u8>),
-    Connected(u64, SocketAddr, [u8; USER_DATA_BYTES], Vec<u8>),
+    Connected(u64, SocketAddr, Box<[u8; USER_DATA_BYTES]>, Vec<u8>),
     Disconnected(u64, SocketAddr, Option<Vec<u8>>),
 }
 
@@ -224,7 +224,7 @@ fn own(result: ServerResult<'_, '_>) -> Owned {
             addr,
             user_data,
             payload,
-        } => Owned::Connected(client_id, addr, *user_data, payload.to_vec()),
+        } => Owned::Connected(client_id, addr, user_data, payload.to_vec()),
         ServerResult::ClientDisconnected {
             client_id,
             addr,
@@ -266,11 +266,10 @@ fn step_netser_client(
     client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
 }
 
+type Datagrams = Vec<(SocketAddr, Vec<u8>)>;
+
 /// Deliveries due at `t`, split by receiver.
-fn deliver(
-    sim: &mut Simulator<SocketAddr>,
-    t: f64,
-) -> (Vec<(SocketAddr, Vec<u8>)>, Vec<(SocketAddr, Vec<u8>)>) {
+fn deliver(sim: &mut Simulator<SocketAddr>, t: f64) -> (Datagrams, Datagrams) {
     let (mut to_server, mut to_client) = (Vec::new(), Vec::new());
     while let Some(d) = sim.receive(t) {
         if d.to == client_addr() {
@@ -307,7 +306,7 @@ fn renetcode_client_connects_to_netser_server_with_our_token() {
         if client.inner.is_connected() {
             connected_at.get_or_insert(t);
             // Payloads both ways, one per 50 ms.
-            if sent < 100 && (t * 100.0).round() as u64 % 5 == 0 {
+            if sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
                 client.send(t, &mut sim, &[sent as u8 + 1; 100]);
                 server.send_payload(11, &[sent as u8 + 101; 200]).unwrap();
                 server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
@@ -426,7 +425,7 @@ fn netser_client_connects_to_renetcode_server_with_its_token() {
         server.step(t, &mut sim);
         inbox.extend(to_client);
         step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut client_received);
-        if client.is_connected() && sent < 100 && (t * 100.0).round() as u64 % 5 == 0 {
+        if client.is_connected() && sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
             client.send_payload(&[sent as u8 + 1; 300]).unwrap();
             client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
             let (to, bytes) = server

@@ -9,7 +9,7 @@ use super::outbox::Outbox;
 use super::packet::{
     self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters,
 };
-use super::replay::ReplayProtection;
+use super::replay::{ReplayProtection, REPLAY_WINDOW};
 use super::token::PrivateConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
@@ -360,18 +360,15 @@ impl NetcodeServer {
         self.outbox.drain(send);
     }
 
-    /// Heap bytes the server holds now (allocated capacity of every table and queue): the
-    /// measure of its memory bound.
+    /// Heap bytes the server holds now, from the allocated capacity of every table and
+    /// queue (hash tables counted at one control word per entry; queued events as if each
+    /// held user data): the measure of its memory bound.
     pub fn memory_bytes(&self) -> usize {
         use core::mem::size_of;
         let hash_entry = |key: usize, value: usize| key + value + 8;
         self.slots.capacity() * size_of::<Option<Slot>>()
-            + self
-                .slots
-                .iter()
-                .flatten()
-                .map(|_| 2048 + 8 * 256 + USER_DATA_BYTES)
-                .sum::<usize>()
+            // Each connected slot's boxed replay window and user data.
+            + self.by_id.len() * (size_of::<[u64; REPLAY_WINDOW]>() + USER_DATA_BYTES)
             + self.by_addr.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<usize>())
             + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
             + self.pending.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<Pending>())
