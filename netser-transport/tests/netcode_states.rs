@@ -341,3 +341,44 @@ fn invalid_token_state() {
         -5
     );
 }
+
+#[test]
+fn handshake_takes_two_round_trips() {
+    // 50 ms each way, 1 ms ticks: the request, the challenge, the response and the
+    // keep-alive each cross once, and every step is answered as it arrives.
+    use netser_transport::simulator::{Simulator, SimulatorConfig};
+    let mut sim: Simulator<SocketAddr> = Simulator::new(SimulatorConfig {
+        latency: 0.05,
+        ..SimulatorConfig::default()
+    });
+    let mut server = server_at(server_a(), 4);
+    let mut client = NetcodeClient::new(0.0, token(8, vec![server_a()]));
+    let (mut t, mut server_connected_at) = (0.0, None);
+    while !client.is_connected() {
+        assert!(t < 1.0);
+        while let Some(d) = sim.receive(t) {
+            let mut bytes = d.data;
+            if d.to == server_a() {
+                server.process_packet(T0 + t, d.from, &mut bytes);
+            } else {
+                client.process_packet(t, d.from, &mut bytes);
+            }
+        }
+        if server.is_connected(8) {
+            server_connected_at.get_or_insert(t);
+        }
+        client.update(t);
+        client.drain_datagrams(|to, bytes| sim.send(t, client_addr(8), to, bytes));
+        server.update(T0 + t);
+        server.drain_datagrams(|to, bytes| sim.send(t, server_a(), to, bytes));
+        t += 0.001;
+    }
+    let rtt = 0.1;
+    println!(
+        "client connected after {:.2} RTT, server after {:.2} RTT",
+        t / rtt,
+        server_connected_at.unwrap() / rtt
+    );
+    assert!((2.0..2.05).contains(&(t / rtt)), "{t}");
+    assert!((1.5..1.55).contains(&(server_connected_at.unwrap() / rtt)));
+}
