@@ -72,7 +72,11 @@ use crate::channel::{
 use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
+use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
 use crate::endpoint::{Endpoint, Stats};
+
+/// Bytes charged per datagram for the IP and UDP headers.
+const UDP_IP_HEADER_BYTES: usize = 28;
 use packet::{Incoming, IncomingItem};
 
 #[derive(Debug)]
@@ -111,6 +115,9 @@ pub struct Connection<Out, In = Out> {
     plan: Vec<(usize, usize)>,
     datagram: Vec<u8>,
     incoming: Vec<Incoming<In>>,
+    /// Bytes the next packets may take (token bucket; may go below zero by one packet).
+    budget: f64,
+    budget_time: f64,
     time: f64,
     _out: PhantomData<fn(&Out)>,
 }
@@ -190,6 +197,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             plan: Vec::with_capacity(channels),
             datagram: Vec::new(),
             incoming: Vec::new(),
+            budget: config.bandwidth * config.budget_window,
+            budget_time: now,
             time: now,
             config,
             _out: PhantomData,
@@ -503,6 +512,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 weights += u64::from(self.config.channels[index].priority);
             }
         }
+        self.refill_budget(now);
+        if self.budget <= 0.0 {
+            pending = 0; // over budget: acks only
+        }
         if pending == 0 && !self.ack_owed {
             return false;
         }
@@ -559,10 +572,29 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         };
         self.ack_owed = false;
         self.counters.packets_sent += 1;
+        if len > 0 {
+            self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;
+        }
         self.endpoint
             .send_packet(now, &self.packet[..len])
             .expect("packets fit max_packet_size");
         true
+    }
+
+    fn refill_budget(&mut self, now: f64) {
+        let elapsed = (now - self.budget_time).max(0.0);
+        self.budget_time = self.budget_time.max(now);
+        let cap = (self.config.bandwidth * self.config.budget_window).max(self.config.mtu as f64);
+        self.budget = (self.budget + elapsed * self.config.bandwidth).min(cap);
+    }
+
+    /// When the budget is positive again (now if it is).
+    fn budget_time(&self) -> f64 {
+        if self.budget > 0.0 {
+            self.time
+        } else {
+            self.budget_time + (-self.budget) / self.config.bandwidth + 1e-9
+        }
     }
 
     /// Advances time: recomputes the endpoint's estimates and feeds its RTT to the block
@@ -571,8 +603,18 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         self.time = now;
         self.endpoint.update(now);
         let rtt = self.endpoint.stats().rtt;
-        self.chunk_sender
-            .set_rtt((self.endpoint.counters().packets_acked > 0).then_some(rtt));
+        let has_rtt = self.endpoint.counters().packets_acked > 0;
+        self.chunk_sender.set_rtt(has_rtt.then_some(rtt));
+        let rtt_delay = if has_rtt {
+            rtt * self.config.resend_rtt_factor
+        } else {
+            0.0
+        };
+        for sender in &mut self.senders {
+            if let Sender::Reliable(sender) = sender {
+                sender.set_rtt_delay(rtt_delay);
+            }
+        }
     }
 
     /// When the connection next has something to send (a message due, a resend, a
@@ -583,16 +625,17 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if self.ack_owed {
             at(self.time);
         }
+        let budget = self.budget_time();
         for sender in &self.senders {
             match sender {
                 Sender::Reliable(s) => {
                     if let Some(t) = s.next_due_time() {
-                        at(t.max(self.time));
+                        at(t.max(self.time).max(budget));
                     }
                 }
                 Sender::Unreliable(s) => {
                     if s.len() > 0 {
-                        at(self.time);
+                        at(budget);
                     }
                 }
             }
@@ -604,6 +647,49 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             at(t);
         }
         wakeup
+    }
+
+    /// The most heap bytes this connection holds, with every queue full: the endpoint
+    /// ([`endpoint::Config::memory_bound`](crate::endpoint::Config::memory_bound), its
+    /// bounded ack list and one outgoing packet), each channel's send queue full of the
+    /// largest messages that fit a packet and its sent-packet map full, each receive
+    /// queue full, the block sender's queue and the block in flight, the block being
+    /// received and the received blocks waiting, all at `max_block_size`, and the
+    /// scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
+    /// field) comes on top, bounded by the message type's declared limits.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let connection: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
+    /// ```
+    pub fn memory_bound(&self) -> usize {
+        let config = &self.config;
+        let endpoint = config.endpoint.memory_bound()
+            + config.endpoint.sent_packets_buffer_size * core::mem::size_of::<u16>()
+            + config.mtu;
+        let mut channels = 0;
+        let mut incoming = 0;
+        for (index, (sender, receiver)) in self.senders.iter().zip(&self.receivers).enumerate() {
+            let max_message_bytes = self.max_message_bits[index].div_ceil(8) as usize;
+            channels += match sender {
+                Sender::Reliable(s) => s.memory_bound(max_message_bytes),
+                Sender::Unreliable(s) => s.memory_bound(max_message_bytes),
+            };
+            channels += match receiver {
+                Receiver::Reliable(r) => r.memory_bound(),
+                Receiver::Unreliable(r) => r.memory_bound(),
+            };
+            incoming += config.channels[index].max_messages_per_packet;
+        }
+        let blocks = (config.chunk.max_queued_chunks + 1) * config.max_block_size
+            + config.chunk.max_chunk_size()
+            + config.max_received_blocks * config.max_block_size;
+        let scratch = config.packet_payload_bytes()
+            + config.mtu
+            + incoming * core::mem::size_of::<Incoming<In>>()
+            + config.channels.len() * core::mem::size_of::<(usize, usize)>();
+        endpoint + channels + blocks + scratch
     }
 
     /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth.

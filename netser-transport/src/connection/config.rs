@@ -49,6 +49,20 @@ pub struct ConnectionConfig {
     /// full, the next block stays unacknowledged in the chunk receiver (the sender
     /// waits) until the user takes messages.
     pub max_received_blocks: usize,
+    /// Reliable messages are resent no sooner than their channel's `resend_delay`, nor
+    /// before `resend_rtt_factor` times the round-trip time, so that a long round trip
+    /// does not fill the budget with copies of messages still on their way. Default
+    /// 1.25; 0 resends after `resend_delay` whatever the RTT.
+    pub resend_rtt_factor: f64,
+    /// Budget for packets of messages, in bytes per second (each datagram charged its
+    /// length plus 28 bytes of IP and UDP headers). Default 256 000 (about 2 Mbit/s).
+    /// It also bounds the packets in flight to what the endpoint's sent and received
+    /// windows (1024 packets by default) can track over a long round trip. Blocks have
+    /// their own budget, `chunk.bandwidth`; packets of acks only are never held back.
+    pub bandwidth: f64,
+    /// Most budget saved up while idle, in seconds of `bandwidth` (at least one
+    /// packet). Default 0.1.
+    pub budget_window: f64,
     /// The packet endpoint's settings. `fragment_above` must be at least
     /// `mtu - 9` (the connection never fragments at the endpoint).
     pub endpoint: endpoint::Config,
@@ -67,9 +81,14 @@ impl Default for ConnectionConfig {
             mtu: DEFAULT_MTU,
             max_block_size: DEFAULT_MAX_BLOCK_SIZE,
             max_received_blocks: 8,
+            resend_rtt_factor: 1.25,
+            bandwidth: 256_000.0,
+            budget_window: 0.1,
             endpoint: endpoint::Config {
                 max_packet_size: payload,
                 fragment_above: payload,
+                sent_packets_buffer_size: 1024,
+                received_packets_buffer_size: 1024,
                 max_reassembly_bytes: 2 * endpoint::Config::default().fragment_size,
                 ..endpoint::Config::default()
             },
@@ -142,6 +161,16 @@ impl ConnectionConfig {
                 "max_block_size",
                 "1..=chunk.max_chunk_size() bytes",
             ));
+        }
+        if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
+            return Err(ConfigError::field("bandwidth", "finite and positive"));
+        }
+        if !(self.resend_rtt_factor.is_finite() && (0.0..=100.0).contains(&self.resend_rtt_factor))
+        {
+            return Err(ConfigError::field("resend_rtt_factor", "in 0..=100"));
+        }
+        if !(self.budget_window.is_finite() && self.budget_window > 0.0) {
+            return Err(ConfigError::field("budget_window", "finite and positive"));
         }
         if self.max_received_blocks == 0 {
             return Err(ConfigError::field("max_received_blocks", "at least 1"));
