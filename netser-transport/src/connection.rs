@@ -673,6 +673,49 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         wakeup
     }
 
+    /// The most heap bytes this connection holds, with every queue full: the endpoint
+    /// ([`endpoint::Config::memory_bound`](crate::endpoint::Config::memory_bound), its
+    /// bounded ack list and one outgoing packet), each channel's send queue full of the
+    /// largest messages that fit a packet and its sent-packet map full, each receive
+    /// queue full, the block sender's queue and the block in flight, the block being
+    /// received and the received blocks waiting, all at `max_block_size`, and the
+    /// scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
+    /// field) comes on top, bounded by the message type's declared limits.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let connection: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
+    /// ```
+    pub fn memory_bound(&self) -> usize {
+        let config = &self.config;
+        let endpoint = config.endpoint.memory_bound()
+            + config.endpoint.sent_packets_buffer_size * core::mem::size_of::<u16>()
+            + config.mtu;
+        let mut channels = 0;
+        let mut incoming = 0;
+        for (index, (sender, receiver)) in self.senders.iter().zip(&self.receivers).enumerate() {
+            let max_message_bytes = self.max_message_bits[index].div_ceil(8) as usize;
+            channels += match sender {
+                Sender::Reliable(s) => s.memory_bound(max_message_bytes),
+                Sender::Unreliable(s) => s.memory_bound(max_message_bytes),
+            };
+            channels += match receiver {
+                Receiver::Reliable(r) => r.memory_bound(),
+                Receiver::Unreliable(r) => r.memory_bound(),
+            };
+            incoming += config.channels[index].max_messages_per_packet;
+        }
+        let blocks = (config.chunk.max_queued_chunks + 1) * config.max_block_size
+            + config.chunk.max_chunk_size()
+            + config.max_received_blocks * config.max_block_size;
+        let scratch = config.packet_payload_bytes()
+            + config.mtu
+            + incoming * core::mem::size_of::<Incoming<In>>()
+            + config.channels.len() * core::mem::size_of::<(usize, usize)>();
+        endpoint + channels + blocks + scratch
+    }
+
     /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth.
     pub fn stats(&self) -> &Stats {
         self.endpoint.stats()

@@ -33,13 +33,6 @@ impl Payload {
             Self::Block(_) => BLOCK_REFERENCE_BITS,
         }
     }
-
-    fn heap_bytes(&self) -> usize {
-        match self {
-            Self::Message(m) => m.heap_bytes(),
-            Self::Block(_) => 0,
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -66,7 +59,6 @@ pub(crate) struct ReliableSender {
     max_per_packet: usize,
     /// The ids picked by the last [`select`](Self::select).
     selected: Vec<u16>,
-    queued_bytes: usize,
 }
 
 /// What [`ReliableSender::select`] picked.
@@ -95,7 +87,6 @@ impl ReliableSender {
             window: send_queue_size.min(receive_queue_size).min(32768) as u16,
             max_per_packet,
             selected: Vec::with_capacity(max_per_packet),
-            queued_bytes: 0,
         }
     }
 
@@ -109,23 +100,14 @@ impl ReliableSender {
         usize::from(self.next_id.wrapping_sub(self.oldest_unacked))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.next_id == self.oldest_unacked
-    }
-
     pub fn is_full(&self) -> bool {
         self.len() >= self.queue.capacity()
-    }
-
-    pub fn queued_bytes(&self) -> usize {
-        self.queued_bytes
     }
 
     /// Queues a message; returns its id. The caller checks [`is_full`](Self::is_full).
     pub fn push(&mut self, payload: Payload) -> u16 {
         debug_assert!(!self.is_full());
         let id = self.next_id;
-        self.queued_bytes += payload.heap_bytes();
         let inserted = self.queue.insert(
             id,
             SendEntry {
@@ -242,8 +224,7 @@ impl ReliableSender {
         };
         let mut acked = 0;
         for id in ids {
-            if let Some(entry) = self.queue.remove(id) {
-                self.queued_bytes -= entry.payload.heap_bytes();
+            if self.queue.remove(id).is_some() {
                 acked += 1;
             }
         }
@@ -253,12 +234,13 @@ impl ReliableSender {
         acked
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes with the send queue full of messages of `max_message_bytes` and every
+    /// sent packet remembered with the most messages.
+    pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
         SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
+            + self.queue.capacity() * max_message_bytes
             + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
-            + self.sent_packets.capacity() * self.max_per_packet * 2
-            + self.max_per_packet * 2
-            + self.queued_bytes
+            + (self.sent_packets.capacity() + 1) * self.max_per_packet * 2
     }
 }
 
@@ -412,6 +394,17 @@ impl<In> ReliableReceiver<In> {
                 }
             }
             None
+        }
+    }
+
+    /// Heap bytes of the queues themselves when full (the heap that messages own is
+    /// bounded by their type and not counted here).
+    pub fn memory_bound(&self) -> usize {
+        let capacity = self.capacity();
+        if self.ordered {
+            capacity * core::mem::size_of::<Option<Item<In>>>()
+        } else {
+            capacity * (1 + core::mem::size_of::<Item<In>>())
         }
     }
 

@@ -19,7 +19,6 @@ pub(crate) struct UnreliableSender {
     next_id: u16,
     max_per_packet: usize,
     selected: usize,
-    queued_bytes: usize,
 }
 
 impl UnreliableSender {
@@ -31,7 +30,6 @@ impl UnreliableSender {
             next_id: 0,
             max_per_packet,
             selected: 0,
-            queued_bytes: 0,
         }
     }
 
@@ -43,13 +41,8 @@ impl UnreliableSender {
         self.queue.len() >= self.capacity
     }
 
-    pub fn queued_bytes(&self) -> usize {
-        self.queued_bytes
-    }
-
     pub fn push(&mut self, message: EncodedMessage) {
         debug_assert!(!self.is_full());
-        self.queued_bytes += message.heap_bytes();
         self.queue.push_back((self.next_id, message));
         self.next_id = self.next_id.wrapping_add(1);
     }
@@ -104,15 +97,15 @@ impl UnreliableSender {
                 }
                 previous = Some(id);
             }
-            self.queued_bytes -= message.heap_bytes();
             message.write(e)?;
         }
         self.selected = 0;
         Ok(())
     }
 
-    pub fn heap_bytes(&self) -> usize {
-        self.capacity * core::mem::size_of::<(u16, EncodedMessage)>() + self.queued_bytes
+    /// Heap bytes with the queue full of messages of `max_message_bytes`.
+    pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
+        self.capacity * (core::mem::size_of::<(u16, EncodedMessage)>() + max_message_bytes)
     }
 }
 
@@ -168,5 +161,10 @@ impl<In> UnreliableReceiver<In> {
 
     pub fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Heap bytes of the queue when full (not counting what messages own).
+    pub fn memory_bound(&self) -> usize {
+        self.capacity * core::mem::size_of::<In>()
     }
 }

@@ -19,11 +19,6 @@ impl EncodedMessage {
         Ok(Self { bytes, bits })
     }
 
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.len()
-    }
-
     /// Writes the stored bits into `e`, exactly as `message.encode(e)` would have.
     pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
         let mut r = ReadStream::new(&self.bytes);
