@@ -54,6 +54,6 @@ mod server;
 
 pub use client::{ClientEvent, UdpClient, UdpClientConfig};
 pub use clock::Clock;
-pub use common::{protocol_id, BlockProgress, NetworkInfo, SendError};
+pub use common::BlockProgress;
 pub use driver::{DropReason, UdpConfig, UdpDriver, UdpStats, MAX_UDP_PAYLOAD};
-pub use server::{ServerError, ServerEvent, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};
+pub use server::{StartError, ServerEvent, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};

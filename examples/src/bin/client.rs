@@ -16,8 +16,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::{ConnectToken, TokenParams};
-use netser_transport::udp::{protocol_id, ClientEvent, UdpClient, UdpClientConfig};
+use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
+use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server: SocketAddr = "127.0.0.1:40000".parse()?;
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    let protocol = protocol_id::<ServerMessage, ClientMessage>();
+    let protocol = protocol_id::<ClientMessage, ServerMessage>();
     let token = match (token_file, key) {
         (Some(path), _) => ConnectToken::from_bytes(&std::fs::read(path)?)?,
         (None, key) => {
@@ -120,7 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             if t as u64 > last_report {
                 last_report = t as u64;
-                let rtt = client.network_info().map_or(0.0, |i| i.rtt * 1000.0);
+                let rtt = client.network_info().rtt * 1000.0;
                 println!("{snapshots} snapshots in the last second, rtt {rtt:.1} ms");
                 snapshots = 0;
             }

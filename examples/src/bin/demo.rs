@@ -22,10 +22,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::{generate_key, ConnectToken, DisconnectReason, TokenParams};
+use netser_transport::netcode::{protocol_id, generate_key, ConnectToken, DisconnectReason, TokenParams};
 use netser_transport::simulator::SimulatorConfig;
-use netser_transport::udp::{
-    protocol_id, ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
+use netser_transport::udp::{ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
     UdpServerConfig,
 };
 
@@ -145,7 +144,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     // The server. The key is shared with the backend that issues connect tokens; the
     // protocol id comes from the message schemas, so an incompatible client is refused.
     let key = generate_key()?;
-    let protocol = protocol_id::<ServerMessage, ClientMessage>();
+    let protocol = protocol_id::<ClientMessage, ServerMessage>();
     let config = UdpServerConfig {
         max_clients: args.clients as usize,
         connection: game::connection_config(),
@@ -282,7 +281,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                     ClientMessage::Chat(mut line) => {
                         line.from = client_id; // the server says who wrote it
-                        server.broadcast_message(RELIABLE, &ServerMessage::Chat(line))?;
+                        server.broadcast_message(RELIABLE, &ServerMessage::Chat(line)).map_err(|(_, e)| e)?;
                         chat_relayed += 1;
                     }
                 },
@@ -293,7 +292,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             let snapshot = game::snapshot(tick / 2);
             snapshot_bytes += snapshot.to_vec()?.len();
             snapshots_sent += 1;
-            server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))?;
+            server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot)).map_err(|(_, e)| e)?;
             for id in server.client_ids() {
                 client_logs[id as usize - 1].snapshots_expected += 1;
             }
@@ -318,7 +317,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     // Everyone leaves; the server sees each disconnect, then shuts down.
     let infos: Vec<_> = clients
         .iter()
-        .map(|c| c.network_info().unwrap_or_default())
+        .map(|c| c.network_info())
         .collect();
     let server_infos: HashMap<u64, _> = (1..=args.clients)
         .filter_map(|id| server.network_info(id).map(|info| (id, info)))

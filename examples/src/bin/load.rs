@@ -20,9 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, SEQUENCED};
-use netser_transport::netcode::{generate_key, ConnectToken, TokenParams};
-use netser_transport::udp::{
-    protocol_id, ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
+use netser_transport::netcode::{protocol_id, generate_key, ConnectToken, TokenParams};
+use netser_transport::udp::{ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
     UdpServerConfig,
 };
 
@@ -87,7 +86,7 @@ fn send_to_floor(len: usize) -> f64 {
 
 fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     let key = generate_key()?;
-    let protocol = protocol_id::<ServerMessage, ClientMessage>();
+    let protocol = protocol_id::<ClientMessage, ServerMessage>();
     let config = UdpServerConfig {
         max_clients: clients as usize,
         connection: game::connection_config(),
@@ -223,7 +222,7 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let server: SocketAddr = args.first().ok_or("server address")?.parse()?;
     let key = game::parse_key(args.get(1).ok_or("key")?)?;
     let count: u64 = args.get(2).ok_or("count")?.parse()?;
-    let protocol = protocol_id::<ServerMessage, ClientMessage>();
+    let protocol = protocol_id::<ClientMessage, ServerMessage>();
     let unix_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
     let mut clients = Vec::new();
     for client_id in 1..=count {
@@ -320,7 +319,7 @@ fn run_ticks(
         marks[2] = (Instant::now(), cpu_seconds());
         let snapshot = moving_snapshot(t.ticks);
         t.snapshot_bytes = snapshot.to_vec()?.len();
-        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))?;
+        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot)).map_err(|(_, e)| e)?;
         marks[3] = (Instant::now(), cpu_seconds());
         server.send_packets();
         marks[4] = (Instant::now(), cpu_seconds());

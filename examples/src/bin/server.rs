@@ -32,7 +32,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::udp::{protocol_id, ServerEvent, UdpServer, UdpServerConfig};
+use netser_transport::netcode::protocol_id;
+use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -68,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Clients must find this address in their token. Behind NAT or bound to 0.0.0.0,
         // list the address players reach instead.
         public_addresses: vec![listen],
-        ..UdpServerConfig::new(protocol_id::<ServerMessage, ClientMessage>(), key)
+        ..UdpServerConfig::new(protocol_id::<ClientMessage, ServerMessage>(), key)
     };
     let mut server: UdpServer<ServerMessage, ClientMessage> = UdpServer::bind(listen, config)?;
     if key == game::DEV_KEY {
@@ -100,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "chat from {client_id}: {}",
                         String::from_utf8_lossy(&line.text)
                     );
-                    server.broadcast_message(RELIABLE, &ServerMessage::Chat(line))?;
+                    server.broadcast_message(RELIABLE, &ServerMessage::Chat(line)).map_err(|(_, e)| e)?;
                 }
                 ServerEvent::BlockProgress {
                     client_id,
@@ -111,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => {} // inputs would drive the simulation; disconnects are logged
             }
         }
-        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))?;
+        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick))).map_err(|(_, e)| e)?;
         server.send_packets();
         tick += 1;
         if tick % 150 == 0 {

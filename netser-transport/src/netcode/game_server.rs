@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use netser::NetSerialize;
 
+use crate::channel::wire::EncodedMessage;
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::endpoint::Stats;
@@ -262,13 +263,22 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         message: &Out,
     ) -> Result<(), (ClientId, MessageError)> {
         let channel = channel.into();
+        // Encoded once for everyone (a snapshot to a thousand clients), not per client.
+        let encoded = EncodedMessage::encode(message)
+            .map_err(|e| MessageError::Connection(crate::connection::SendError::Encode(e)));
         let mut first_error = None;
         for (client_id, connection) in self.connections.iter_mut().flatten() {
             if Some(*client_id) == except {
                 continue;
             }
-            if let Err(error) = connection.send_message(channel, message) {
-                first_error.get_or_insert((*client_id, MessageError::Connection(error)));
+            let sent = match &encoded {
+                Ok(encoded) => connection
+                    .send_encoded(channel, encoded.clone())
+                    .map_err(MessageError::Connection),
+                Err(error) => Err(error.clone()),
+            };
+            if let Err(error) = sent {
+                first_error.get_or_insert((*client_id, error));
             }
         }
         first_error.map_or(Ok(()), Err)

@@ -1,17 +1,19 @@
-//! `UdpClient`: a game client over real UDP, called once per frame.
+//! `UdpClient`: the sans-IO [`Client`] on a real UDP socket, called once per frame.
 
-use std::io;
 use std::net::{SocketAddr, UdpSocket};
 
 use netser::NetSerialize;
-use tracing::{debug, info};
+use tracing::info;
 
-use super::common::{BlockProgress, NetworkInfo, SendError};
+use super::common::BlockProgress;
 use super::driver::{UdpConfig, UdpDriver};
-use super::server::{push_event, Events};
+use super::server::{push_event, Events, StartError};
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
-use crate::netcode::{ClientState, ConnectToken, DisconnectReason, NetcodeClient, MAX_PACKET_BYTES};
+use crate::netcode::{
+    Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
+    NetworkInfo,
+};
 
 /// Settings of a [`UdpClient`]: the connection (the same as the server's) and the socket.
 ///
@@ -31,10 +33,10 @@ pub struct UdpClientConfig {
 /// What happened since the last frame, from [`UdpClient::poll_event`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientEvent<In> {
-    /// The handshake completed: messages can flow.
+    /// The handshake completed: messages flow.
     Connected {
         /// The id from the connect token.
-        client_id: u64,
+        client_id: ClientId,
     },
     /// The connection ended (or never started), with the reason.
     Disconnected {
@@ -48,20 +50,20 @@ pub enum ClientEvent<In> {
         /// The message.
         message: In,
     },
-    /// A block from the server advanced (bytes received).
+    /// A block from the server advanced (slices received).
     BlockProgress {
         /// How far.
         progress: BlockProgress,
     },
 }
 
-/// A game client over UDP: a netcode session with a connect token, a [`Connection`],
-/// the socket driver and the clock. Call [`update`](Self::update) at the start of each
-/// frame, read [`poll_event`](Self::poll_event), send, then
-/// [`send_packets`](Self::send_packets).
+/// A game client over UDP: the sans-IO [`Client`] (a netcode session with a connect
+/// token, a [`Connection`]) on a [`UdpDriver`] and its clock. Call
+/// [`update`](Self::update) at the start of each frame, read
+/// [`poll_event`](Self::poll_event), send, then [`send_packets`](Self::send_packets).
 ///
 /// ```no_run
-/// use netser_transport::netcode::{generate_key, ConnectToken, TokenParams};
+/// use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
 /// use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -69,15 +71,16 @@ pub enum ClientEvent<In> {
 /// let key = generate_key()?;
 /// let server = "127.0.0.1:40000".parse()?;
 /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-/// let params = TokenParams { client_id: 42, ..TokenParams::new(0x1234, vec![server], now) };
+/// // This client sends u16 and receives u32.
+/// let params = TokenParams { client_id: 42, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server], now) };
 /// let token = ConnectToken::generate(&params, &key)?;
 ///
-/// let mut client: UdpClient<String, String> = UdpClient::connect(token, UdpClientConfig::default())?;
+/// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
 /// loop {
 ///     client.update();
 ///     while let Some(event) = client.poll_event() {
 ///         match event {
-///             ClientEvent::Connected { .. } => client.send_message(0, &"hello".to_string())?,
+///             ClientEvent::Connected { .. } => client.send_message(0, &7)?,
 ///             ClientEvent::Message { message, .. } => println!("{message}"),
 ///             ClientEvent::Disconnected { reason } => return Ok(println!("{reason}")),
 ///             _ => {}
@@ -90,110 +93,87 @@ pub enum ClientEvent<In> {
 /// ```
 #[derive(Debug)]
 pub struct UdpClient<Out, In> {
-    netcode: NetcodeClient,
+    client: Client<Out, In>,
     driver: UdpDriver,
-    connection_config: ConnectionConfig,
-    connection: Option<Connection<Out, In>>,
+    channels: usize,
     /// Whether the Connected / Disconnected events were queued.
     announced_connected: bool,
     announced_disconnected: bool,
     events: Events<ClientEvent<In>>,
     block: Option<BlockProgress>,
     message_channel: u8,
-    scratch: Vec<u8>,
 }
 
 impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     /// Binds a socket on any port (IPv4 or IPv6, as the token's first server address)
-    /// and starts connecting with `token` at the first [`update`](Self::update).
+    /// and starts connecting with `token` at the next [`send_packets`](Self::send_packets).
     ///
     /// # Errors
-    /// The socket's error.
-    pub fn connect(token: ConnectToken, config: UdpClientConfig) -> io::Result<Self> {
+    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
+    /// for another protocol than `Out` and `In` give, or the connection settings are
+    /// refused.
+    pub fn connect(token: ConnectToken, config: UdpClientConfig) -> Result<Self, StartError> {
         let any: SocketAddr = match token.server_addresses().first() {
-            Some(SocketAddr::V6(_)) => "[::]:0".parse().expect("valid address"),
-            _ => "0.0.0.0:0".parse().expect("valid address"),
+            Some(SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+            _ => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
         };
         let driver = UdpDriver::from_socket(UdpSocket::bind(any)?, config.udp)?;
-        Ok(Self::with_driver(driver, token, config.connection))
+        Self::with_driver(driver, token, config.connection)
     }
 
     /// A client on a driver the caller set up (its own socket, simulators).
-    pub fn with_driver(driver: UdpDriver, token: ConnectToken, connection: ConnectionConfig) -> Self {
-        let now = driver.now();
-        info!(client_id = token.client_id(), server = ?token.server_addresses().first(), "udp client: connecting");
-        Self {
-            netcode: NetcodeClient::new(now, token),
+    ///
+    /// # Errors
+    /// [`StartError::Setup`], as [`connect`](Self::connect).
+    pub fn with_driver(
+        driver: UdpDriver,
+        token: ConnectToken,
+        connection: ConnectionConfig,
+    ) -> Result<Self, StartError> {
+        let channels = connection.channels.len();
+        let server = token.server_addresses().first().copied();
+        let client_id = token.client_id();
+        let client = Client::new(driver.now(), token, connection)?;
+        info!(client_id, ?server, "udp client: connecting");
+        Ok(Self {
+            client,
             driver,
-            connection_config: connection,
-            connection: None,
+            channels,
             announced_connected: false,
             announced_disconnected: false,
             events: Events::default(),
             block: None,
             message_channel: 0,
-            scratch: vec![0; MAX_PACKET_BYTES.max(1500)],
-        }
+        })
     }
 
     /// The start of a frame: reads the clock, takes the datagrams waiting on the socket,
-    /// advances the handshake, keep-alives, timeouts and resends, and queues events.
+    /// and queues events (connected, disconnected, block progress, messages).
     pub fn update(&mut self) {
         let now = self.driver.now();
         self.driver.flush();
-        let Self {
-            netcode,
-            driver,
-            connection,
-            connection_config,
-            scratch,
-            ..
-        } = self;
-        driver.receive(|from, bytes| {
-            let Some(buf) = scratch.get_mut(..bytes.len()) else {
-                return;
-            };
-            buf.copy_from_slice(bytes);
-            let payload = netcode.process_packet(now, from, buf);
-            if connection.is_none() && netcode.is_connected() {
-                *connection = Connection::new(connection_config.clone(), now).ok();
-            }
-            if let (Some(payload), Some(connection)) = (payload, connection.as_mut()) {
-                if let Err(e) = connection.receive_datagram(now, payload) {
-                    debug!(reason = %e, "udp client: datagram dropped by the connection");
-                }
-            }
-        });
-        self.netcode.update(now);
-        self.track_state(now);
-        if let Some(connection) = &mut self.connection {
-            connection.update(now);
-            let progress = BlockProgress::receiving(connection);
-            if let Some(progress) = BlockProgress::change(self.block, progress) {
-                push_event(&mut self.events, ClientEvent::BlockProgress { progress });
-            }
-            self.block = progress;
+        let client = &mut self.client;
+        self.driver.receive(|from, bytes| client.receive_datagram(now, from, bytes));
+        self.track_state();
+        let progress = BlockProgress::receiving(self.client.connection());
+        if let Some(progress) = BlockProgress::change(self.block, progress) {
+            push_event(&mut self.events, ClientEvent::BlockProgress { progress });
         }
+        self.block = progress;
         self.message_channel = 0;
     }
 
-    fn track_state(&mut self, now: f64) {
-        if self.netcode.is_connected() {
-            if self.connection.is_none() {
-                self.connection = Connection::new(self.connection_config.clone(), now).ok();
-            }
-            if !self.announced_connected {
-                self.announced_connected = true;
-                let client_id = self.netcode.client_id();
-                info!(client_id, server = %self.netcode.server_addr(), "udp client: connected");
-                push_event(&mut self.events, ClientEvent::Connected { client_id });
-            }
+    fn track_state(&mut self) {
+        if self.client.is_connected() && !self.announced_connected {
+            self.announced_connected = true;
+            let client_id = self.client.client_id();
+            info!(client_id, server = %self.client.server_addr(), "udp client: connected");
+            push_event(&mut self.events, ClientEvent::Connected { client_id });
         }
-        if let Some(reason) = self.netcode.disconnect_reason() {
+        if let Some(reason) = self.client.disconnect_reason() {
             if !self.announced_disconnected {
                 self.announced_disconnected = true;
-                self.connection = None;
-                info!(client_id = self.netcode.client_id(), %reason, "udp client: disconnected");
+                info!(client_id = self.client.client_id(), %reason, "udp client: disconnected");
                 push_event(&mut self.events, ClientEvent::Disconnected { reason });
             }
         }
@@ -206,11 +186,9 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
         if let Some(event) = self.events.queue.pop_front() {
             return Some(event);
         }
-        let connection = self.connection.as_mut()?;
-        let channels = self.connection_config.channels.len();
-        while usize::from(self.message_channel) < channels {
+        while usize::from(self.message_channel) < self.channels {
             let channel = ChannelId(self.message_channel);
-            if let Some(message) = connection.receive_message(channel) {
+            if let Some(message) = self.client.receive_message(channel) {
                 return Some(ClientEvent::Message { channel, message });
             }
             self.message_channel += 1;
@@ -218,103 +196,89 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
         None
     }
 
-    /// The end of a frame: builds the packets, encrypts and sends them.
+    /// The end of a frame: advances the handshake, keep-alives, timeouts and resends,
+    /// builds the packets, encrypts and sends them.
     pub fn send_packets(&mut self) {
         let now = self.driver.now();
-        if let Some(connection) = &mut self.connection {
-            while let Some(datagram) = connection.poll_datagram(now) {
-                if self.netcode.send_payload(datagram).is_err() {
-                    let driver = &mut self.driver;
-                    self.netcode.drain_datagrams(|to, bytes| {
-                        let _ = driver.send(to, bytes);
-                    });
-                    if let Err(e) = self.netcode.send_payload(datagram) {
-                        debug!(reason = %e, "udp client: packet dropped");
-                    }
-                }
-            }
-        }
+        self.client.update(now);
+        self.track_state();
         let driver = &mut self.driver;
-        self.netcode.drain_datagrams(|to, bytes| {
+        self.client.drain_datagrams(|to, bytes| {
             let _ = driver.send(to, bytes); // drops are counted by the driver
         });
         self.driver.flush();
     }
 
     /// Queues a message on `channel`; it goes out at the next
-    /// [`send_packets`](Self::send_packets).
+    /// [`send_packets`](Self::send_packets) once connected (reliable messages queued while
+    /// connecting wait for the handshake).
     ///
     /// # Errors
-    /// [`SendError::NotConnected`] before the handshake completes or after a disconnect;
-    /// the connection's refusal otherwise.
-    pub fn send_message(&mut self, channel: impl Into<ChannelId>, message: &Out) -> Result<(), SendError> {
-        let connection = self.connection.as_mut().ok_or(SendError::NotConnected)?;
-        connection.send_message(channel, message)?;
-        Ok(())
+    /// [`MessageError::NotConnected`] after a disconnect; the connection's refusal
+    /// otherwise.
+    pub fn send_message(&mut self, channel: impl Into<ChannelId>, message: &Out) -> Result<(), MessageError> {
+        self.client.send_message(channel, message)
     }
 
     /// Takes the next message on `channel`, if any.
     pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
-        self.connection.as_mut()?.receive_message(channel)
+        self.client.receive_message(channel)
     }
 
-    /// Disconnects: tells the server (redundantly, so one packet survives loss), frees the
-    /// connection, and queues [`ClientEvent::Disconnected`].
+    /// Disconnects: tells the server (redundantly, so one packet survives loss) and queues
+    /// [`ClientEvent::Disconnected`].
     pub fn disconnect(&mut self) {
-        self.netcode.disconnect();
-        let now = self.driver.now();
-        self.track_state(now);
+        self.client.disconnect();
         self.send_packets();
     }
 
-    /// Whether messages can flow.
+    /// Whether messages flow.
     pub fn is_connected(&self) -> bool {
-        self.netcode.is_connected() && self.connection.is_some()
+        self.client.is_connected()
     }
 
     /// Whether the handshake is in progress.
     pub fn is_connecting(&self) -> bool {
-        self.netcode.is_connecting()
+        self.client.is_connecting()
     }
 
     /// The netcode state (every error state of the standard is named).
     pub fn state(&self) -> ClientState {
-        self.netcode.state()
+        self.client.state()
     }
 
     /// Why the client is disconnected, if it is.
     pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
-        self.netcode.disconnect_reason()
+        self.client.disconnect_reason()
     }
 
     /// The id from the connect token.
-    pub fn client_id(&self) -> u64 {
-        self.netcode.client_id()
+    pub fn client_id(&self) -> ClientId {
+        self.client.client_id()
     }
 
-    /// RTT, loss and bandwidth, once connected.
-    pub fn network_info(&self) -> Option<NetworkInfo> {
-        self.connection.as_ref().map(NetworkInfo::of)
+    /// RTT, loss and bandwidth.
+    pub fn network_info(&self) -> NetworkInfo {
+        self.client.network_info()
     }
 
     /// Progress of the block being received, if any.
     pub fn block_progress(&self) -> Option<BlockProgress> {
-        self.connection.as_ref().and_then(BlockProgress::receiving)
+        BlockProgress::receiving(self.client.connection())
     }
 
-    /// The connection (counters, channel state, endpoint), once connected.
-    pub fn connection(&self) -> Option<&Connection<Out, In>> {
-        self.connection.as_ref()
+    /// The connection (counters, channel state, endpoint).
+    pub fn connection(&self) -> &Connection<Out, In> {
+        self.client.connection()
     }
 
     /// When the next timer is due, for a loop that sleeps between frames.
     pub fn next_wakeup(&self) -> Option<f64> {
-        let times = [
-            self.netcode.next_wakeup(),
-            self.driver.next_wakeup(),
-            self.connection.as_ref().and_then(Connection::next_wakeup),
-        ];
-        times.into_iter().flatten().reduce(f64::min)
+        self.client
+            .next_wakeup()
+            .into_iter()
+            .chain(self.driver.next_wakeup())
+            .min_by(f64::total_cmp)
     }
 
     /// The clock every layer runs on (Unix seconds, monotonic).
@@ -332,9 +296,14 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
         &self.driver
     }
 
-    /// The netcode client (refusal counters by reason).
+    /// The sans-IO client underneath.
+    pub fn client(&self) -> &Client<Out, In> {
+        &self.client
+    }
+
+    /// The netcode layer (refusal counters by reason).
     pub fn netcode(&self) -> &NetcodeClient {
-        &self.netcode
+        self.client.netcode()
     }
 
     /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.

@@ -1,39 +1,8 @@
-//! What the UDP server and client share: network info, block progress, send errors,
-//! the default protocol id.
-
-use std::fmt;
+//! What the UDP server and client share: block progress.
 
 use netser::NetSerialize;
 
-use crate::connection::{self, Connection};
-
-/// A connection's estimates, as a game shows them: RTT, packet loss, bandwidth.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct NetworkInfo {
-    /// Smoothed round-trip time, seconds (0 until the first ack).
-    pub rtt: f64,
-    /// Share of sent packets not acked, `0.0..=1.0`.
-    pub packet_loss: f64,
-    /// Kilobits per second sent.
-    pub sent_kbps: f64,
-    /// Kilobits per second received.
-    pub received_kbps: f64,
-    /// Kilobits per second sent and acked.
-    pub acked_kbps: f64,
-}
-
-impl NetworkInfo {
-    pub(crate) fn of<Out: NetSerialize, In: NetSerialize>(connection: &Connection<Out, In>) -> Self {
-        let stats = connection.stats();
-        Self {
-            rtt: stats.rtt,
-            packet_loss: stats.packet_loss,
-            sent_kbps: stats.sent_kbps,
-            received_kbps: stats.received_kbps,
-            acked_kbps: stats.acked_kbps,
-        }
-    }
-}
+use crate::connection::Connection;
 
 /// Where a block (a message too large for one packet) is: slices and bytes acked by the
 /// receiver when sending, received when receiving. A progress with
@@ -118,52 +87,4 @@ impl BlockProgress {
             _ => None,
         }
     }
-}
-
-/// Why a message could not be sent.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SendError {
-    /// No connected client has this id (server), or the client is not connected yet or
-    /// any more (client).
-    NotConnected,
-    /// The connection refused it: unknown channel, full queue, a value out of its
-    /// bounds, an unreliable message too large for a packet...
-    Connection(connection::SendError),
-}
-
-impl fmt::Display for SendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotConnected => f.write_str("not connected"),
-            Self::Connection(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for SendError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::NotConnected => None,
-            Self::Connection(e) => Some(e),
-        }
-    }
-}
-
-impl From<connection::SendError> for SendError {
-    fn from(e: connection::SendError) -> Self {
-        Self::Connection(e)
-    }
-}
-
-/// The default protocol id of a game whose server sends `S` and whose clients send `C`:
-/// both schema hashes, so a client built from another message schema is refused at
-/// connect (its connection request names another protocol).
-///
-/// ```
-/// use netser_transport::udp::protocol_id;
-/// assert_ne!(protocol_id::<u8, u16>(), protocol_id::<u16, u8>());
-/// ```
-pub fn protocol_id<S: NetSerialize, C: NetSerialize>() -> u64 {
-    S::SCHEMA_HASH.rotate_left(17) ^ C::SCHEMA_HASH
 }
