@@ -141,7 +141,7 @@ pub fn body(id: u8, tick: u32) -> Body {
         (i / 8.0).floor() * 24.0 - 84.0,
     ];
     let pausing = (t + i * 0.37) % 4.0 < 1.0;
-    if id % 4 == 0 || pausing {
+    if id.is_multiple_of(4) || pausing {
         let angle = i * 0.7;
         return Body {
             id,

@@ -1,9 +1,12 @@
-//! Layer 7: real UDP. A thin driver on [`std::net::UdpSocket`] that reads the clock,
-//! receives datagrams and sends the ones the sans-IO layers produce.
+//! Layer 7: real UDP. [`UdpServer`] and [`UdpClient`] put the sans-IO
+//! [`Server`](crate::netcode::Server) and [`Client`](crate::netcode::Client) on a socket,
+//! for a game to call once per frame; [`UdpDriver`] is the socket underneath, usable on
+//! its own.
 //!
 //! Everything below this module takes the time as an argument and never touches a
 //! socket; this is the one place that reads a clock ([`Clock`]) and calls the operating
-//! system. [`UdpDriver`] is deliberately small:
+//! system. A game with its own socket or engine uses the sans-IO types directly and
+//! feeds them the same way. [`UdpDriver`] is deliberately small:
 //!
 //! - a non-blocking socket whose kernel buffers are sized for the largest block (the
 //!   chunk article: "make sure you increase the size of your OS socket buffers on both
@@ -18,7 +21,12 @@
 //!   the reason ([`DropReason`], [`UdpStats`]). Without a `tracing` subscriber installed
 //!   nothing is printed.
 //!
-//! The run loop, once per game frame:
+//! Connects and disconnects are logged at info level, as are the server starting and
+//! shutting down.
+//!
+//! A game server and client: see [`UdpServer`] and [`UdpClient`] (and the repository's
+//! `examples/src/bin/demo.rs` for a complete game). The driver's own run loop, once per
+//! game frame:
 //!
 //! ```
 //! use netser_transport::udp::{UdpConfig, UdpDriver};
@@ -56,4 +64,4 @@ pub use client::{ClientEvent, UdpClient, UdpClientConfig};
 pub use clock::Clock;
 pub use common::BlockProgress;
 pub use driver::{DropReason, UdpConfig, UdpDriver, UdpStats, MAX_UDP_PAYLOAD};
-pub use server::{StartError, ServerEvent, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};
+pub use server::{ServerEvent, StartError, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};

@@ -102,7 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 frame: frames % (1 << 20),
                 move_dir: [(t as f32).sin(), 0.0],
                 jump: false,
-                fire: frames % 30 == 0,
+                fire: frames.is_multiple_of(30),
             };
             client.send_message(SEQUENCED, &ClientMessage::Input(input))?;
             frames += 1;

@@ -22,10 +22,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::{protocol_id, generate_key, ConnectToken, DisconnectReason, TokenParams};
+use netser_transport::netcode::{
+    generate_key, protocol_id, ConnectToken, DisconnectReason, TokenParams,
+};
 use netser_transport::simulator::SimulatorConfig;
-use netser_transport::udp::{ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
-    UdpServerConfig,
+use netser_transport::udp::{
+    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
 };
 
 /// The command line.
@@ -233,8 +235,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 let input = game::Input {
                     frame: frame_number,
                     move_dir: [(t as f32).sin(), (t as f32).cos()],
-                    jump: frame_number % 40 == 0,
-                    fire: frame_number % 7 == 0,
+                    jump: frame_number.is_multiple_of(40),
+                    fire: frame_number.is_multiple_of(7),
                 };
                 client.send_message(SEQUENCED, &ClientMessage::Input(input))?;
                 if elapsed < chat_until
@@ -281,18 +283,22 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                     ClientMessage::Chat(mut line) => {
                         line.from = client_id; // the server says who wrote it
-                        server.broadcast_message(RELIABLE, &ServerMessage::Chat(line)).map_err(|(_, e)| e)?;
+                        server
+                            .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
+                            .map_err(|(_, e)| e)?;
                         chat_relayed += 1;
                     }
                 },
                 ServerEvent::BlockProgress { .. } => {}
             }
         }
-        if tick % 2 == 0 && elapsed < play {
+        if tick.is_multiple_of(2) && elapsed < play {
             let snapshot = game::snapshot(tick / 2);
             snapshot_bytes += snapshot.to_vec()?.len();
             snapshots_sent += 1;
-            server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot)).map_err(|(_, e)| e)?;
+            server
+                .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))
+                .map_err(|(_, e)| e)?;
             for id in server.client_ids() {
                 client_logs[id as usize - 1].snapshots_expected += 1;
             }
@@ -315,10 +321,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     }
 
     // Everyone leaves; the server sees each disconnect, then shuts down.
-    let infos: Vec<_> = clients
-        .iter()
-        .map(|c| c.network_info())
-        .collect();
+    let infos: Vec<_> = clients.iter().map(|c| c.network_info()).collect();
     let server_infos: HashMap<u64, _> = (1..=args.clients)
         .filter_map(|id| server.network_info(id).map(|info| (id, info)))
         .collect();

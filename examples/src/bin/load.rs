@@ -20,9 +20,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, SEQUENCED};
-use netser_transport::netcode::{protocol_id, generate_key, ConnectToken, TokenParams};
-use netser_transport::udp::{ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer,
-    UdpServerConfig,
+use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
+use netser_transport::udp::{
+    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -100,31 +100,53 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
         },
         ..UdpServerConfig::new(protocol, key)
     };
-    let mut server: UdpServer<ServerMessage, ClientMessage> = UdpServer::bind("127.0.0.1:0", config)?;
+    let mut server: UdpServer<ServerMessage, ClientMessage> =
+        UdpServer::bind("127.0.0.1:0", config)?;
     let key_hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     let mut child = Command::new(std::env::current_exe()?)
-        .args(["--drive", &server.local_addr().to_string(), &key_hex, &clients.to_string()])
+        .args([
+            "--drive",
+            &server.local_addr().to_string(),
+            &key_hex,
+            &clients.to_string(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
-    println!("load: {clients} clients in another process, server at {}", server.local_addr());
+    println!(
+        "load: {clients} clients in another process, server at {}",
+        server.local_addr()
+    );
 
     // Connect everyone (netcode admits a bounded number of handshakes at a time).
     let start = Instant::now();
-    while (server.connected_clients() as u64) < clients && start.elapsed() < Duration::from_secs(120) {
+    while (server.connected_clients() as u64) < clients
+        && start.elapsed() < Duration::from_secs(120)
+    {
         server.update();
         while server.poll_event().is_some() {}
         server.send_packets();
         std::thread::sleep(Duration::from_millis(5));
     }
-    println!("  {} connected in {:.1} s", server.connected_clients(), start.elapsed().as_secs_f64());
+    println!(
+        "  {} connected in {:.1} s",
+        server.connected_clients(),
+        start.elapsed().as_secs_f64()
+    );
 
     // Measure: wall clock and this thread's CPU time for each phase of each tick.
     let udp_before = server.driver().stats().clone();
     let measure = Instant::now();
     let loaded = run_ticks(&mut server, seconds)?;
     let wall = measure.elapsed().as_secs_f64();
-    let Ticks { wall_phase, cpu_phase, inputs, ticks, overruns, snapshot_bytes } = loaded;
+    let Ticks {
+        wall_phase,
+        cpu_phase,
+        inputs,
+        ticks,
+        overruns,
+        snapshot_bytes,
+    } = loaded;
     let udp = server.driver().stats().clone();
     let syscall_wall = (udp.syscall_nanos - udp_before.syscall_nanos) as f64 / 1e9;
     let syscalls = udp.syscalls - udp_before.syscalls;
@@ -165,11 +187,10 @@ fn serve(clients: u64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     // snapshots'. Keep-alives and acks ride along in both.
     let fixed = idle_receive / connected.max(1.0);
     let receive_per_tick = (cpu_phase[0] + cpu_phase[1]) / f64::from(ticks.max(1));
-    let per_input = ((receive_per_tick - idle_receive).max(0.0) * f64::from(ticks))
-        / (received.max(1) as f64);
+    let per_input =
+        ((receive_per_tick - idle_receive).max(0.0) * f64::from(ticks)) / (received.max(1) as f64);
     let per_snapshot = (cpu_phase[2] + cpu_phase[3]) / snapshots_sent.max(1.0);
-    let per_client_second =
-        game::SNAPSHOT_HZ * (per_snapshot + fixed) + game::INPUT_HZ * per_input;
+    let per_client_second = game::SNAPSHOT_HZ * (per_snapshot + fixed) + game::INPUT_HZ * per_input;
     println!("  measured {wall:.1} s: {ticks} ticks, {overruns} over 33 ms by the clock; snapshots of {snapshot_bytes} bytes");
     println!(
         "  server thread CPU {:.1}% of one core ({:.1}% by the clock), per tick {:.2} ms: receive {:.2}, events {:.2}, encode+queue {:.2}, encrypt+send {:.2}",
@@ -226,10 +247,19 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let unix_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
     let mut clients = Vec::new();
     for client_id in 1..=count {
-        let params = TokenParams { client_id, timeout_seconds: 30, ..TokenParams::new(protocol, vec![server], unix_now) };
+        let params = TokenParams {
+            client_id,
+            timeout_seconds: 30,
+            ..TokenParams::new(protocol, vec![server], unix_now)
+        };
         let token = ConnectToken::generate(&params, &key)?;
-        let config = UdpClientConfig { connection: game::connection_config(), ..UdpClientConfig::default() };
-        clients.push(UdpClient::<ClientMessage, ServerMessage>::connect(token, config)?);
+        let config = UdpClientConfig {
+            connection: game::connection_config(),
+            ..UdpClientConfig::default()
+        };
+        clients.push(UdpClient::<ClientMessage, ServerMessage>::connect(
+            token, config,
+        )?);
     }
     // A line on stdin pauses the clients (the server then measures its fixed costs with
     // nothing arriving); the end of stdin stops them.
@@ -255,12 +285,21 @@ fn drive(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         for client in clients.iter_mut() {
             client.update();
             while let Some(event) = client.poll_event() {
-                if let ClientEvent::Message { message: ServerMessage::Snapshot(_), .. } = event {
+                if let ClientEvent::Message {
+                    message: ServerMessage::Snapshot(_),
+                    ..
+                } = event
+                {
                     snapshots += 1;
                 }
             }
             if client.is_connected() {
-                let input = game::Input { frame: frames % (1 << 20), move_dir: [0.5, -0.5], jump: false, fire: true };
+                let input = game::Input {
+                    frame: frames % (1 << 20),
+                    move_dir: [0.5, -0.5],
+                    jump: false,
+                    fire: true,
+                };
                 client.send_message(SEQUENCED, &ClientMessage::Input(input))?;
             }
             client.send_packets();
@@ -312,14 +351,20 @@ fn run_ticks(
         server.update();
         marks[1] = (Instant::now(), cpu_seconds());
         while let Some(event) = server.poll_event() {
-            if let ServerEvent::Message { message: ClientMessage::Input(_), .. } = event {
+            if let ServerEvent::Message {
+                message: ClientMessage::Input(_),
+                ..
+            } = event
+            {
                 t.inputs += 1;
             }
         }
         marks[2] = (Instant::now(), cpu_seconds());
         let snapshot = moving_snapshot(t.ticks);
         t.snapshot_bytes = snapshot.to_vec()?.len();
-        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot)).map_err(|(_, e)| e)?;
+        server
+            .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))
+            .map_err(|(_, e)| e)?;
         marks[3] = (Instant::now(), cpu_seconds());
         server.send_packets();
         marks[4] = (Instant::now(), cpu_seconds());

@@ -101,7 +101,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "chat from {client_id}: {}",
                         String::from_utf8_lossy(&line.text)
                     );
-                    server.broadcast_message(RELIABLE, &ServerMessage::Chat(line)).map_err(|(_, e)| e)?;
+                    server
+                        .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
+                        .map_err(|(_, e)| e)?;
                 }
                 ServerEvent::BlockProgress {
                     client_id,
@@ -112,10 +114,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => {} // inputs would drive the simulation; disconnects are logged
             }
         }
-        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick))).map_err(|(_, e)| e)?;
+        server
+            .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))
+            .map_err(|(_, e)| e)?;
         server.send_packets();
         tick += 1;
-        if tick % 150 == 0 {
+        if tick.is_multiple_of(150) {
             for id in server.client_ids() {
                 if let Some(info) = server.network_info(id) {
                     println!("client {id}: rtt {:.1} ms", info.rtt * 1000.0);

@@ -8,6 +8,8 @@
 //! shows the framing (protocol id + CRC32) refusing a flipped bit and the encoder refusing
 //! a value outside its declared range.
 
+use std::f32::consts::FRAC_1_SQRT_2;
+
 use netser::framing::{read_packet, write_packet};
 use netser::NetSerialize;
 
@@ -55,7 +57,7 @@ fn main() -> Result<(), netser::Error> {
             Body {
                 id: 8,
                 position: [-100.0, 0.0, 42.125],
-                orientation: [0.0, 0.7071068, 0.0, 0.7071068],
+                orientation: [0.0, FRAC_1_SQRT_2, 0.0, FRAC_1_SQRT_2], // 90 degrees about y
                 at_rest: false,
                 velocity: [1.5, 0.0, -2.0],
             },

@@ -153,7 +153,8 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
         let now = self.driver.now();
         self.driver.flush();
         let client = &mut self.client;
-        self.driver.receive(|from, bytes| client.receive_datagram(now, from, bytes));
+        self.driver
+            .receive(|from, bytes| client.receive_datagram(now, from, bytes));
         self.track_state();
         let progress = BlockProgress::receiving(self.client.connection());
         if let Some(progress) = BlockProgress::change(self.block, progress) {
@@ -216,7 +217,11 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     /// # Errors
     /// [`MessageError::NotConnected`] after a disconnect; the connection's refusal
     /// otherwise.
-    pub fn send_message(&mut self, channel: impl Into<ChannelId>, message: &Out) -> Result<(), MessageError> {
+    pub fn send_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), MessageError> {
         self.client.send_message(channel, message)
     }
 

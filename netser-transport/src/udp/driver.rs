@@ -575,6 +575,27 @@ mod tests {
     }
 
     #[test]
+    fn system_calls_are_timed_only_when_asked() {
+        let (mut a, mut b) = pair(UdpConfig::default());
+        a.send(b.local_addr(), b"x").unwrap();
+        b.receive(|_, _| {});
+        assert_eq!((a.stats().syscalls, a.stats().syscall_nanos), (0, 0));
+        assert_eq!(b.stats().syscalls, 0);
+
+        let (mut a, mut b) = pair(UdpConfig {
+            measure_syscalls: true,
+            ..UdpConfig::default()
+        });
+        a.send(b.local_addr(), b"x").unwrap();
+        let got = receive_all(&mut b, 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!(a.stats().syscalls, 1);
+        assert!(a.stats().syscall_nanos > 0);
+        // At least the datagram and the empty read that ended the poll.
+        assert!(b.stats().syscalls >= 2);
+    }
+
+    #[test]
     fn drop_reasons_display() {
         assert_eq!(
             DropReason::SendOversize { len: 9, max: 8 }.to_string(),

@@ -231,13 +231,23 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
         let now = self.driver.now();
         self.driver.flush();
         let server = &mut self.server;
-        self.driver.receive(|from, bytes| server.receive_datagram(now, from, bytes));
+        self.driver
+            .receive(|from, bytes| server.receive_datagram(now, from, bytes));
         self.pump_events();
         for client_id in self.server.clients_id() {
-            let progress = self.server.connection(client_id).and_then(BlockProgress::sending);
+            let progress = self
+                .server
+                .connection(client_id)
+                .and_then(BlockProgress::sending);
             let last = self.blocks.get(&client_id).copied();
             if let Some(progress) = BlockProgress::change(last, progress) {
-                push_event(&mut self.events, ServerEvent::BlockProgress { client_id, progress });
+                push_event(
+                    &mut self.events,
+                    ServerEvent::BlockProgress {
+                        client_id,
+                        progress,
+                    },
+                );
             }
             match progress {
                 Some(p) => self.blocks.insert(client_id, p),
@@ -258,12 +268,18 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
                         continue; // already gone again
                     };
                     info!(client_id, %addr, "udp server: client connected");
-                    push_event(&mut self.events, ServerEvent::ClientConnected { client_id, addr });
+                    push_event(
+                        &mut self.events,
+                        ServerEvent::ClientConnected { client_id, addr },
+                    );
                 }
                 netcode::ServerEvent::ClientDisconnected { client_id, reason } => {
                     info!(client_id, %reason, "udp server: client disconnected");
                     self.blocks.remove(&client_id);
-                    push_event(&mut self.events, ServerEvent::ClientDisconnected { client_id, reason });
+                    push_event(
+                        &mut self.events,
+                        ServerEvent::ClientDisconnected { client_id, reason },
+                    );
                 }
             }
         }
@@ -281,7 +297,11 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
             while usize::from(self.message_cursor.1) < self.channels {
                 let channel = ChannelId(self.message_cursor.1);
                 if let Some(message) = self.server.receive_message(client_id, channel) {
-                    return Some(ServerEvent::Message { client_id, channel, message });
+                    return Some(ServerEvent::Message {
+                        client_id,
+                        channel,
+                        message,
+                    });
                 }
                 self.message_cursor.1 += 1;
             }
@@ -346,7 +366,11 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
 
     /// Takes the next message from `client_id` on `channel`, if any (see
     /// [`poll_event`](Self::poll_event)).
-    pub fn receive_message(&mut self, client_id: ClientId, channel: impl Into<ChannelId>) -> Option<In> {
+    pub fn receive_message(
+        &mut self,
+        client_id: ClientId,
+        channel: impl Into<ChannelId>,
+    ) -> Option<In> {
         self.server.receive_message(client_id, channel)
     }
 
@@ -357,7 +381,9 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
 
     /// Progress of the block being sent to `client_id`, if any.
     pub fn block_progress(&self, client_id: ClientId) -> Option<BlockProgress> {
-        self.server.connection(client_id).and_then(BlockProgress::sending)
+        self.server
+            .connection(client_id)
+            .and_then(BlockProgress::sending)
     }
 
     /// One client's connection (counters, channel state, endpoint).
@@ -413,7 +439,11 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
                 .clients_id()
                 .into_iter()
                 .filter_map(|id| self.server.connection(id))
-                .map(|c| (0..self.channels).map(|ch| c.queued_messages(ch as u8)).sum::<usize>())
+                .map(|c| {
+                    (0..self.channels)
+                        .map(|ch| c.queued_messages(ch as u8))
+                        .sum::<usize>()
+                })
                 .sum();
             if pending == 0 || Instant::now() >= deadline {
                 break;
@@ -488,6 +518,9 @@ pub(crate) fn push_event<E>(events: &mut Events<E>, event: E) {
         events.queue.push_back(event);
     } else {
         events.dropped += 1;
-        debug!(dropped = events.dropped, "udp: event queue full, event dropped");
+        debug!(
+            dropped = events.dropped,
+            "udp: event queue full, event dropped"
+        );
     }
 }
