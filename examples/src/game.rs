@@ -2,7 +2,7 @@
 //!
 //! Everything a game sends is a value of a type deriving `NetSerialize`; the attributes
 //! say how many bits each field takes. The server sends [`ServerMessage`]s, clients send
-//! [`ClientMessage`]s, each on one of three channels ([`channels`]).
+//! [`ClientMessage`]s, each on one of two channels ([`RELIABLE`], [`SEQUENCED`]).
 
 use netser::NetSerialize;
 use netser_transport::channel::{ChannelConfig, ChannelKind};

@@ -161,7 +161,8 @@ pub enum ServerEvent<In> {
 ///             _ => {}
 ///         }
 ///     }
-///     server.broadcast_message(1, &42)?; // to everyone connected (nobody here)
+///     // To everyone connected (nobody here); an error names the first client that refused.
+///     server.broadcast_message(1, &42).map_err(|(_, e)| e)?;
 ///     server.send_packets();
 /// }
 /// server.shutdown(std::time::Duration::from_millis(10));
