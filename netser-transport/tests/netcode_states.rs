@@ -382,3 +382,82 @@ fn handshake_takes_two_round_trips() {
     assert!((2.0..2.05).contains(&(t / rtt)), "{t}");
     assert!((1.5..1.55).contains(&(server_connected_at.unwrap() / rtt)));
 }
+
+#[test]
+fn event_queue_and_outbox_are_bounded() {
+    use netser_transport::netcode::{Refusal, SendError, MAX_PACKET_BYTES};
+    // Connects and disconnects with nobody polling events: after 2 * max_clients + 16
+    // connect events, new connections wait (refused, the client retries) until polled.
+    let mut server = NetcodeServer::new(ServerConfig {
+        max_clients: 2,
+        max_outbox_bytes: 4 * MAX_PACKET_BYTES,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_a()])
+    })
+    .unwrap();
+    let mut t = 0.0;
+    for i in 0..20u16 {
+        let mut client = NetcodeClient::new(t, token(100 + u64::from(i), vec![server_a()]));
+        while !client.is_connected() {
+            step(
+                &mut client,
+                client_addr(i),
+                &mut [(server_a(), &mut server)],
+                t,
+            );
+            t += STEP;
+        }
+        assert!(server.disconnect(100 + u64::from(i)));
+        server.drain_datagrams(|_, _| {});
+    }
+    let mut waiting = NetcodeClient::new(t, token(200, vec![server_a()]));
+    for _ in 0..20 {
+        step(
+            &mut waiting,
+            client_addr(200),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
+        t += STEP;
+    }
+    assert!(waiting.is_connecting());
+    assert!(server.refusals().get(Refusal::EventQueueFull) > 0);
+    let mut events = 0;
+    while server.poll_event().is_some() {
+        events += 1;
+    }
+    assert_eq!(events, 40);
+    while !waiting.is_connected() {
+        step(
+            &mut waiting,
+            client_addr(200),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
+        t += STEP;
+    }
+
+    // The outbox holds 4 full packets; the fifth payload waits for a drain.
+    server.drain_datagrams(|_, _| {});
+    server.poll_event();
+    let payload = [1u8; 1000];
+    let mut sent = 0;
+    while server.send_payload(200, &payload).is_ok() {
+        sent += 1;
+    }
+    assert!(sent >= 2 && sent <= 4, "{sent}");
+    assert_eq!(
+        server.send_payload(200, &payload),
+        Err(SendError::OutboxFull)
+    );
+    assert_eq!(server.send_payload(200, &[]), Err(SendError::EmptyPayload));
+    assert_eq!(
+        server.send_payload(200, &[0; 1301]),
+        Err(SendError::PayloadTooLarge { len: 1301 })
+    );
+    assert_eq!(
+        server.send_payload(999, &payload),
+        Err(SendError::UnknownClient { client_id: 999 })
+    );
+    server.drain_datagrams(|_, _| {});
+    assert!(server.send_payload(200, &payload).is_ok());
+}

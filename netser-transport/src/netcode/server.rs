@@ -2,6 +2,7 @@
 //! timeouts, and refusals counted by reason.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 
 use super::crypto::{random_bytes, Key, RandomError};
@@ -153,6 +154,35 @@ pub struct ReceivedPayload<'a> {
     pub payload: &'a [u8],
 }
 
+/// A socket address as a table key, hashed in one write: the keyed SipHash of the tables
+/// (which keeps an attacker choosing source addresses from forcing collisions) pays per
+/// write, and a `SocketAddr`'s own `Hash` makes several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AddrKey(SocketAddr);
+
+impl Hash for AddrKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut bytes = [0u8; 23];
+        let len = match self.0 {
+            SocketAddr::V4(a) => {
+                bytes[..4].copy_from_slice(&a.ip().octets());
+                bytes[4..6].copy_from_slice(&a.port().to_le_bytes());
+                6
+            }
+            SocketAddr::V6(a) => {
+                bytes[..16].copy_from_slice(&a.ip().octets());
+                bytes[16..18].copy_from_slice(&a.port().to_le_bytes());
+                bytes[18..22].copy_from_slice(&a.scope_id().to_le_bytes());
+                bytes[22] = 6;
+                23
+            }
+        };
+        // Equal addresses write equal bytes (leaving the IPv6 flow info out keeps that
+        // true); the lengths keep IPv4 and IPv6 apart.
+        state.write(&bytes[..len]);
+    }
+}
+
 /// The keys and sequence of one address the server talks to.
 #[derive(Debug, Clone)]
 struct Keys {
@@ -219,9 +249,9 @@ pub struct NetcodeServer {
     challenge_key: Key,
     challenge_sequence: u64,
     slots: Vec<Option<Slot>>,
-    by_addr: HashMap<SocketAddr, usize>,
+    by_addr: HashMap<AddrKey, usize>,
     by_id: HashMap<u64, usize>,
-    pending: HashMap<SocketAddr, Pending>,
+    pending: HashMap<AddrKey, Pending>,
     token_uses: Vec<TokenUse>,
     token_uses_max: usize,
     events: VecDeque<NetcodeEvent>,
@@ -318,7 +348,7 @@ impl NetcodeServer {
     /// The client connected from `addr`, if any.
     pub fn client_at(&self, addr: SocketAddr) -> Option<u64> {
         self.by_addr
-            .get(&addr)
+            .get(&AddrKey(addr))
             .and_then(|&i| self.slots[i].as_ref())
             .map(|slot| slot.client_id)
     }
@@ -369,9 +399,9 @@ impl NetcodeServer {
         self.slots.capacity() * size_of::<Option<Slot>>()
             // Each connected slot's boxed replay window and user data.
             + self.by_id.len() * (size_of::<[u64; REPLAY_WINDOW]>() + USER_DATA_BYTES)
-            + self.by_addr.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<usize>())
+            + self.by_addr.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<usize>())
             + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
-            + self.pending.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<Pending>())
+            + self.pending.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<Pending>())
             + self.token_uses.capacity() * size_of::<TokenUse>()
             + self.events.capacity() * (size_of::<NetcodeEvent>() + USER_DATA_BYTES)
             + self.outbox.memory_bytes()
@@ -414,7 +444,7 @@ impl NetcodeServer {
             }
             _ => {}
         }
-        if let Some(&index) = self.by_addr.get(&from) {
+        if let Some(&index) = self.by_addr.get(&AddrKey(from)) {
             let Some(slot) = self.slots[index].as_mut() else {
                 return Err(Refusal::UnknownAddress);
             };
@@ -450,7 +480,7 @@ impl NetcodeServer {
                 }
             });
         }
-        let Some(pending) = self.pending.get_mut(&from) else {
+        let Some(pending) = self.pending.get_mut(&AddrKey(from)) else {
             return Err(Refusal::UnknownAddress);
         };
         if kind != PacketType::Response {
@@ -482,7 +512,10 @@ impl NetcodeServer {
             return Err(Refusal::AlreadyConnected);
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
-            let mut pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+            let mut pending = self
+                .pending
+                .remove(&AddrKey(from))
+                .ok_or(Refusal::UnknownAddress)?;
             self.send(from, &Packet::ConnectionDenied, &mut pending.keys);
             self.forget_keys(&pending.keys);
             return Ok(None);
@@ -495,7 +528,10 @@ impl NetcodeServer {
         if connects >= self.max_connect_events {
             return Err(Refusal::EventQueueFull);
         }
-        let pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+        let pending = self
+            .pending
+            .remove(&AddrKey(from))
+            .ok_or(Refusal::UnknownAddress)?;
         let mut slot = Slot {
             client_id,
             addr: from,
@@ -519,7 +555,7 @@ impl NetcodeServer {
             user_data: slot.user_data.clone(),
         });
         self.slots[index] = Some(slot);
-        self.by_addr.insert(from, index);
+        self.by_addr.insert(AddrKey(from), index);
         self.by_id.insert(client_id, index);
         Ok(None)
     }
@@ -545,7 +581,7 @@ impl NetcodeServer {
         if expire_timestamp as f64 <= self.now {
             return Err(Refusal::TokenExpired);
         }
-        if self.by_addr.contains_key(&from) {
+        if self.by_addr.contains_key(&AddrKey(from)) {
             return Err(Refusal::AlreadyConnected);
         }
         let token = PrivateConnectToken::decrypt(
@@ -570,19 +606,19 @@ impl NetcodeServer {
         let mac = PrivateConnectToken::mac_of(private_data);
         let next_sequence = self.use_token(mac, from)?;
 
-        if let Some(pending) = self.pending.get_mut(&from) {
+        if let Some(pending) = self.pending.get_mut(&AddrKey(from)) {
             if pending.keys.token_mac == mac {
                 // A repeated request: answer again with the same keys.
                 pending.last_received = self.now;
                 let mut keys = pending.keys.clone();
                 self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
-                if let Some(pending) = self.pending.get_mut(&from) {
+                if let Some(pending) = self.pending.get_mut(&AddrKey(from)) {
                     pending.keys.sequence = keys.sequence;
                 }
                 return Ok(());
             }
             // The same address with a new token: the old handshake is abandoned.
-            if let Some(old) = self.pending.remove(&from) {
+            if let Some(old) = self.pending.remove(&AddrKey(from)) {
                 self.forget_keys(&old.keys);
             }
         }
@@ -602,7 +638,7 @@ impl NetcodeServer {
         }
         self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
         self.pending.insert(
-            from,
+            AddrKey(from),
             Pending {
                 client_id: token.client_id,
                 keys,
@@ -703,7 +739,7 @@ impl NetcodeServer {
         let Some(slot) = self.slots[index].take() else {
             return;
         };
-        self.by_addr.remove(&slot.addr);
+        self.by_addr.remove(&AddrKey(slot.addr));
         self.by_id.remove(&slot.client_id);
         self.forget_keys(&slot.keys);
         self.events.push_back(NetcodeEvent::ClientDisconnected {
