@@ -376,6 +376,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// A [`ReceiveError`] saying why the datagram was dropped (counted in
     /// [`counters`](Self::counters)). A dropped packet delivers no message and acks
     /// nothing.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError};
+    /// let config = ConnectionConfig::default();
+    /// let mut a: Connection<u16> = Connection::new(config.clone(), 0.0).unwrap();
+    /// let mut b: Connection<u16> = Connection::new(config, 0.0).unwrap();
+    /// a.send_message(0, &500).unwrap();
+    /// let datagram = a.poll_datagram(0.0).unwrap().to_vec();
+    /// b.receive_datagram(0.05, &datagram).unwrap();
+    /// assert_eq!(b.receive_message(0), Some(500));
+    /// // The same datagram again: the endpoint refuses the duplicate.
+    /// assert!(matches!(b.receive_datagram(0.06, &datagram), Err(ReceiveError::Endpoint(_))));
+    /// assert_eq!(b.counters().endpoint_drops, 1);
+    /// ```
     pub fn receive_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
         self.time = now;
         self.counters.datagrams_received += 1;
@@ -499,6 +513,18 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// slices of the block in flight, then a packet of messages (or of acks only, when
     /// a packet with messages arrived since the last one sent). Call until `None` once
     /// per frame after [`update`](Self::update).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// for value in 0..3 {
+    ///     a.send_message(0, &value).unwrap();
+    /// }
+    /// let datagram = a.poll_datagram(0.0).unwrap();
+    /// assert!(datagram.len() <= 1200); // all three in one packet
+    /// assert!(a.poll_datagram(0.0).is_none()); // resent only after the resend delay
+    /// assert!(a.poll_datagram(0.1).is_some());
+    /// ```
     pub fn poll_datagram(&mut self, now: f64) -> Option<&[u8]> {
         self.time = now;
         if let Some(ack) = self.chunk_receiver.poll_ack(now) {
@@ -623,6 +649,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// Advances time: recomputes the endpoint's estimates and feeds its RTT to the block
     /// sender. Call once per frame.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// a.update(1.0 / 60.0);
+    /// assert_eq!(a.rtt(), 0.0); // nothing acked yet
+    /// ```
     pub fn update(&mut self, now: f64) {
         self.time = now;
         self.endpoint.update(now);
@@ -643,6 +676,17 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// When the connection next has something to send (a message due, a resend, a
     /// slice, an ack), if anything; `time` of the last call if it has something now.
+    /// A sans-IO driver sleeps until then or until a datagram arrives.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert_eq!(a.next_wakeup(), None);
+    /// a.send_message(0, &1).unwrap();
+    /// assert_eq!(a.next_wakeup(), Some(0.0));
+    /// while a.poll_datagram(0.0).is_some() {}
+    /// assert_eq!(a.next_wakeup(), Some(0.1)); // the resend, unless acked before
+    /// ```
     pub fn next_wakeup(&self) -> Option<f64> {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w: f64| w.min(t)));
@@ -716,7 +760,14 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         endpoint + channels + blocks + scratch
     }
 
-    /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth.
+    /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth (recomputed by
+    /// [`update`](Self::update)).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert_eq!(a.stats().packet_loss, 0.0);
+    /// ```
     pub fn stats(&self) -> &Stats {
         self.endpoint.stats()
     }
@@ -727,6 +778,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// What the connection has done.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// a.send_message(1, &9).unwrap();
+    /// while a.poll_datagram(0.0).is_some() {}
+    /// assert_eq!(a.counters().packets_sent, 1);
+    /// assert_eq!(a.channel_counters(1).unwrap().messages_sent, 1);
+    /// ```
     pub fn counters(&self) -> &ConnectionCounters {
         &self.counters
     }

@@ -446,3 +446,56 @@ fn one_channel_costs_no_index_bits() {
     // more (1) + no index + no count + tag and value (22) + end (1) = 24 bits.
     assert_eq!(packet.len() - header, 3);
 }
+
+#[test]
+fn a_full_unreliable_receive_queue_drops_and_counts() {
+    let config = one_channel(ChannelConfig {
+        receive_queue_size: 4,
+        ..ChannelConfig::new(ChannelKind::Unreliable)
+    });
+    let (mut a, mut b) = (connection(&config), connection(&config));
+    for i in 0..10u32 {
+        a.send_message(0, &Msg::Small(i)).unwrap();
+    }
+    for packet in drain(&mut a, 0.0) {
+        b.receive_datagram(0.1, &packet).unwrap();
+    }
+    assert_eq!(b.received_messages(0), 4);
+    assert_eq!(b.channel_counters(0).unwrap().receive_queue_full_dropped, 6);
+    assert_eq!(
+        receive_all(&mut b, 0),
+        (0..4).map(Msg::Small).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_bandwidth_budget_spaces_packets_and_next_wakeup_says_when() {
+    let config = ConnectionConfig {
+        bandwidth: 12_000.0, // ten full packets a second
+        budget_window: 0.1,
+        ..one_channel(ChannelConfig::new(ChannelKind::Unreliable))
+    };
+    let mut a = connection(&config);
+    for i in 0..200u32 {
+        a.send_message(0, &Msg::Bytes(bytes(i, 1000))).unwrap();
+    }
+    // Each packet carries one message (about 1041 bytes on the wire with the UDP/IP
+    // header). The saved-up budget (0.1 s = 1200 bytes) is positive after the first
+    // one, so a second goes, taking the budget below zero.
+    assert_eq!(drain(&mut a, 0.0).len(), 2);
+    let wakeup = a.next_wakeup().unwrap();
+    assert!(wakeup > 0.0 && wakeup < 0.11, "budget back at {wakeup}");
+    assert!(drain(&mut a, wakeup - 0.01).is_empty());
+    assert_eq!(drain(&mut a, wakeup).len(), 1);
+    // Over one second, about 12 000 / 1041 = 11.5 packets.
+    let mut packets = 0;
+    let mut now = wakeup;
+    while now < wakeup + 1.0 {
+        now += 1.0 / 60.0;
+        packets += drain(&mut a, now).len();
+    }
+    assert!(
+        (11..=12).contains(&packets),
+        "{packets} packets in one second"
+    );
+}

@@ -65,7 +65,7 @@ fn annotate(datagram: &[u8]) -> String {
         return out;
     }
     let mut r = ReadStream::new(payload);
-    let mut field = |r: &mut ReadStream<'_>, name: &str, bits: u32, out: &mut String| -> u64 {
+    let field = |r: &mut ReadStream<'_>, name: &str, bits: u32, out: &mut String| -> u64 {
         let at = r.bit_position();
         let value = r.read_bits(bits).unwrap();
         writeln!(out, "  bit {at:>3} +{bits:<2} {name} = {value}").unwrap();

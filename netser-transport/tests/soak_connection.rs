@@ -105,7 +105,7 @@ fn config() -> ConnectionConfig {
 }
 
 fn send(side: &mut Connection<SoakMessage>, flow: &mut Flow, seed: u32) {
-    for channel in 0..CHANNELS {
+    for (channel, &reliable) in RELIABLE.iter().enumerate() {
         // A few messages per frame per channel, more in bursts.
         let burst = 1 + hash(channel, seed) % if channel < 3 { 6 } else { 3 };
         for _ in 0..burst {
@@ -113,7 +113,7 @@ fn send(side: &mut Connection<SoakMessage>, flow: &mut Flow, seed: u32) {
             match side.send_message(channel as u8, &message(channel, id)) {
                 Ok(()) => {
                     flow.next_id[channel] += 1;
-                    if RELIABLE[channel] {
+                    if reliable {
                         flow.must_arrive[channel] += 1;
                     }
                 }
@@ -122,7 +122,7 @@ fn send(side: &mut Connection<SoakMessage>, flow: &mut Flow, seed: u32) {
                     break;
                 }
                 Err(SendError::MessageTooLarge { .. }) => {
-                    assert!(!RELIABLE[channel]);
+                    assert!(!reliable);
                     flow.refused_too_large += 1;
                     flow.next_id[channel] += 1;
                 }

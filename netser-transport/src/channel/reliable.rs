@@ -282,6 +282,8 @@ pub(crate) struct ReliableReceiver<In> {
     base: u16,
     /// Unordered: messages arrived and not yet taken.
     ready: VecDeque<Item<In>>,
+    /// Ordered: messages in `slots`.
+    buffered: usize,
 }
 
 impl<In> ReliableReceiver<In> {
@@ -295,6 +297,7 @@ impl<In> ReliableReceiver<In> {
             mask: capacity - 1,
             base: 0,
             ready: VecDeque::new(),
+            buffered: 0,
         }
     }
 
@@ -327,6 +330,7 @@ impl<In> ReliableReceiver<In> {
                 return Err(Refused::Duplicate);
             }
             self.slots[index] = Some(item);
+            self.buffered += 1;
         } else {
             if self.arrived[index] {
                 return Err(Refused::Duplicate);
@@ -350,14 +354,19 @@ impl<In> ReliableReceiver<In> {
                 match self.slots[index].take()? {
                     Item::Message(message) => {
                         self.base = self.base.wrapping_add(1);
+                        self.buffered -= 1;
                         return Some(message);
                     }
                     Item::Block(chunk) => match take_block(chunk) {
                         BlockState::Ready(message) => {
                             self.base = self.base.wrapping_add(1);
+                            self.buffered -= 1;
                             return Some(message);
                         }
-                        BlockState::Failed => self.base = self.base.wrapping_add(1),
+                        BlockState::Failed => {
+                            self.base = self.base.wrapping_add(1);
+                            self.buffered -= 1;
+                        }
                         BlockState::Pending => {
                             self.slots[index] = Some(Item::Block(chunk));
                             return None;
@@ -411,7 +420,7 @@ impl<In> ReliableReceiver<In> {
     /// Messages buffered, not yet delivered.
     pub fn len(&self) -> usize {
         if self.ordered {
-            self.slots.iter().filter(|slot| slot.is_some()).count()
+            self.buffered
         } else {
             self.ready.len()
         }

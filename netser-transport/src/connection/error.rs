@@ -6,6 +6,16 @@ use crate::endpoint;
 
 /// A message refused by [`Connection::send_message`](super::Connection::send_message).
 /// Nothing is queued when it is returned.
+///
+/// ```
+/// use netser_transport::channel::ChannelId;
+/// use netser_transport::connection::{Connection, ConnectionConfig, SendError};
+/// // Channel 1 of the default configuration is unreliable: a message larger than one
+/// // packet is refused rather than fragmented.
+/// let mut a: Connection<[u64; 200]> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+/// let error = a.send_message(1, &[0; 200]).unwrap_err(); // 1600 bytes
+/// assert!(matches!(error, SendError::MessageTooLarge { channel: ChannelId(1), .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SendError {
