@@ -262,6 +262,30 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             });
         }
         let encoded = EncodedMessage::encode(message).map_err(SendError::Encode)?;
+        self.send_encoded(channel, encoded)
+    }
+
+    /// [`send_message`](Self::send_message) for a message already encoded, so that a
+    /// server broadcasting one snapshot to many clients encodes it once.
+    pub(crate) fn send_encoded(
+        &mut self,
+        channel: ChannelId,
+        encoded: EncodedMessage,
+    ) -> Result<(), SendError> {
+        let index = usize::from(channel.0);
+        let Some(sender) = self.senders.get_mut(index) else {
+            return Err(SendError::InvalidChannel { channel });
+        };
+        let full = match sender {
+            Sender::Reliable(s) => s.is_full(),
+            Sender::Unreliable(s) => s.is_full(),
+        };
+        if full {
+            return Err(SendError::SendQueueFull {
+                channel,
+                capacity: self.config.channels[index].send_queue_size,
+            });
+        }
         let max_bits = self.max_message_bits[index];
         let counters = &mut self.channel_counters[index];
         match sender {
@@ -775,6 +799,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// The packet endpoint (its counters, drop reasons, memory).
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
+    }
+
+    /// Progress of the block being sent (slices acked of the one in flight), if any.
+    pub fn block_send_progress(&self) -> Option<crate::chunk::SendProgress> {
+        self.chunk_sender.progress()
+    }
+
+    /// Progress of the block being received, if any.
+    pub fn block_receive_progress(&self) -> Option<crate::chunk::ReceiveProgress> {
+        self.chunk_receiver.progress()
     }
 
     /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).

@@ -41,3 +41,4 @@ pub mod endpoint;
 pub mod netcode;
 pub mod sequence;
 pub mod simulator;
+pub mod udp;

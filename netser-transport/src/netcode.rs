@@ -18,7 +18,7 @@
 //! ```
 //! use netser_transport::netcode::{
 //!     generate_key, ClientState, ConnectToken, NetcodeClient, NetcodeServer, ServerConfig,
-//!     ServerEvent, TokenParams,
+//!     NetcodeEvent, TokenParams,
 //! };
 //! use std::net::SocketAddr;
 //!
@@ -54,7 +54,7 @@
 //!     }
 //!     t += 0.1;
 //! }
-//! assert!(matches!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 7, .. })));
+//! assert!(matches!(server.poll_event(), Some(NetcodeEvent::ClientConnected { client_id: 7, .. })));
 //!
 //! client.send_payload(b"hello").unwrap();
 //! let mut datagrams = Vec::new();
@@ -65,6 +65,8 @@
 
 mod client;
 mod crypto;
+mod game_client;
+mod game_server;
 mod outbox;
 pub mod packet;
 mod replay;
@@ -73,9 +75,13 @@ mod token;
 
 pub use client::{ClientState, NetcodeClient};
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
+pub use game_client::Client;
+pub use game_server::{Server, ServerEvent};
 pub use packet::{Refusal, RefusalCounters};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
-pub use server::{NetcodeServer, ReceivedPayload, ServerConfig, ServerConfigError, ServerEvent, MAX_CLIENTS};
+pub use server::{
+    NetcodeEvent, NetcodeServer, ReceivedPayload, ServerConfig, ServerConfigError, MAX_CLIENTS,
+};
 pub use token::{ConnectToken, PrivateConnectToken, ServerAddresses, TokenError, TokenParams};
 
 /// The version string every netcode 1.02 token and packet carries: `"NETCODE 1.02"` and a
@@ -97,7 +103,8 @@ pub const CHALLENGE_TOKEN_BYTES: usize = 300;
 /// Most server addresses one connect token lists.
 pub const MAX_SERVER_ADDRESSES: usize = 32;
 /// The exact size of a connection request packet; any other size is refused unread.
-pub const CONNECTION_REQUEST_BYTES: usize = 1 + 13 + 8 + 8 + CONNECT_TOKEN_NONCE_BYTES + CONNECT_TOKEN_PRIVATE_BYTES;
+pub const CONNECTION_REQUEST_BYTES: usize =
+    1 + 13 + 8 + 8 + CONNECT_TOKEN_NONCE_BYTES + CONNECT_TOKEN_PRIVATE_BYTES;
 /// Most payload bytes in one payload packet (`renetcode`'s limit; the C reference's is 1200).
 pub const MAX_PAYLOAD_BYTES: usize = 1300;
 /// Largest netcode packet: a payload packet with an 8-byte sequence and the largest payload.
@@ -105,8 +112,122 @@ pub const MAX_PACKET_BYTES: usize = 1 + 8 + MAX_PAYLOAD_BYTES + MAC_BYTES;
 /// Seconds between handshake packets and between keep-alives when nothing else was sent
 /// (10 Hz, the standard's suggested rate).
 pub const PACKET_SEND_INTERVAL: f64 = 0.1;
+/// [`PACKET_SEND_INTERVAL`] less a microsecond, so a caller ticking at exactly 10 or 20 Hz
+/// is not one tick late through floating-point rounding.
+const SEND_INTERVAL_DUE: f64 = PACKET_SEND_INTERVAL - 1e-6;
 /// How many disconnect packets a side sends when it closes, so one survives loss.
 pub const DISCONNECT_PACKETS: usize = 10;
+
+/// A client's id: the one the backend put in its connect token.
+pub type ClientId = u64;
+
+/// The protocol id of a game whose clients send `ClientMessage` and whose server sends
+/// `ServerMessage`: a hash of the netcode version and both message types' schema hashes.
+/// A client and a server built from different message schemas have different ids, so the
+/// server refuses the client's connect token (and [`Client::new`] refuses a token issued
+/// for another schema).
+///
+/// ```
+/// use netser_transport::netcode::protocol_id;
+/// assert_eq!(protocol_id::<u16, u32>(), protocol_id::<u16, u32>());
+/// assert_ne!(protocol_id::<u16, u32>(), protocol_id::<u32, u16>());
+/// ```
+pub const fn protocol_id<
+    ClientMessage: netser::NetSerialize,
+    ServerMessage: netser::NetSerialize,
+>() -> u64 {
+    use netser::schema::{combine, fnv1a};
+    combine(
+        combine(fnv1a(b"netser netcode 1.02"), ClientMessage::SCHEMA_HASH),
+        ServerMessage::SCHEMA_HASH,
+    )
+}
+
+/// A connection's round-trip time, loss and bandwidth (the names renet uses).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NetworkInfo {
+    /// Round-trip time, seconds.
+    pub rtt: f64,
+    /// Fraction of packets lost, 0 to 1.
+    pub packet_loss: f64,
+    /// Bytes per second sent.
+    pub bytes_sent_per_second: f64,
+    /// Bytes per second received.
+    pub bytes_received_per_second: f64,
+}
+
+impl NetworkInfo {
+    fn from_stats(stats: &crate::endpoint::Stats) -> Self {
+        Self {
+            rtt: stats.rtt,
+            packet_loss: stats.packet_loss,
+            bytes_sent_per_second: stats.sent_kbps * 1000.0 / 8.0,
+            bytes_received_per_second: stats.received_kbps * 1000.0 / 8.0,
+        }
+    }
+}
+
+/// Why a [`Server`] or [`Client`] could not be set up.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The netcode server configuration is invalid.
+    Netcode(ServerConfigError),
+    /// The connection configuration is invalid.
+    Connection(crate::connection::ConfigError),
+    /// The connection's MTU is larger than a payload packet carries.
+    MtuTooLarge {
+        /// The configured MTU.
+        mtu: usize,
+    },
+    /// The connect token is for another protocol id (another game, or a client built from
+    /// other message schemas than the server).
+    ProtocolMismatch {
+        /// The token's protocol id.
+        token: u64,
+        /// This client's.
+        expected: u64,
+    },
+}
+
+impl core::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SetupError::Netcode(e) => write!(f, "{e}"),
+            SetupError::Connection(e) => write!(f, "{e}"),
+            SetupError::MtuTooLarge { mtu } => {
+                write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload ({MAX_PAYLOAD_BYTES})")
+            }
+            SetupError::ProtocolMismatch { token, expected } => write!(
+                f,
+                "the connect token is for protocol id {token:#x}, this client's message schemas give {expected:#x}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// Why a message could not be queued.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// No such client is connected (server), or the client is disconnected.
+    NotConnected,
+    /// The connection refused it.
+    Connection(crate::connection::SendError),
+}
+
+impl core::fmt::Display for MessageError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            MessageError::NotConnected => write!(f, "not connected"),
+            MessageError::Connection(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for MessageError {}
 
 /// Why a connection ended (client and server side).
 ///
@@ -159,11 +280,17 @@ impl DisconnectReason {
 impl core::fmt::Display for DisconnectReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(match self {
-            DisconnectReason::ConnectTokenExpired => "the connect token expired before a server accepted it",
+            DisconnectReason::ConnectTokenExpired => {
+                "the connect token expired before a server accepted it"
+            }
             DisconnectReason::InvalidConnectToken => "the connect token is invalid",
             DisconnectReason::ConnectionTimedOut => "the connection timed out",
-            DisconnectReason::ConnectionResponseTimedOut => "the server did not answer the challenge response in time",
-            DisconnectReason::ConnectionRequestTimedOut => "the server did not answer the connection request in time",
+            DisconnectReason::ConnectionResponseTimedOut => {
+                "the server did not answer the challenge response in time"
+            }
+            DisconnectReason::ConnectionRequestTimedOut => {
+                "the server did not answer the connection request in time"
+            }
             DisconnectReason::ConnectionDenied => "the server denied the connection",
             DisconnectReason::DisconnectedByClient => "the client closed the connection",
             DisconnectReason::DisconnectedByServer => "the server closed the connection",
@@ -198,11 +325,18 @@ impl core::fmt::Display for SendError {
         match self {
             SendError::EmptyPayload => write!(f, "netcode payloads carry at least one byte"),
             SendError::PayloadTooLarge { len } => {
-                write!(f, "payload of {len} bytes is larger than the {MAX_PAYLOAD_BYTES}-byte limit")
+                write!(
+                    f,
+                    "payload of {len} bytes is larger than the {MAX_PAYLOAD_BYTES}-byte limit"
+                )
             }
             SendError::NotConnected => write!(f, "not connected"),
-            SendError::UnknownClient { client_id } => write!(f, "no connected client has id {client_id}"),
-            SendError::OutboxFull => write!(f, "the outgoing datagram queue is full; drain it first"),
+            SendError::UnknownClient { client_id } => {
+                write!(f, "no connected client has id {client_id}")
+            }
+            SendError::OutboxFull => {
+                write!(f, "the outgoing datagram queue is full; drain it first")
+            }
         }
     }
 }

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 
 use netser_transport::netcode::packet::{self, Packet};
 use netser_transport::netcode::{
-    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeServer, Refusal, ServerConfig, ServerEvent,
-    TokenParams, CONNECTION_REQUEST_BYTES, MAX_PACKET_BYTES,
+    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeEvent, NetcodeServer,
+    Refusal, ServerConfig, TokenParams, CONNECTION_REQUEST_BYTES, MAX_PACKET_BYTES,
 };
 
 const PROTOCOL_ID: u64 = 0xACE;
@@ -18,7 +18,10 @@ fn server_addr() -> SocketAddr {
 }
 
 fn addr(i: u32) -> SocketAddr {
-    SocketAddr::new(std::net::Ipv4Addr::from(0x0a00_0000 + i).into(), 1000 + (i % 50_000) as u16)
+    SocketAddr::new(
+        std::net::Ipv4Addr::from(0x0a00_0000 + i).into(),
+        1000 + (i % 50_000) as u16,
+    )
 }
 
 fn token(client_id: u64) -> ConnectToken {
@@ -26,14 +29,22 @@ fn token(client_id: u64) -> ConnectToken {
 }
 
 fn token_with(client_id: u64, edit: impl FnOnce(&mut TokenParams)) -> ConnectToken {
-    let mut params = TokenParams { client_id, timeout_seconds: 5, ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64) };
+    let mut params = TokenParams {
+        client_id,
+        timeout_seconds: 5,
+        ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64)
+    };
     edit(&mut params);
     ConnectToken::generate(&params, &KEY).unwrap()
 }
 
 fn server(max_clients: usize) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig { max_clients, max_pending: 64, ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()]) })
-        .unwrap()
+    NetcodeServer::new(ServerConfig {
+        max_clients,
+        max_pending: 64,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+    })
+    .unwrap()
 }
 
 /// A tiny deterministic generator for the fuzz loops.
@@ -64,7 +75,12 @@ fn drain_client(client: &mut NetcodeClient) -> Vec<(SocketAddr, Vec<u8>)> {
 }
 
 /// Connects `client` from `from` over a perfect, instant link; returns the time reached.
-fn connect(server: &mut NetcodeServer, client: &mut NetcodeClient, from: SocketAddr, mut t: f64) -> f64 {
+fn connect(
+    server: &mut NetcodeServer,
+    client: &mut NetcodeClient,
+    from: SocketAddr,
+    mut t: f64,
+) -> f64 {
     while !client.is_connected() {
         assert!(t < 10.0, "no connection: {:?}", client.state());
         client.update(t);
@@ -115,7 +131,11 @@ fn spoofed_source_never_connects() {
         let mut guess = [0u8; 300];
         rng.fill(&mut guess);
         let mut out = Vec::new();
-        Packet::Response { token_sequence: rng.next() % 4, token_data: &guess }.encode(
+        Packet::Response {
+            token_sequence: rng.next() % 4,
+            token_data: &guess,
+        }
+        .encode(
             sequence,
             PROTOCOL_ID,
             stolen.client_to_server_key(),
@@ -131,13 +151,27 @@ fn spoofed_source_never_connects() {
     let real = addr(2);
     server.process_packet(T0, real, &mut request(&own));
     let (_, mut challenge) = drain(&mut server).pop().unwrap();
-    let Ok((_, Packet::Challenge { token_sequence, token_data })) =
-        packet::decode(&mut challenge, PROTOCOL_ID, own.server_to_client_key(), None)
+    let Ok((
+        _,
+        Packet::Challenge {
+            token_sequence,
+            token_data,
+        },
+    )) = packet::decode(
+        &mut challenge,
+        PROTOCOL_ID,
+        own.server_to_client_key(),
+        None,
+    )
     else {
         panic!("expected a challenge");
     };
     let mut out = Vec::new();
-    Packet::Response { token_sequence, token_data }.encode(500, PROTOCOL_ID, stolen.client_to_server_key(), &mut out);
+    Packet::Response {
+        token_sequence,
+        token_data,
+    }
+    .encode(500, PROTOCOL_ID, stolen.client_to_server_key(), &mut out);
     server.process_packet(T0, spoofed, &mut out);
     assert_eq!(server.refusals().get(Refusal::ChallengeInvalid), 200);
     assert_eq!(server.connected_clients(), 0);
@@ -153,7 +187,13 @@ fn replayed_packets_are_dropped() {
     client.send_payload(b"fire!").unwrap();
     let (_, captured) = drain_client(&mut client).pop().unwrap();
     let mut first = captured.clone();
-    assert_eq!(server.process_packet(T0 + t, from, &mut first).unwrap().payload, b"fire!");
+    assert_eq!(
+        server
+            .process_packet(T0 + t, from, &mut first)
+            .unwrap()
+            .payload,
+        b"fire!"
+    );
     for _ in 0..5 {
         let mut again = captured.clone();
         assert!(server.process_packet(T0 + t, from, &mut again).is_none());
@@ -164,7 +204,10 @@ fn replayed_packets_are_dropped() {
     server.send_payload(7, b"boom").unwrap();
     let (_, captured) = drain(&mut server).pop().unwrap();
     let mut first = captured.clone();
-    assert_eq!(client.process_packet(t, server_addr(), &mut first), Some(&b"boom"[..]));
+    assert_eq!(
+        client.process_packet(t, server_addr(), &mut first),
+        Some(&b"boom"[..])
+    );
     let mut again = captured.clone();
     assert_eq!(client.process_packet(t, server_addr(), &mut again), None);
     assert_eq!(client.refusals().get(Refusal::Replayed), 1);
@@ -183,7 +226,7 @@ fn token_used_from_another_address_is_refused() {
     let mut first = captured.clone();
     server.process_packet(T0, addr(4), &mut first);
     assert_eq!(drain(&mut server).len(), 1); // the challenge, to the client's address
-    // ... and replays it from 20 other addresses, while the handshake is pending.
+                                             // ... and replays it from 20 other addresses, while the handshake is pending.
     for i in 5..25 {
         server.process_packet(T0, addr(i), &mut captured.clone());
     }
@@ -203,10 +246,28 @@ fn expired_foreign_and_misdirected_tokens_are_refused() {
     let mut server = server(4);
     let from = addr(30);
     let cases: Vec<(ConnectToken, Refusal)> = vec![
-        (token_with(1, |p| p.create_timestamp = T0 as u64 - 400), Refusal::TokenExpired),
-        (token_with(2, |p| p.protocol_id = PROTOCOL_ID + 1), Refusal::WrongProtocolId),
-        (token_with(3, |p| p.server_addresses = vec!["192.0.2.99:40000".parse().unwrap()]), Refusal::NotInHostList),
-        (ConnectToken::generate(&TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64), &[1; 32]).unwrap(), Refusal::TokenInvalid),
+        (
+            token_with(1, |p| p.create_timestamp = T0 as u64 - 400),
+            Refusal::TokenExpired,
+        ),
+        (
+            token_with(2, |p| p.protocol_id = PROTOCOL_ID + 1),
+            Refusal::WrongProtocolId,
+        ),
+        (
+            token_with(3, |p| {
+                p.server_addresses = vec!["192.0.2.99:40000".parse().unwrap()]
+            }),
+            Refusal::NotInHostList,
+        ),
+        (
+            ConnectToken::generate(
+                &TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64),
+                &[1; 32],
+            )
+            .unwrap(),
+            Refusal::TokenInvalid,
+        ),
     ];
     for (token, reason) in cases {
         let before = server.refusals().get(reason);
@@ -227,17 +288,23 @@ fn expired_foreign_and_misdirected_tokens_are_refused() {
     assert_eq!(server.pending_clients(), 0);
 
     // A client whose token expires before any server answers ends in ConnectTokenExpired.
-    let mut client = NetcodeClient::new(0.0, token_with(10, |p| {
-        p.expire_seconds = 2;
-        p.timeout_seconds = -1;
-    }));
+    let mut client = NetcodeClient::new(
+        0.0,
+        token_with(10, |p| {
+            p.expire_seconds = 2;
+            p.timeout_seconds = -1;
+        }),
+    );
     let mut t = 0.0;
     while client.is_connecting() {
         client.update(t);
         drain_client(&mut client);
         t += 0.1;
     }
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::ConnectTokenExpired));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectTokenExpired)
+    );
     assert!((1.9..2.2).contains(&t), "{t}");
     assert_eq!(client.state().code(), -6);
 }
@@ -256,7 +323,11 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
     client.update(t + 0.5); // keep-alive
     valid.extend(drain_client(&mut client).into_iter().map(|(_, b)| b));
     let mut out = Vec::new();
-    Packet::Response { token_sequence: 0, token_data: &[0; 300] }.encode(900, PROTOCOL_ID, &[1; 32], &mut out);
+    Packet::Response {
+        token_sequence: 0,
+        token_data: &[0; 300],
+    }
+    .encode(900, PROTOCOL_ID, &[1; 32], &mut out);
     valid.push(out);
 
     let mut rng = Rng(2);
@@ -282,11 +353,18 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
                 let mut copy = datagram.clone();
                 let before = server.refusals().total();
                 assert!(server.process_packet(T0 + t, from, &mut datagram).is_none());
-                assert_eq!(server.refusals().total(), before + 1, "len {len} not counted");
+                assert_eq!(
+                    server.refusals().total(),
+                    before + 1,
+                    "len {len} not counted"
+                );
                 sent += 1;
                 if from != connected {
                     bytes_in_unconnected += n;
-                    bytes_out_unconnected += drain(&mut server).iter().map(|(_, b)| b.len()).sum::<usize>();
+                    bytes_out_unconnected += drain(&mut server)
+                        .iter()
+                        .map(|(_, b)| b.len())
+                        .sum::<usize>();
                 }
                 // And the client refuses the same bytes from the server's address.
                 let before = client.refusals().total();
@@ -301,8 +379,18 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
     assert!(client.is_connected() && server.is_connected(40));
     assert_eq!(server.poll_event(), None);
     // Every check fired somewhere.
-    for reason in [Refusal::TooSmall, Refusal::InvalidPacketType, Refusal::WrongSize, Refusal::DoesNotDecrypt, Refusal::UnknownAddress] {
-        assert!(server.refusals().get(reason) > 0, "{reason:?} never seen: {:?}", server.refusals());
+    for reason in [
+        Refusal::TooSmall,
+        Refusal::InvalidPacketType,
+        Refusal::WrongSize,
+        Refusal::DoesNotDecrypt,
+        Refusal::UnknownAddress,
+    ] {
+        assert!(
+            server.refusals().get(reason) > 0,
+            "{reason:?} never seen: {:?}",
+            server.refusals()
+        );
     }
 }
 
@@ -323,7 +411,12 @@ fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
         server.process_packet(T0, from, datagram);
         for (to, bytes) in drain(server) {
             assert_eq!(to, from);
-            assert!(bytes.len() < datagram.len(), "reply of {} to a {}-byte request", bytes.len(), datagram.len());
+            assert!(
+                bytes.len() < datagram.len(),
+                "reply of {} to a {}-byte request",
+                bytes.len(),
+                datagram.len()
+            );
             bytes_out += bytes.len();
         }
     };
@@ -344,7 +437,11 @@ fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
     assert_eq!(server.refusals().get(Refusal::TokenUsedElsewhere), 2999);
     // 3. 3000 distinct valid tokens from 3000 addresses that never answer: pending capped.
     for i in 6000..9000u32 {
-        flood(&mut server, &mut request(&token(10_000 + u64::from(i))), addr(i));
+        flood(
+            &mut server,
+            &mut request(&token(10_000 + u64::from(i))),
+            addr(i),
+        );
     }
     // 255 of them, plus the stolen token's handshake.
     assert_eq!(server.pending_clients(), 256);
@@ -352,7 +449,11 @@ fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
     let full = server.memory_bytes();
     // A second wave changes nothing.
     for i in 9000..12_000u32 {
-        flood(&mut server, &mut request(&token(20_000 + u64::from(i))), addr(i));
+        flood(
+            &mut server,
+            &mut request(&token(20_000 + u64::from(i))),
+            addr(i),
+        );
     }
     assert_eq!(server.memory_bytes(), full);
     println!("server memory: idle {idle} B, after 3000 junk requests {after_junk} B, under a 9000-address flood {full} B");
@@ -408,10 +509,16 @@ fn full_server_denies() {
         }
         t += 0.01;
     }
-    assert_eq!(third.state(), ClientState::Disconnected(DisconnectReason::ConnectionDenied));
+    assert_eq!(
+        third.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionDenied)
+    );
     assert_eq!(third.state().code(), -1);
     assert_eq!(server.connected_clients(), 2);
-    assert!(matches!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 60, .. })));
+    assert!(matches!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientConnected { client_id: 60, .. })
+    ));
 }
 
 #[test]
@@ -430,5 +537,8 @@ fn client_refuses_other_sources_and_forgeries() {
     assert_eq!(client.process_packet(t, server_addr(), &mut forged), None);
     assert_eq!(client.refusals().get(Refusal::DoesNotDecrypt), 1);
     assert!(client.is_connected());
-    assert_eq!(client.process_packet(t, server_addr(), &mut real.clone()), Some(&b"real"[..]));
+    assert_eq!(
+        client.process_packet(t, server_addr(), &mut real.clone()),
+        Some(&b"real"[..])
+    );
 }

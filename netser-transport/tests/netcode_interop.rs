@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use netser_transport::netcode::{
-    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeServer, ServerConfig, ServerEvent, TokenParams,
-    USER_DATA_BYTES,
+    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeEvent, NetcodeServer,
+    ServerConfig, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 use renetcode::{ClientAuthentication, ServerAuthentication, ServerResult};
@@ -37,12 +37,17 @@ fn lossy(seed: u64) -> Simulator<SocketAddr> {
 }
 
 fn perfect(sim: &mut Simulator<SocketAddr>) {
-    sim.set_config(SimulatorConfig { latency: 0.03, ..SimulatorConfig::default() });
+    sim.set_config(SimulatorConfig {
+        latency: 0.03,
+        ..SimulatorConfig::default()
+    });
 }
 
 fn user_data(byte: u8) -> [u8; USER_DATA_BYTES] {
     let mut data = [0u8; USER_DATA_BYTES];
-    data.iter_mut().enumerate().for_each(|(i, b)| *b = byte ^ i as u8);
+    data.iter_mut()
+        .enumerate()
+        .for_each(|(i, b)| *b = byte ^ i as u8);
     data
 }
 
@@ -81,8 +86,11 @@ fn from_renet(token: &renetcode::ConnectToken) -> ConnectToken {
 }
 
 fn netser_server() -> NetcodeServer {
-    NetcodeServer::new(ServerConfig { max_clients: 8, ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()]) })
-        .unwrap()
+    NetcodeServer::new(ServerConfig {
+        max_clients: 8,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+    })
+    .unwrap()
 }
 
 fn renet_server() -> renetcode::NetcodeServer {
@@ -106,10 +114,16 @@ impl RenetClient {
     fn new(token: renetcode::ConnectToken) -> Self {
         let inner = renetcode::NetcodeClient::new(
             Duration::from_secs_f64(T0),
-            ClientAuthentication::Secure { connect_token: token },
+            ClientAuthentication::Secure {
+                connect_token: token,
+            },
         )
         .unwrap();
-        Self { inner, t: 0.0, received: Vec::new() }
+        Self {
+            inner,
+            t: 0.0,
+            received: Vec::new(),
+        }
     }
 
     fn step(&mut self, t: f64, sim: &mut Simulator<SocketAddr>) {
@@ -143,7 +157,13 @@ struct RenetServer {
 
 impl RenetServer {
     fn new() -> Self {
-        Self { inner: renet_server(), t: 0.0, connected: vec![], disconnected: vec![], received: vec![] }
+        Self {
+            inner: renet_server(),
+            t: 0.0,
+            connected: vec![],
+            disconnected: vec![],
+            received: vec![],
+        }
     }
 
     fn step(&mut self, t: f64, sim: &mut Simulator<SocketAddr>) {
@@ -156,7 +176,13 @@ impl RenetServer {
         }
     }
 
-    fn receive(&mut self, t: f64, from: SocketAddr, bytes: &mut [u8], sim: &mut Simulator<SocketAddr>) {
+    fn receive(
+        &mut self,
+        t: f64,
+        from: SocketAddr,
+        bytes: &mut [u8],
+        sim: &mut Simulator<SocketAddr>,
+    ) {
         let owned = own(self.inner.process_packet(from, bytes));
         self.handle_owned(owned, t, sim);
     }
@@ -167,7 +193,7 @@ impl RenetServer {
             Owned::Send(addr, bytes) => sim.send(t, server_addr(), addr, &bytes),
             Owned::Payload(client_id, bytes) => self.received.push((client_id, bytes)),
             Owned::Connected(client_id, addr, data, bytes) => {
-                self.connected.push((client_id, data));
+                self.connected.push((client_id, *data));
                 sim.send(t, server_addr(), addr, &bytes);
             }
             Owned::Disconnected(client_id, addr, bytes) => {
@@ -184,7 +210,7 @@ enum Owned {
     None,
     Send(SocketAddr, Vec<u8>),
     Payload(u64, Vec<u8>),
-    Connected(u64, SocketAddr, [u8; USER_DATA_BYTES], Vec<u8>),
+    Connected(u64, SocketAddr, Box<[u8; USER_DATA_BYTES]>, Vec<u8>),
     Disconnected(u64, SocketAddr, Option<Vec<u8>>),
 }
 
@@ -193,12 +219,17 @@ fn own(result: ServerResult<'_, '_>) -> Owned {
         ServerResult::None => Owned::None,
         ServerResult::PacketToSend { addr, payload } => Owned::Send(addr, payload.to_vec()),
         ServerResult::Payload { client_id, payload } => Owned::Payload(client_id, payload.to_vec()),
-        ServerResult::ClientConnected { client_id, addr, user_data, payload } => {
-            Owned::Connected(client_id, addr, *user_data, payload.to_vec())
-        }
-        ServerResult::ClientDisconnected { client_id, addr, payload } => {
-            Owned::Disconnected(client_id, addr, payload.map(|p| p.to_vec()))
-        }
+        ServerResult::ClientConnected {
+            client_id,
+            addr,
+            user_data,
+            payload,
+        } => Owned::Connected(client_id, addr, user_data, payload.to_vec()),
+        ServerResult::ClientDisconnected {
+            client_id,
+            addr,
+            payload,
+        } => Owned::Disconnected(client_id, addr, payload.map(|p| p.to_vec())),
     }
 }
 
@@ -235,8 +266,10 @@ fn step_netser_client(
     client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
 }
 
+type Datagrams = Vec<(SocketAddr, Vec<u8>)>;
+
 /// Deliveries due at `t`, split by receiver.
-fn deliver(sim: &mut Simulator<SocketAddr>, t: f64) -> (Vec<(SocketAddr, Vec<u8>)>, Vec<(SocketAddr, Vec<u8>)>) {
+fn deliver(sim: &mut Simulator<SocketAddr>, t: f64) -> (Datagrams, Datagrams) {
     let (mut to_server, mut to_client) = (Vec::new(), Vec::new());
     while let Some(d) = sim.receive(t) {
         if d.to == client_addr() {
@@ -263,11 +296,17 @@ fn renetcode_client_connects_to_netser_server_with_our_token() {
             client.receive(&mut bytes);
         }
         client.step(t, &mut sim);
-        step_netser_server(&mut server, t, &mut sim, &mut to_server, &mut server_received);
+        step_netser_server(
+            &mut server,
+            t,
+            &mut sim,
+            &mut to_server,
+            &mut server_received,
+        );
         if client.inner.is_connected() {
             connected_at.get_or_insert(t);
             // Payloads both ways, one per 50 ms.
-            if sent < 100 && (t * 100.0).round() as u64 % 5 == 0 {
+            if sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
                 client.send(t, &mut sim, &[sent as u8 + 1; 100]);
                 server.send_payload(11, &[sent as u8 + 101; 200]).unwrap();
                 server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
@@ -278,7 +317,12 @@ fn renetcode_client_connects_to_netser_server_with_our_token() {
     }
     assert!(connected_at.is_some(), "renetcode client never connected");
     match server.poll_event() {
-        Some(ServerEvent::ClientConnected { client_id: 11, addr, user_data, slot: 0 }) => {
+        Some(NetcodeEvent::ClientConnected {
+            client_id: 11,
+            addr,
+            user_data,
+            slot: 0,
+        }) => {
             assert_eq!(addr, client_addr());
             assert_eq!(*user_data, user_data_of(11));
         }
@@ -286,8 +330,14 @@ fn renetcode_client_connects_to_netser_server_with_our_token() {
     }
     assert_eq!(sent, 100);
     // 20% loss: most payloads arrive, every one that arrives is intact.
-    assert!(server_received.len() > 60 && server_received.len() <= 100, "{}", server_received.len());
-    assert!(server_received.iter().all(|(id, p)| *id == 11 && p.len() == 100 && p.iter().all(|&b| b == p[0])));
+    assert!(
+        server_received.len() > 60 && server_received.len() <= 100,
+        "{}",
+        server_received.len()
+    );
+    assert!(server_received
+        .iter()
+        .all(|(id, p)| *id == 11 && p.len() == 100 && p.iter().all(|&b| b == p[0])));
     assert!(client.received.len() > 60, "{}", client.received.len());
     assert!(client.received.iter().all(|p| p.len() == 200 && p[0] > 100));
 
@@ -298,12 +348,18 @@ fn renetcode_client_connects_to_netser_server_with_our_token() {
     let end = t + 1.0;
     while t < end {
         let (mut to_server, _) = deliver(&mut sim, t);
-        step_netser_server(&mut server, t, &mut sim, &mut to_server, &mut server_received);
+        step_netser_server(
+            &mut server,
+            t,
+            &mut sim,
+            &mut to_server,
+            &mut server_received,
+        );
         t += STEP;
     }
     assert_eq!(
         server.poll_event(),
-        Some(ServerEvent::ClientDisconnected {
+        Some(NetcodeEvent::ClientDisconnected {
             client_id: 11,
             addr: client_addr(),
             reason: DisconnectReason::DisconnectedByClient
@@ -326,7 +382,9 @@ fn netser_server_disconnect_reaches_renetcode_client() {
     while !(client.inner.is_connected() && server.is_connected(12)) {
         assert!(t < 10.0, "no connection");
         let (mut to_server, to_client) = deliver(&mut sim, t);
-        to_client.into_iter().for_each(|(_, mut b)| client.receive(&mut b));
+        to_client
+            .into_iter()
+            .for_each(|(_, mut b)| client.receive(&mut b));
         client.step(t, &mut sim);
         step_netser_server(&mut server, t, &mut sim, &mut to_server, &mut sink);
         t += STEP;
@@ -337,10 +395,15 @@ fn netser_server_disconnect_reaches_renetcode_client() {
     let end = t + 1.0;
     while t < end {
         let (_, to_client) = deliver(&mut sim, t);
-        to_client.into_iter().for_each(|(_, mut b)| client.receive(&mut b));
+        to_client
+            .into_iter()
+            .for_each(|(_, mut b)| client.receive(&mut b));
         t += STEP;
     }
-    assert_eq!(client.inner.disconnect_reason(), Some(renetcode::DisconnectReason::DisconnectedByServer));
+    assert_eq!(
+        client.inner.disconnect_reason(),
+        Some(renetcode::DisconnectReason::DisconnectedByServer)
+    );
 }
 
 #[test]
@@ -362,10 +425,13 @@ fn netser_client_connects_to_renetcode_server_with_its_token() {
         server.step(t, &mut sim);
         inbox.extend(to_client);
         step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut client_received);
-        if client.is_connected() && sent < 100 && (t * 100.0).round() as u64 % 5 == 0 {
+        if client.is_connected() && sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
             client.send_payload(&[sent as u8 + 1; 300]).unwrap();
             client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
-            let (to, bytes) = server.inner.generate_payload_packet(21, &[sent as u8 + 101; 50]).unwrap();
+            let (to, bytes) = server
+                .inner
+                .generate_payload_packet(21, &[sent as u8 + 101; 50])
+                .unwrap();
             sim.send(t, server_addr(), to, bytes);
             sent += 1;
         }
@@ -376,13 +442,19 @@ fn netser_client_connects_to_renetcode_server_with_its_token() {
     assert_eq!(server.connected, vec![(21, user_data_of(21))]);
     assert_eq!(sent, 100);
     assert!(server.received.len() > 60, "{}", server.received.len());
-    assert!(server.received.iter().all(|(id, p)| *id == 21 && p.len() == 300));
+    assert!(server
+        .received
+        .iter()
+        .all(|(id, p)| *id == 21 && p.len() == 300));
     assert!(client_received.len() > 60, "{}", client_received.len());
     assert!(client_received.iter().all(|p| p.len() == 50 && p[0] > 100));
 
     // Our client disconnects through 20% loss: one of ten disconnect packets arrives.
     client.disconnect();
-    assert_eq!(client.disconnect_reason(), Some(DisconnectReason::DisconnectedByClient));
+    assert_eq!(
+        client.disconnect_reason(),
+        Some(DisconnectReason::DisconnectedByClient)
+    );
     client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
     let end = t + 1.0;
     while t < end {
@@ -406,7 +478,9 @@ fn renetcode_server_disconnect_reaches_netser_client() {
     while !client.is_connected() {
         assert!(t < 10.0, "no connection");
         let (to_server, to_client) = deliver(&mut sim, t);
-        to_server.into_iter().for_each(|(from, mut b)| server.receive(t, from, &mut b, &mut sim));
+        to_server
+            .into_iter()
+            .for_each(|(from, mut b)| server.receive(t, from, &mut b, &mut sim));
         server.step(t, &mut sim);
         inbox.extend(to_client);
         step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut sink);
@@ -423,11 +497,18 @@ fn renetcode_server_disconnect_reaches_netser_client() {
         step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut sink);
         t += STEP;
     }
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::DisconnectedByServer));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
+    );
 }
 
 /// Runs a netcode client against a server until connected or `limit` seconds.
-fn connect_netser_pair(client: &mut NetcodeClient, server: &mut NetcodeServer, sim: &mut Simulator<SocketAddr>) -> f64 {
+fn connect_netser_pair(
+    client: &mut NetcodeClient,
+    server: &mut NetcodeServer,
+    sim: &mut Simulator<SocketAddr>,
+) -> f64 {
     let (mut inbox, mut sink, mut received) = (Vec::new(), Vec::new(), Vec::new());
     let mut t = 0.0;
     while !client.is_connected() {
@@ -453,14 +534,20 @@ fn renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode() {
     // The IPv6 server does not exist: the client times out there and moves on.
     connect_netser_pair(&mut client, &mut server, &mut sim);
     assert_eq!(client.server_addr(), server_addr());
-    assert!(matches!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 31, .. })));
+    assert!(matches!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientConnected { client_id: 31, .. })
+    ));
     assert_eq!(server.user_data(31), Some(&user_data_of(31)));
 
     // A netser-issued token read by renetcode, bytes identical both ways.
     let ours = netser_token(32, vec![v6, server_addr()]);
     let theirs = to_renet(&ours);
     assert_eq!(theirs.client_id, 32);
-    assert_eq!(theirs.server_addresses[..2], [Some(v6), Some(server_addr())]);
+    assert_eq!(
+        theirs.server_addresses[..2],
+        [Some(v6), Some(server_addr())]
+    );
     assert_eq!(from_renet(&theirs), ours);
     // ... and accepted by a renetcode server (its private part decrypts there).
     let mut server = RenetServer::new();
@@ -470,9 +557,13 @@ fn renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode() {
     while !client.inner.is_connected() {
         assert!(t < 10.0, "no connection");
         let (to_server, to_client) = deliver(&mut sim, t);
-        to_server.into_iter().for_each(|(from, mut b)| server.receive(t, from, &mut b, &mut sim));
+        to_server
+            .into_iter()
+            .for_each(|(from, mut b)| server.receive(t, from, &mut b, &mut sim));
         server.step(t, &mut sim);
-        to_client.into_iter().for_each(|(_, mut b)| client.receive(&mut b));
+        to_client
+            .into_iter()
+            .for_each(|(_, mut b)| client.receive(&mut b));
         client.step(t, &mut sim);
         t += STEP;
     }
@@ -485,7 +576,11 @@ fn full_renetcode_server_denies_netser_client() {
     // ConnectionDenied (its token has one server).
     let mut server = RenetServer::new();
     server.inner.set_max_clients(1);
-    let mut sim = Simulator::new(SimulatorConfig { latency: 0.02, seed: 7, ..SimulatorConfig::default() });
+    let mut sim = Simulator::new(SimulatorConfig {
+        latency: 0.02,
+        seed: 7,
+        ..SimulatorConfig::default()
+    });
     let mut first = NetcodeClient::new(0.0, from_renet(&renet_token(41, vec![server_addr()])));
     let mut second = NetcodeClient::new(0.0, from_renet(&renet_token(42, vec![server_addr()])));
     let second_addr: SocketAddr = "198.51.100.8:50000".parse().unwrap();
@@ -514,5 +609,8 @@ fn full_renetcode_server_denies_netser_client() {
         t += STEP;
     }
     assert!(first.is_connected());
-    assert_eq!(second.state(), ClientState::Disconnected(DisconnectReason::ConnectionDenied));
+    assert_eq!(
+        second.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionDenied)
+    );
 }

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 
 use netser_transport::netcode::packet::{self, Packet, PacketType};
 use netser_transport::netcode::{
-    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeServer, ServerConfig, ServerEvent, TokenParams,
-    DISCONNECT_PACKETS,
+    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeEvent, NetcodeServer,
+    ServerConfig, TokenParams, DISCONNECT_PACKETS,
 };
 
 const PROTOCOL_ID: u64 = 0xBEEF;
@@ -25,16 +25,29 @@ fn client_addr(i: u16) -> SocketAddr {
 }
 
 fn token(client_id: u64, servers: Vec<SocketAddr>) -> ConnectToken {
-    let params = TokenParams { client_id, timeout_seconds: 2, ..TokenParams::new(PROTOCOL_ID, servers, T0 as u64) };
+    let params = TokenParams {
+        client_id,
+        timeout_seconds: 2,
+        ..TokenParams::new(PROTOCOL_ID, servers, T0 as u64)
+    };
     ConnectToken::generate(&params, &KEY).unwrap()
 }
 
 fn server_at(addr: SocketAddr, max_clients: usize) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig { max_clients, ..ServerConfig::new(PROTOCOL_ID, KEY, vec![addr]) }).unwrap()
+    NetcodeServer::new(ServerConfig {
+        max_clients,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![addr])
+    })
+    .unwrap()
 }
 
 /// One instant, lossless exchange step between one client and the servers present.
-fn step(client: &mut NetcodeClient, from: SocketAddr, servers: &mut [(SocketAddr, &mut NetcodeServer)], t: f64) {
+fn step(
+    client: &mut NetcodeClient,
+    from: SocketAddr,
+    servers: &mut [(SocketAddr, &mut NetcodeServer)],
+    t: f64,
+) {
     step_recording(client, from, servers, t, &mut Vec::new());
 }
 
@@ -79,13 +92,19 @@ fn request_timed_out_after_every_server() {
         client.drain_datagrams(|to, bytes| requests.push((to, bytes.len())));
         t += STEP;
     }
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::ConnectionRequestTimedOut));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionRequestTimedOut)
+    );
     assert_eq!(client.state().code(), -2);
     // 2 s on each server, requests at 10 Hz to the first, then the second.
     assert!((4.0..4.1).contains(&t), "{t}");
     let to_a = requests.iter().filter(|(to, _)| *to == server_a()).count();
     let to_b = requests.iter().filter(|(to, _)| *to == server_b()).count();
-    assert!((19..=22).contains(&to_a) && (19..=22).contains(&to_b), "{to_a} {to_b}");
+    assert!(
+        (19..=22).contains(&to_a) && (19..=22).contains(&to_b),
+        "{to_a} {to_b}"
+    );
     assert!(requests.iter().all(|&(_, len)| len == 1078));
 }
 
@@ -113,7 +132,10 @@ fn response_timed_out_when_the_server_stops_answering() {
         });
         t += STEP;
     }
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::ConnectionResponseTimedOut));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionResponseTimedOut)
+    );
     assert_eq!(client.state().code(), -3);
     assert!(responses >= 20, "{responses}");
 }
@@ -132,7 +154,12 @@ fn denied_by_a_full_server_then_accepted_by_the_next() {
     let start = t;
     while !second.is_connected() {
         assert!(t - start < 1.0, "{:?}", second.state());
-        step(&mut second, client_addr(4), &mut [(server_a(), &mut a), (server_b(), &mut b)], t);
+        step(
+            &mut second,
+            client_addr(4),
+            &mut [(server_a(), &mut a), (server_b(), &mut b)],
+            t,
+        );
         t += STEP;
     }
     assert_eq!(second.server_addr(), server_b());
@@ -147,16 +174,33 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
     let mut client = NetcodeClient::new(0.0, token(5, vec![server_a()]));
     let mut t = 0.0;
     while !client.is_connected() {
-        step(&mut client, client_addr(5), &mut [(server_a(), &mut server)], t);
+        step(
+            &mut client,
+            client_addr(5),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
         t += STEP;
     }
     assert_eq!(client.state().code(), 3);
-    assert!(matches!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 5, slot: 0, .. })));
+    assert!(matches!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientConnected {
+            client_id: 5,
+            slot: 0,
+            ..
+        })
+    ));
     let connected_memory = server.memory_bytes();
     // Ten idle seconds (timeout 2 s): keep-alives both ways hold it.
     let end = t + 10.0;
     while t < end {
-        step(&mut client, client_addr(5), &mut [(server_a(), &mut server)], t);
+        step(
+            &mut client,
+            client_addr(5),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
         t += STEP;
     }
     assert!(client.is_connected() && server.is_connected(5));
@@ -173,11 +217,14 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
     }
     // The last packets were received one step before `dead`.
     assert!(t - dead > 1.9);
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::ConnectionTimedOut));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionTimedOut)
+    );
     assert_eq!(client.state().code(), -4);
     assert_eq!(
         server.poll_event(),
-        Some(ServerEvent::ClientDisconnected {
+        Some(NetcodeEvent::ClientDisconnected {
             client_id: 5,
             addr: client_addr(5),
             reason: DisconnectReason::ConnectionTimedOut
@@ -185,7 +232,12 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
     );
     // The slot and its memory are free again.
     assert_eq!(server.connected_clients(), 0);
-    assert!(server.memory_bytes() < connected_memory, "{} {}", server.memory_bytes(), connected_memory);
+    assert!(
+        server.memory_bytes() < connected_memory,
+        "{} {}",
+        server.memory_bytes(),
+        connected_memory
+    );
     assert_eq!(server.next_wakeup(), None);
     assert_eq!(client.next_wakeup(), None);
 }
@@ -198,11 +250,20 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     let mut t = 0.0;
     let mut from_server = Vec::new();
     while !client.is_connected() {
-        step_recording(&mut client, client_addr(6), &mut [(server_a(), &mut server)], t, &mut from_server);
+        step_recording(
+            &mut client,
+            client_addr(6),
+            &mut [(server_a(), &mut server)],
+            t,
+            &mut from_server,
+        );
         t += STEP;
     }
     client.disconnect();
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::DisconnectedByClient));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::DisconnectedByClient)
+    );
     let mut packets = Vec::new();
     client.drain_datagrams(|_, bytes| packets.push(bytes.to_vec()));
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
@@ -211,7 +272,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     server.poll_event();
     assert_eq!(
         server.poll_event(),
-        Some(ServerEvent::ClientDisconnected {
+        Some(NetcodeEvent::ClientDisconnected {
             client_id: 6,
             addr: client_addr(6),
             reason: DisconnectReason::DisconnectedByClient
@@ -223,7 +284,13 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     let mut client = NetcodeClient::new(t, token.clone());
     let start = t;
     while !client.is_connected() {
-        step_recording(&mut client, client_addr(6), &mut [(server_a(), &mut server)], t, &mut from_server);
+        step_recording(
+            &mut client,
+            client_addr(6),
+            &mut [(server_a(), &mut server)],
+            t,
+            &mut from_server,
+        );
         t += STEP;
         assert!(t - start < 1.0);
     }
@@ -233,19 +300,30 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     for bytes in &packets {
         let mut copy = bytes.clone();
-        let (_, packet) = packet::decode(&mut copy, PROTOCOL_ID, token.server_to_client_key(), None).unwrap();
+        let (_, packet) =
+            packet::decode(&mut copy, PROTOCOL_ID, token.server_to_client_key(), None).unwrap();
         assert_eq!(packet, Packet::Disconnect);
     }
     from_server.extend(packets.iter().cloned());
-    let mut sequences: Vec<u64> = from_server.iter().map(|bytes| packet::peek(bytes).unwrap().1).collect();
+    let mut sequences: Vec<u64> = from_server
+        .iter()
+        .map(|bytes| packet::peek(bytes).unwrap().1)
+        .collect();
     let sent = sequences.len();
     sequences.sort_unstable();
     sequences.dedup();
-    assert_eq!(sequences.len(), sent, "a sequence (nonce) repeated under one key");
+    assert_eq!(
+        sequences.len(),
+        sent,
+        "a sequence (nonce) repeated under one key"
+    );
     // Challenge and keep-alive in each session, then the disconnects.
     assert!(sent >= DISCONNECT_PACKETS + 4);
     client.process_packet(t, server_a(), &mut packets[DISCONNECT_PACKETS - 1].clone());
-    assert_eq!(client.state(), ClientState::Disconnected(DisconnectReason::DisconnectedByServer));
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
+    );
     assert_eq!(client.state().code(), 0);
     assert!(!server.disconnect(6));
 }
@@ -258,5 +336,128 @@ fn invalid_token_state() {
     let mut bytes = token.to_bytes();
     bytes[8 + 13 + 8..8 + 13 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(ConnectToken::from_bytes(&bytes).is_err());
-    assert_eq!(ClientState::Disconnected(DisconnectReason::InvalidConnectToken).code(), -5);
+    assert_eq!(
+        ClientState::Disconnected(DisconnectReason::InvalidConnectToken).code(),
+        -5
+    );
+}
+
+#[test]
+fn handshake_takes_two_round_trips() {
+    // 50 ms each way, 1 ms ticks: the request, the challenge, the response and the
+    // keep-alive each cross once, and every step is answered as it arrives.
+    use netser_transport::simulator::{Simulator, SimulatorConfig};
+    let mut sim: Simulator<SocketAddr> = Simulator::new(SimulatorConfig {
+        latency: 0.05,
+        ..SimulatorConfig::default()
+    });
+    let mut server = server_at(server_a(), 4);
+    let mut client = NetcodeClient::new(0.0, token(8, vec![server_a()]));
+    let (mut t, mut server_connected_at) = (0.0, None);
+    while !client.is_connected() {
+        assert!(t < 1.0);
+        while let Some(d) = sim.receive(t) {
+            let mut bytes = d.data;
+            if d.to == server_a() {
+                server.process_packet(T0 + t, d.from, &mut bytes);
+            } else {
+                client.process_packet(t, d.from, &mut bytes);
+            }
+        }
+        if server.is_connected(8) {
+            server_connected_at.get_or_insert(t);
+        }
+        client.update(t);
+        client.drain_datagrams(|to, bytes| sim.send(t, client_addr(8), to, bytes));
+        server.update(T0 + t);
+        server.drain_datagrams(|to, bytes| sim.send(t, server_a(), to, bytes));
+        t += 0.001;
+    }
+    let rtt = 0.1;
+    println!(
+        "client connected after {:.2} RTT, server after {:.2} RTT",
+        t / rtt,
+        server_connected_at.unwrap() / rtt
+    );
+    assert!((2.0..2.05).contains(&(t / rtt)), "{t}");
+    assert!((1.5..1.55).contains(&(server_connected_at.unwrap() / rtt)));
+}
+
+#[test]
+fn event_queue_and_outbox_are_bounded() {
+    use netser_transport::netcode::{Refusal, SendError, MAX_PACKET_BYTES};
+    // Connects and disconnects with nobody polling events: after 2 * max_clients + 16
+    // connect events, new connections wait (refused, the client retries) until polled.
+    let mut server = NetcodeServer::new(ServerConfig {
+        max_clients: 2,
+        max_outbox_bytes: 4 * MAX_PACKET_BYTES,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_a()])
+    })
+    .unwrap();
+    let mut t = 0.0;
+    for i in 0..20u16 {
+        let mut client = NetcodeClient::new(t, token(100 + u64::from(i), vec![server_a()]));
+        while !client.is_connected() {
+            step(
+                &mut client,
+                client_addr(i),
+                &mut [(server_a(), &mut server)],
+                t,
+            );
+            t += STEP;
+        }
+        assert!(server.disconnect(100 + u64::from(i)));
+        server.drain_datagrams(|_, _| {});
+    }
+    let mut waiting = NetcodeClient::new(t, token(200, vec![server_a()]));
+    for _ in 0..20 {
+        step(
+            &mut waiting,
+            client_addr(200),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
+        t += STEP;
+    }
+    assert!(waiting.is_connecting());
+    assert!(server.refusals().get(Refusal::EventQueueFull) > 0);
+    let mut events = 0;
+    while server.poll_event().is_some() {
+        events += 1;
+    }
+    assert_eq!(events, 40);
+    while !waiting.is_connected() {
+        step(
+            &mut waiting,
+            client_addr(200),
+            &mut [(server_a(), &mut server)],
+            t,
+        );
+        t += STEP;
+    }
+
+    // The outbox holds 4 full packets; the fifth payload waits for a drain.
+    server.drain_datagrams(|_, _| {});
+    server.poll_event();
+    let payload = [1u8; 1000];
+    let mut sent = 0;
+    while server.send_payload(200, &payload).is_ok() {
+        sent += 1;
+    }
+    assert!(sent >= 2 && sent <= 4, "{sent}");
+    assert_eq!(
+        server.send_payload(200, &payload),
+        Err(SendError::OutboxFull)
+    );
+    assert_eq!(server.send_payload(200, &[]), Err(SendError::EmptyPayload));
+    assert_eq!(
+        server.send_payload(200, &[0; 1301]),
+        Err(SendError::PayloadTooLarge { len: 1301 })
+    );
+    assert_eq!(
+        server.send_payload(999, &payload),
+        Err(SendError::UnknownClient { client_id: 999 })
+    );
+    server.drain_datagrams(|_, _| {});
+    assert!(server.send_payload(200, &payload).is_ok());
 }

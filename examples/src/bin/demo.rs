@@ -1,337 +1,481 @@
-//! The README's main command: a client and a server over a simulated lossy network,
-//! each holding a `Connection` (acks, resends, channels, blocks) for the other.
+//! The README's main command: a game server and several clients over real UDP sockets on
+//! 127.0.0.1, in one process, with loss, latency and jitter added to every socket.
 //!
-//! The server sends the initial world state (200 KB) as one reliable message, which the
-//! connection sends as a block in slices; game events on a reliable-ordered channel;
-//! and 20 snapshots a second of 64 entities, bit-packed by the derive with quantized
-//! positions and smallest-three orientations, on an unreliable-sequenced channel. The
-//! client sends its input 60 times a second (unreliable-sequenced) and its actions
-//! (reliable-ordered). Everything travels through a seeded simulator with latency,
-//! jitter, loss, duplicates and reordering. Time is simulated: the run is instant and
-//! the same every time.
+//! - Clients connect with connect tokens (netcode: challenge handshake, encrypted and
+//!   signed packets).
+//! - On join the server sends each client the 256 KiB world as one reliable message: the
+//!   connection sends it as a block of slices, resent until acked (progress bars).
+//! - The server sends 30 snapshots a second of 64 moving rigid bodies (unreliable-
+//!   sequenced) and relays every chat line to everyone (reliable-ordered).
+//! - Clients send 60 inputs a second (unreliable-sequenced) and a chat line every half
+//!   second.
 //!
-//! `cargo run -p netser-examples` (add `-- <seconds> <loss %>` to change the run).
+//! At the end every client disconnects and a summary says whether every check passed;
+//! the exit status is 0 only if they all did.
+//!
+//! `cargo run -p netser-examples -- --seconds 5 --loss 5 --latency 50 --jitter 10 --clients 4`
 
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use netser::NetSerialize;
-use netser_transport::channel::{ChannelConfig, ChannelId, ChannelKind};
-use netser_transport::connection::{Connection, ConnectionConfig, SendError};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
+use netser_transport::netcode::{
+    generate_key, protocol_id, ConnectToken, DisconnectReason, TokenParams,
+};
+use netser_transport::simulator::SimulatorConfig;
+use netser_transport::udp::{
+    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
+};
 
-/// What a client sends every frame.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(max_bytes = 8)]
-struct PlayerInput {
-    #[net(range = 0..=65535)]
-    tick: u32,
-    #[net(quantize(min = -1.0, max = 1.0, res = 0.01))]
-    move_dir: [f32; 2],
-    jump: bool,
-    fire: bool,
+/// The command line.
+struct Args {
+    seconds: f64,
+    loss: f64,
+    latency: f64,
+    jitter: f64,
+    clients: u64,
+    seed: u64,
 }
 
-/// One entity of a snapshot: the article's rigid body with the at-rest optimisation.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-struct Entity {
-    #[net(range = 0..=4095)]
-    id: u16,
-    #[net(quantize(min = -2048.0, max = 2048.0, res = 0.01))]
-    position: [f32; 3],
-    #[net(quat(bits = 10))]
-    orientation: [f32; 4],
-    #[net(range = 0..=100)]
-    health: u8,
-    at_rest: bool,
-    #[net(when = !at_rest, quantize(min = -64.0, max = 64.0, res = 0.01))]
-    velocity: [f32; 3],
-}
-
-/// What the server sends 20 times a second.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(max_bytes = 2400)]
-struct Snapshot {
-    #[net(range = 0..=65535)]
-    tick: u32,
-    #[net(max_len = 64)]
-    entities: Vec<Entity>,
-}
-
-/// The channels, the same list on both sides.
-#[derive(Debug, Clone, Copy)]
-enum Channel {
-    /// Game events and the world state: reliable, in order.
-    Events = 0,
-    /// Inputs and snapshots: the newest only.
-    State = 1,
-}
-
-impl From<Channel> for ChannelId {
-    fn from(channel: Channel) -> Self {
-        ChannelId(channel as u8)
-    }
-}
-
-fn connection_config() -> ConnectionConfig {
-    let mut config = ConnectionConfig::with_channels(vec![
-        ChannelConfig::reliable_ordered(),
-        ChannelConfig::new(ChannelKind::UnreliableSequenced),
-    ]);
-    // At 60 packets a second and a 50 ms link, 256 packets of history cover 4 s: the
-    // loss and bandwidth estimates (measured over the older half) show up sooner.
-    config.endpoint.sent_packets_buffer_size = 256;
-    config.endpoint.received_packets_buffer_size = 256;
-    config
-}
-
-/// What the client sends.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-enum ClientMessage {
-    Input(PlayerInput),
-    /// The player asked to respawn at this spawn point.
-    Respawn(#[net(range = 0..=15)] u8),
-}
-
-/// What the server sends.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-enum ServerMessage {
-    /// The initial world state: larger than a packet, so it goes as a block.
-    World(#[net(max_len = 200_000)] Vec<u8>),
-    Snapshot(Snapshot),
-    /// An entity scored: events must all arrive, in order.
-    Scored {
-        #[net(range = 0..=4095)]
-        entity: u16,
-        #[net(range = 0..=1_000_000)]
-        total: u32,
-    },
-}
-
-const CLIENT: u32 = 1;
-const SERVER: u32 = 2;
-
-fn entity(i: u16, tick: u32) -> Entity {
-    let t = tick as f32 / 60.0;
-    let at_rest = i.is_multiple_of(2);
-    let angle = t * 0.5 + i as f32;
-    Entity {
-        id: i * 61 % 4096,
-        position: [
-            (i as f32 * 17.0) - 500.0 + if at_rest { 0.0 } else { t * 3.0 },
-            2.5,
-            i as f32,
-        ],
-        orientation: [0.0, (angle / 2.0).sin(), 0.0, (angle / 2.0).cos()],
-        health: (100 - i % 101) as u8,
-        at_rest,
-        velocity: if at_rest { [0.0; 3] } else { [3.0, 0.0, 0.0] },
-    }
-}
-
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
-    let loss: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10.0) / 100.0;
-
-    // A first message: bytes and bit layout.
-    let input = PlayerInput {
-        tick: 1,
-        move_dir: [0.5, -1.0],
-        jump: true,
-        fire: false,
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        seconds: 5.0,
+        loss: 5.0,
+        latency: 50.0,
+        jitter: 10.0,
+        clients: 4,
+        seed: 1,
     };
-    let bytes = input.to_vec().expect("in bounds");
-    println!("PlayerInput {{ tick: 1, move_dir: [0.5, -1.0], jump: true, fire: false }}");
-    println!(
-        "  {} bits, {} bytes: {:02x?}",
-        input.measure_bits().unwrap(),
-        bytes.len(),
-        bytes
-    );
-    println!("{}", netser::trace::layout(&input).expect("in bounds"));
-    println!(
-        "Entity: {}..={} bits; Snapshot of 64: at most {} bytes\n",
-        Entity::MIN_BITS,
-        Entity::MAX_BITS,
-        Snapshot::MAX_BYTES,
-    );
-
-    let mut net: Simulator = Simulator::new(SimulatorConfig {
-        latency: 0.05,
-        jitter: 0.02,
-        loss,
-        duplicate: 0.02,
-        reorder: 0.02,
-        seed: 42,
-        ..SimulatorConfig::default()
-    });
-    let mut now = 0.0;
-    let mut client: Connection<ClientMessage, ServerMessage> =
-        Connection::new(connection_config(), now).expect("valid config");
-    let mut server: Connection<ServerMessage, ClientMessage> =
-        Connection::new(connection_config(), now).expect("valid config");
-
-    // The initial world state: 200 KB, one reliable message (sent as a block).
-    let world: Vec<u8> = (0..200_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    server
-        .send_message(Channel::Events, &ServerMessage::World(world.clone()))
-        .expect("within max_block_size");
-    let mut world_received_at = None;
-
-    let (mut inputs_sent, mut inputs_received) = (0u64, 0u64);
-    let (mut snapshots_sent, mut snapshots_received, mut last_snapshot_tick) = (0u64, 0u64, 0u32);
-    let (mut scores_sent, mut scores_received) = (0u32, 0u32);
-    let (mut respawns_sent, mut respawns_received) = (0u64, 0u64);
-    let (mut snapshot_bytes, mut snapshots_too_large) = (0usize, 0u64);
-    let dt = 1.0 / 60.0;
-    let mut tick = 0u32;
-    while now < seconds {
-        tick += 1;
-        now = tick as f64 * dt;
-
-        // Client: one input a frame; now and then a respawn request.
-        let input = PlayerInput {
-            tick: tick % 65536,
-            move_dir: [(now.sin()) as f32, 0.25],
-            jump: tick.is_multiple_of(30),
-            fire: tick.is_multiple_of(7),
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            return Err(String::new());
+        }
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        let number = |max: f64| -> Result<f64, String> {
+            match value.parse::<f64>() {
+                Ok(v) if (0.0..=max).contains(&v) => Ok(v),
+                _ => Err(format!("{flag} {value}: expected a number from 0 to {max}")),
+            }
         };
-        client
-            .send_message(Channel::State, &ClientMessage::Input(input))
-            .expect("inputs are in bounds and the queue drains");
-        inputs_sent += 1;
-        if tick.is_multiple_of(120) {
-            client
-                .send_message(
-                    Channel::Events,
-                    &ClientMessage::Respawn((tick / 120 % 16) as u8),
-                )
-                .expect("in bounds");
-            respawns_sent += 1;
-        }
-
-        // Server: a snapshot every third frame, a score event every tenth.
-        if tick.is_multiple_of(3) {
-            let snapshot = Snapshot {
-                tick: tick % 65536,
-                entities: (0..64).map(|i| entity(i, tick)).collect(),
-            };
-            snapshot_bytes = snapshot.to_vec().expect("in bounds").len();
-            // A snapshot of 64 entities takes at most 1211 bytes, over what one packet
-            // carries (1191 by default): the unreliable channel refuses the rare one
-            // that does not fit rather than fragment it.
-            match server.send_message(Channel::State, &ServerMessage::Snapshot(snapshot)) {
-                Ok(()) => snapshots_sent += 1,
-                Err(SendError::MessageTooLarge { .. }) => snapshots_too_large += 1,
-                Err(error) => panic!("snapshot refused: {error}"),
-            }
-        }
-        if tick.is_multiple_of(10) {
-            scores_sent += 1;
-            let scored = ServerMessage::Scored {
-                entity: (tick % 64) as u16,
-                total: scores_sent,
-            };
-            server
-                .send_message(Channel::Events, &scored)
-                .expect("in bounds");
-        }
-
-        // Both sides: datagrams out, the network delivers, datagrams in.
-        for (connection, from, to) in [
-            (&mut client as &mut dyn Side, CLIENT, SERVER),
-            (&mut server as &mut dyn Side, SERVER, CLIENT),
-        ] {
-            connection.send_all(now, from, to, &mut net);
-        }
-        while let Some(d) = net.receive(now) {
-            // Drops (duplicates, stale packets) are counted by the connection.
-            let _ = if d.to == CLIENT {
-                client.receive_datagram(now, &d.data)
-            } else {
-                server.receive_datagram(now, &d.data)
-            };
-        }
-
-        // Messages in.
-        while let Some(message) = client.receive_message(Channel::Events) {
-            match message {
-                ServerMessage::World(bytes) => {
-                    assert_eq!(bytes, world, "the world state arrives byte-exact");
-                    world_received_at = Some(now);
-                }
-                ServerMessage::Scored { total, .. } => {
-                    scores_received += 1;
-                    assert_eq!(total, scores_received, "events arrive once each, in order");
-                }
-                ServerMessage::Snapshot(_) => unreachable!("snapshots go on the state channel"),
-            }
-        }
-        while let Some(message) = client.receive_message(Channel::State) {
-            if let ServerMessage::Snapshot(snapshot) = message {
-                assert!(
-                    snapshot.tick > last_snapshot_tick,
-                    "never an older snapshot"
-                );
-                last_snapshot_tick = snapshot.tick;
-                snapshots_received += 1;
-            }
-        }
-        while server.receive_message(Channel::State).is_some() {
-            inputs_received += 1;
-        }
-        while server.receive_message(Channel::Events).is_some() {
-            respawns_received += 1;
+        match flag.as_str() {
+            "--seconds" => args.seconds = number(3600.0)?,
+            "--loss" => args.loss = number(90.0)?,
+            "--latency" => args.latency = number(2000.0)?,
+            "--jitter" => args.jitter = number(2000.0)?,
+            "--clients" => args.clients = number(64.0)?.max(1.0) as u64,
+            "--seed" => args.seed = number(1e15)? as u64,
+            _ => return Err(format!("unknown flag {flag}")),
         }
     }
-
-    let s = server.stats();
-    let c = server.counters();
-    println!(
-        "{seconds} s over a link with 50 ms latency, 20 ms jitter, {:.0}% loss, 2% duplicates, 2% reordering:",
-        loss * 100.0
-    );
-    println!(
-        "  world state: {} bytes as a block, received byte-exact at {}",
-        world.len(),
-        world_received_at.map_or("(not yet)".to_string(), |t| format!("{t:.2} s"))
-    );
-    println!(
-        "  snapshots: {snapshots_sent} sent ({snapshots_too_large} too large for a packet), {snapshots_received} received (last tick {last_snapshot_tick}), {snapshot_bytes} bytes each for 64 entities"
-    );
-    println!("  score events: {scores_sent} sent, {scores_received} received in order");
-    println!("  inputs: {inputs_sent} sent, {inputs_received} received (newest only)");
-    println!("  respawn requests: {respawns_sent} sent, {respawns_received} received in order");
-    println!(
-        "  server view: rtt {:.1} ms, packet loss {}, sent {} kbps, acked {} kbps",
-        s.rtt * 1000.0,
-        known(s.packet_loss.map(|loss| loss * 100.0), "%"),
-        known(s.sent_kbps, ""),
-        known(s.acked_kbps, "")
-    );
-    println!(
-        "  server: {} packets and {} block slices sent, {} datagrams dropped (duplicates, stale, malformed)",
-        c.packets_sent,
-        c.slices_sent,
-        c.endpoint_drops + c.malformed_packets + c.block_datagram_drops
-    );
+    Ok(args)
 }
 
-/// A statistic that may not be known yet (too few packets so far).
-fn known(value: Option<f64>, unit: &str) -> String {
-    value.map_or_else(|| "not yet known".to_string(), |v| format!("{v:.1}{unit}"))
+const USAGE: &str =
+    "usage: demo [--seconds 5] [--loss 5] [--latency 50] [--jitter 10] [--clients 4] [--seed 1]
+  --loss      percent of datagrams lost, each way
+  --latency   milliseconds of one-way latency, each way
+  --jitter    milliseconds added or taken off the latency at random";
+
+/// What one client saw.
+#[derive(Default)]
+struct ClientLog {
+    connected_at: Option<f64>,
+    world_at: Option<f64>,
+    world_ok: bool,
+    snapshots: u64,
+    /// Snapshots the server sent while this client was connected.
+    snapshots_expected: u64,
+    snapshot_older: u64,
+    snapshot_wrong: u64,
+    last_tick: Option<u32>,
+    /// Next chat line expected from each sender.
+    chat_next: HashMap<u64, u32>,
+    chat_received: u64,
+    chat_out_of_order: u64,
+    chat_sent: u32,
+    disconnect: Option<DisconnectReason>,
 }
 
-/// Either side's connection, to send its datagrams in one loop.
-trait Side {
-    fn send_all(&mut self, now: f64, from: u32, to: u32, net: &mut Simulator);
+/// What the server saw of one client.
+#[derive(Default)]
+struct ServerLog {
+    inputs: u64,
+    inputs_older: u64,
+    last_frame: Option<u32>,
+    disconnect: Option<DisconnectReason>,
 }
 
-impl<Out: NetSerialize, In: NetSerialize> Side for Connection<Out, In> {
-    fn send_all(&mut self, now: f64, from: u32, to: u32, net: &mut Simulator) {
-        self.update(now);
-        while let Some(datagram) = self.poll_datagram(now) {
-            net.send(now, from, to, datagram);
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("{e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
+    // The network: each socket delays, jitters and drops what it sends.
+    let network = |seed: u64| UdpConfig {
+        send_simulator: Some(SimulatorConfig {
+            latency: args.latency / 1000.0,
+            jitter: args.jitter / 1000.0,
+            loss: args.loss / 100.0,
+            seed,
+            ..SimulatorConfig::default()
+        }),
+        ..UdpConfig::default()
+    };
+
+    // The server. The key is shared with the backend that issues connect tokens; the
+    // protocol id comes from the message schemas, so an incompatible client is refused.
+    let key = generate_key()?;
+    let protocol = protocol_id::<ClientMessage, ServerMessage>();
+    let config = UdpServerConfig {
+        max_clients: args.clients as usize,
+        connection: game::connection_config(),
+        udp: network(args.seed),
+        ..UdpServerConfig::new(protocol, key)
+    };
+    let mut server: UdpServer<ServerMessage, ClientMessage> =
+        UdpServer::bind("127.0.0.1:0", config)?;
+
+    // The clients, each with a token the "backend" (here, this process) issued.
+    let unix_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let mut clients = Vec::new();
+    for client_id in 1..=args.clients {
+        let params = TokenParams {
+            client_id,
+            ..TokenParams::new(protocol, vec![server.local_addr()], unix_now)
+        };
+        let token = ConnectToken::generate(&params, &key)?;
+        let config = UdpClientConfig {
+            connection: game::connection_config(),
+            udp: network(args.seed + client_id),
+        };
+        let client: UdpClient<ClientMessage, ServerMessage> = UdpClient::connect(token, config)?;
+        clients.push(client);
+    }
+    println!(
+        "netser demo: {} clients and a server on {}, over UDP with {}% loss, {} ms latency, {} ms jitter each way, for {} s",
+        args.clients,
+        server.local_addr(),
+        args.loss,
+        args.latency,
+        args.jitter,
+        args.seconds
+    );
+
+    let bars = MultiProgress::new();
+    let style = ProgressStyle::with_template(
+        "  world to client {prefix}: [{bar:30}] {bytes}/{total_bytes}",
+    )?
+    .progress_chars("=> ");
+    let progress: Vec<ProgressBar> = (1..=args.clients)
+        .map(|id| {
+            let bar = bars.add(ProgressBar::new(game::WORLD_BYTES as u64));
+            bar.set_style(style.clone());
+            bar.set_prefix(id.to_string());
+            bar
+        })
+        .collect();
+
+    let world = game::world_data();
+    let mut client_logs: Vec<ClientLog> = (0..args.clients).map(|_| ClientLog::default()).collect();
+    let mut server_logs: HashMap<u64, ServerLog> = HashMap::new();
+    let mut joined_at: HashMap<u64, f64> = HashMap::new();
+    let (mut snapshots_sent, mut snapshot_bytes, mut chat_relayed) = (0u64, 0usize, 0u64);
+    let mut tick = 0u32;
+    let frame = Duration::from_secs_f64(1.0 / game::INPUT_HZ);
+    let start = Instant::now();
+    let play = Duration::from_secs_f64(args.seconds);
+    // Chat stops a second before the end; then the run goes on until everything sent
+    // has arrived (at most 30 s more: a slow debug build on a busy machine needs it).
+    let chat_until = play.saturating_sub(Duration::from_secs(1));
+    let deadline = play + Duration::from_secs(30);
+
+    loop {
+        let elapsed = start.elapsed();
+        let t = elapsed.as_secs_f64();
+
+        // Clients: events, then an input every frame and a chat line every half second.
+        for (i, client) in clients.iter_mut().enumerate() {
+            let log = &mut client_logs[i];
+            client.update();
+            while let Some(event) = client.poll_event() {
+                match event {
+                    ClientEvent::Connected { .. } => log.connected_at = Some(t),
+                    ClientEvent::Disconnected { reason } => log.disconnect = Some(reason),
+                    ClientEvent::BlockProgress { progress: block } => {
+                        progress[i].set_length(block.total as u64);
+                        progress[i].set_position(block.done as u64);
+                    }
+                    ClientEvent::Message { message, .. } => {
+                        receive(log, message, &world, t, &progress[i])
+                    }
+                }
+            }
+            if client.is_connected() {
+                let frame_number = (t * game::INPUT_HZ) as u32 % (1 << 20);
+                let input = game::Input {
+                    frame: frame_number,
+                    move_dir: [(t as f32).sin(), (t as f32).cos()],
+                    jump: frame_number.is_multiple_of(40),
+                    fire: frame_number.is_multiple_of(7),
+                };
+                client.send_message(SEQUENCED, &ClientMessage::Input(input))?;
+                // (Relayed lines reach a client after its world: one ordered channel.)
+                if elapsed < chat_until && t * 2.0 >= f64::from(log.chat_sent) {
+                    let line = game::Chat {
+                        from: client.client_id(),
+                        seq: log.chat_sent,
+                        text: game::chat_text(client.client_id(), log.chat_sent),
+                    };
+                    client.send_message(RELIABLE, &ClientMessage::Chat(line))?;
+                    log.chat_sent += 1;
+                }
+            }
+            client.send_packets();
+        }
+
+        // Server: joins get the world, chat is relayed, inputs counted; 30 Hz snapshots.
+        server.update();
+        while let Some(event) = server.poll_event() {
+            match event {
+                ServerEvent::ClientConnected { client_id, .. } => {
+                    joined_at.insert(client_id, t);
+                    server_logs.entry(client_id).or_default();
+                    let message = ServerMessage::World(game::World {
+                        data: world.clone(),
+                    });
+                    server.send_message(client_id, RELIABLE, &message)?;
+                }
+                ServerEvent::ClientDisconnected { client_id, reason } => {
+                    server_logs.entry(client_id).or_default().disconnect = Some(reason);
+                }
+                ServerEvent::Message {
+                    client_id, message, ..
+                } => match message {
+                    ClientMessage::Input(input) => {
+                        let log = server_logs.entry(client_id).or_default();
+                        log.inputs += 1;
+                        if log.last_frame.is_some_and(|last| input.frame <= last) {
+                            log.inputs_older += 1;
+                        }
+                        log.last_frame = Some(input.frame);
+                    }
+                    ClientMessage::Chat(mut line) => {
+                        line.from = client_id; // the server says who wrote it
+                        server
+                            .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
+                            .map_err(|(_, e)| e)?;
+                        chat_relayed += 1;
+                    }
+                },
+                ServerEvent::BlockProgress { .. } => {}
+            }
+        }
+        if tick.is_multiple_of(2) && elapsed < play {
+            let snapshot = game::snapshot(tick / 2);
+            snapshot_bytes += snapshot.to_vec()?.len();
+            snapshots_sent += 1;
+            server
+                .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))
+                .map_err(|(_, e)| e)?;
+            for id in server.client_ids() {
+                client_logs[id as usize - 1].snapshots_expected += 1;
+            }
+        }
+        server.send_packets();
+        tick += 1;
+
+        let chat_done = client_logs.iter().all(|log| {
+            log.chat_received
+                == client_logs
+                    .iter()
+                    .map(|l| u64::from(l.chat_sent))
+                    .sum::<u64>()
+                && log.world_at.is_some()
+        });
+        if (elapsed >= play && chat_done) || elapsed >= deadline {
+            break;
+        }
+        std::thread::sleep(frame.saturating_sub(start.elapsed() - elapsed));
+    }
+
+    // Everyone leaves; the server sees each disconnect, then shuts down.
+    let infos: Vec<_> = clients.iter().map(|c| c.network_info()).collect();
+    let server_infos: HashMap<u64, _> = (1..=args.clients)
+        .filter_map(|id| server.network_info(id).map(|info| (id, info)))
+        .collect();
+    for client in clients.iter_mut() {
+        client.disconnect();
+    }
+    let leave = Instant::now();
+    while server.connected_clients() > 0 && leave.elapsed() < Duration::from_secs(3) {
+        server.update();
+        while let Some(event) = server.poll_event() {
+            if let ServerEvent::ClientDisconnected { client_id, reason } = event {
+                server_logs.entry(client_id).or_default().disconnect = Some(reason);
+            }
+        }
+        server.send_packets();
+        for client in clients.iter_mut() {
+            client.update(); // lets the simulators release the disconnect packets
+            client.send_packets();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    server.shutdown(Duration::from_millis(100));
+    for bar in &progress {
+        bar.finish_and_clear();
+    }
+
+    // The summary.
+    let played = start.elapsed().as_secs_f64();
+    let avg_snapshot = snapshot_bytes / snapshots_sent.max(1) as usize;
+    let plain = game::plain_snapshot_bytes(&game::snapshot(0));
+    println!(
+        "  snapshots    {snapshots_sent} sent at 30 Hz: {avg_snapshot} bytes for 64 bodies on average, plain f32 fields {plain} bytes ({:.1}x smaller)",
+        plain as f64 / avg_snapshot.max(1) as f64
+    );
+    let chat_total: u64 = client_logs.iter().map(|l| u64::from(l.chat_sent)).sum();
+    println!("  chat         {chat_total} lines written, {chat_relayed} relayed to every client");
+    for (i, log) in client_logs.iter().enumerate() {
+        let id = i as u64 + 1;
+        let block_time = match (joined_at.get(&id), log.world_at) {
+            (Some(joined), Some(done)) => format!("{:.2} s", done - joined),
+            _ => "not received".into(),
+        };
+        // Loss as the client saw it: snapshots sent to it that never arrived (or arrived
+        // after a newer one and were dropped by the sequenced channel).
+        let sent = log.snapshots_expected.max(1);
+        println!(
+            "  client {id:<3}   rtt {:5.1} ms (server's view {:5.1} ms), snapshots {} of {} ({:.1}% lost, {} out of order, {} off the truth), chat {}/{} in order, world {} in {block_time}",
+            infos[i].rtt * 1000.0,
+            server_infos.get(&id).map_or(0.0, |info| info.rtt * 1000.0),
+            log.snapshots,
+            sent,
+            100.0 * (1.0 - log.snapshots as f64 / sent as f64),
+            log.snapshot_older,
+            log.snapshot_wrong,
+            log.chat_received,
+            chat_total,
+            if log.world_ok { "byte-exact" } else { "WRONG" },
+        );
+        if let Some(s) = server_logs.get(&id) {
+            println!(
+                "               inputs {} received by the server in order ({} out of order), left: {}",
+                s.inputs,
+                s.inputs_older,
+                s.disconnect.map_or("still connected".to_string(), |r| r.to_string())
+            );
+        }
+    }
+    let udp = server.driver().stats();
+    let sim = server
+        .driver()
+        .send_simulator_stats()
+        .cloned()
+        .unwrap_or_default();
+    println!(
+        "  server       {} datagrams sent ({} KiB), {} received; the simulator dropped {} of its datagrams; {} refused by netcode; {played:.1} s in all",
+        udp.datagrams_sent,
+        udp.bytes_sent / 1024,
+        udp.datagrams_received,
+        sim.lost,
+        server.netcode().refusals().total(),
+    );
+
+    // The checks.
+    let n = client_logs.len();
+    let checks = [
+        ("every client connected", client_logs.iter().all(|l| l.connected_at.is_some())),
+        ("every client received the 256 KiB world byte-exact", client_logs.iter().all(|l| l.world_ok)),
+        (
+            "every chat line reached every client, in order, once",
+            chat_total > 0 && client_logs.iter().all(|l| l.chat_received == chat_total && l.chat_out_of_order == 0),
+        ),
+        (
+            "snapshots arrived, never older than one already seen, every body within its quantization",
+            client_logs.iter().all(|l| l.snapshots > 0 && l.snapshot_older == 0 && l.snapshot_wrong == 0),
+        ),
+        (
+            "the server received inputs from every client, in order",
+            server_logs.len() == n && server_logs.values().all(|s| s.inputs > 0 && s.inputs_older == 0),
+        ),
+        (
+            "every client's disconnect was seen by the server",
+            server_logs.values().all(|s| s.disconnect == Some(DisconnectReason::DisconnectedByClient)),
+        ),
+        (
+            "no datagram dropped by the sockets (only by the simulated network)",
+            udp.dropped_send_error + udp.dropped_send_queue_full + udp.dropped_receive_oversize == 0,
+        ),
+    ];
+    let passed = checks.iter().filter(|(_, ok)| *ok).count();
+    for (name, ok) in &checks {
+        println!("  [{}] {name}", if *ok { "PASS" } else { "FAIL" });
+    }
+    let all = passed == checks.len();
+    println!(
+        "{}: {passed} of {} checks passed (exit status {})",
+        if all { "PASS" } else { "FAIL" },
+        checks.len(),
+        if all { 0 } else { 1 }
+    );
+    Ok(all)
+}
+
+/// A client's handling of one server message.
+fn receive(log: &mut ClientLog, message: ServerMessage, world: &[u8], t: f64, bar: &ProgressBar) {
+    match message {
+        ServerMessage::World(w) => {
+            log.world_ok = w.data == world;
+            log.world_at = Some(t);
+            bar.set_position(bar.length().unwrap_or(0));
+        }
+        ServerMessage::Snapshot(snapshot) => {
+            log.snapshots += 1;
+            if log.last_tick.is_some_and(|last| snapshot.tick <= last) {
+                log.snapshot_older += 1;
+            }
+            log.last_tick = Some(snapshot.tick);
+            // The motion is a function of the tick: check what quantization left of it.
+            let truth = game::snapshot(snapshot.tick);
+            let all_match = snapshot.bodies.len() == truth.bodies.len()
+                && snapshot
+                    .bodies
+                    .iter()
+                    .zip(&truth.bodies)
+                    .all(|(r, t)| game::body_matches(r, t));
+            if !all_match {
+                log.snapshot_wrong += 1;
+            }
+        }
+        ServerMessage::Chat(line) => {
+            log.chat_received += 1;
+            let next = log.chat_next.entry(line.from).or_insert(0);
+            if line.seq != *next || line.text != game::chat_text(line.from, line.seq) {
+                log.chat_out_of_order += 1;
+            }
+            *next = line.seq + 1;
         }
     }
 }

@@ -8,7 +8,11 @@ use super::packet::{self, Packet, PacketType, Refusal, RefusalCounters};
 use super::replay::ReplayProtection;
 use super::server::check_payload;
 use super::token::ConnectToken;
-use super::{DisconnectReason, SendError, CHALLENGE_TOKEN_BYTES, DISCONNECT_PACKETS, PACKET_SEND_INTERVAL};
+#[cfg(doc)]
+use super::PACKET_SEND_INTERVAL;
+use super::{
+    DisconnectReason, SendError, CHALLENGE_TOKEN_BYTES, DISCONNECT_PACKETS, SEND_INTERVAL_DUE,
+};
 
 /// Where a [`NetcodeClient`] is in the standard's state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,7 +113,10 @@ impl NetcodeClient {
 
     /// Whether the handshake is in progress.
     pub fn is_connecting(&self) -> bool {
-        matches!(self.state, ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse)
+        matches!(
+            self.state,
+            ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse
+        )
     }
 
     /// Why the client is disconnected, if it is.
@@ -159,8 +166,13 @@ impl NetcodeClient {
 
     fn send(&mut self, packet: &Packet<'_>) -> bool {
         let to = self.server_addr();
-        let queued =
-            self.outbox.push(to, packet, self.sequence, self.token.protocol_id(), self.token.client_to_server_key());
+        let queued = self.outbox.push(
+            to,
+            packet,
+            self.sequence,
+            self.token.protocol_id(),
+            self.token.client_to_server_key(),
+        );
         self.sequence += 1;
         self.last_sent = Some(self.now);
         queued
@@ -178,15 +190,27 @@ impl NetcodeClient {
                 };
                 // Requests are not encrypted and take no sequence.
                 let to = self.server_addr();
-                self.outbox.push(to, &request, 0, token.protocol_id(), token.client_to_server_key());
+                self.outbox.push(
+                    to,
+                    &request,
+                    0,
+                    token.protocol_id(),
+                    token.client_to_server_key(),
+                );
                 self.last_sent = Some(self.now);
             }
             (ClientState::SendingConnectionResponse, Some((token_sequence, token_data))) => {
                 let token_data = token_data.clone();
-                self.send(&Packet::Response { token_sequence: *token_sequence, token_data: &token_data });
+                self.send(&Packet::Response {
+                    token_sequence: *token_sequence,
+                    token_data: &token_data,
+                });
             }
             (ClientState::Connected, _) => {
-                self.send(&Packet::KeepAlive { client_index: 0, max_clients: 0 });
+                self.send(&Packet::KeepAlive {
+                    client_index: 0,
+                    max_clients: 0,
+                });
             }
             _ => {}
         }
@@ -215,7 +239,8 @@ impl NetcodeClient {
         let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
         match self.state {
             ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse => {
-                let lifetime = (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
+                let lifetime =
+                    (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
                 if self.now - self.connect_start >= lifetime {
                     self.state = ClientState::Disconnected(DisconnectReason::ConnectTokenExpired);
                     return;
@@ -240,7 +265,10 @@ impl NetcodeClient {
             }
             ClientState::Disconnected(_) => return,
         }
-        if self.last_sent.is_none_or(|sent| self.now - sent >= PACKET_SEND_INTERVAL) {
+        if self
+            .last_sent
+            .is_none_or(|sent| self.now - sent >= SEND_INTERVAL_DUE)
+        {
             self.send_handshake();
         }
     }
@@ -250,7 +278,9 @@ impl NetcodeClient {
         if !self.is_connecting() && !self.is_connected() {
             return None;
         }
-        let send = self.last_sent.map_or(self.now, |sent| sent + PACKET_SEND_INTERVAL);
+        let send = self
+            .last_sent
+            .map_or(self.now, |sent| sent + SEND_INTERVAL_DUE);
         let timeout = self.token.timeout_seconds();
         let mut wakeup = send;
         if timeout > 0 {
@@ -266,7 +296,12 @@ impl NetcodeClient {
     /// Reads one datagram from `from`. Returns a payload from the server; handshake steps
     /// change the state (answering at once). Anything else is refused and counted
     /// ([`NetcodeClient::refusals`]).
-    pub fn process_packet<'a>(&mut self, now: f64, from: SocketAddr, bytes: &'a mut [u8]) -> Option<&'a [u8]> {
+    pub fn process_packet<'a>(
+        &mut self,
+        now: f64,
+        from: SocketAddr,
+        bytes: &'a mut [u8],
+    ) -> Option<&'a [u8]> {
         self.now = self.now.max(now);
         match self.process(from, bytes) {
             Ok(payload) => payload,
@@ -277,17 +312,26 @@ impl NetcodeClient {
         }
     }
 
-    fn process<'a>(&mut self, from: SocketAddr, bytes: &'a mut [u8]) -> Result<Option<&'a [u8]>, Refusal> {
+    fn process<'a>(
+        &mut self,
+        from: SocketAddr,
+        bytes: &'a mut [u8],
+    ) -> Result<Option<&'a [u8]>, Refusal> {
         if from != self.server_addr() {
             return Err(Refusal::WrongSource);
         }
         let (kind, sequence) = packet::peek(bytes)?;
         let expected = match kind {
-            PacketType::ConnectionRequest | PacketType::Response => return Err(Refusal::UnexpectedPacketType),
+            PacketType::ConnectionRequest | PacketType::Response => {
+                return Err(Refusal::UnexpectedPacketType)
+            }
             PacketType::ConnectionDenied => self.is_connecting(),
             PacketType::Challenge => self.state == ClientState::SendingConnectionRequest,
             PacketType::KeepAlive => {
-                matches!(self.state, ClientState::SendingConnectionResponse | ClientState::Connected)
+                matches!(
+                    self.state,
+                    ClientState::SendingConnectionResponse | ClientState::Connected
+                )
             }
             PacketType::Payload | PacketType::Disconnect => self.state == ClientState::Connected,
         };
@@ -305,12 +349,18 @@ impl NetcodeClient {
         self.last_received = self.now;
         match packet {
             Packet::ConnectionDenied => self.next_server_or(DisconnectReason::ConnectionDenied),
-            Packet::Challenge { token_sequence, token_data } => {
+            Packet::Challenge {
+                token_sequence,
+                token_data,
+            } => {
                 self.challenge = Some((token_sequence, Box::new(*token_data)));
                 self.state = ClientState::SendingConnectionResponse;
                 self.send_handshake();
             }
-            Packet::KeepAlive { client_index, max_clients } => {
+            Packet::KeepAlive {
+                client_index,
+                max_clients,
+            } => {
                 if self.state == ClientState::SendingConnectionResponse {
                     self.client_index = client_index;
                     self.max_clients = max_clients;
@@ -319,8 +369,12 @@ impl NetcodeClient {
                 }
             }
             Packet::Payload(payload) => return Ok(Some(payload)),
-            Packet::Disconnect => self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByServer),
-            Packet::ConnectionRequest { .. } | Packet::Response { .. } => return Err(Refusal::UnexpectedPacketType),
+            Packet::Disconnect => {
+                self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
+            }
+            Packet::ConnectionRequest { .. } | Packet::Response { .. } => {
+                return Err(Refusal::UnexpectedPacketType)
+            }
         }
         Ok(None)
     }

@@ -17,7 +17,11 @@ pub struct RandomError(pub getrandom::Error);
 
 impl core::fmt::Display for RandomError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "the operating system's random number generator failed: {}", self.0)
+        write!(
+            f,
+            "the operating system's random number generator failed: {}",
+            self.0
+        )
     }
 }
 

@@ -17,7 +17,12 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn new(max_bytes: usize) -> Self {
-        Self { bytes: Vec::new(), datagrams: Vec::new(), max_bytes, dropped: 0 }
+        Self {
+            bytes: Vec::new(),
+            datagrams: Vec::new(),
+            max_bytes,
+            dropped: 0,
+        }
     }
 
     /// Queues `packet` for `to`; `false` (and counted in `dropped`) if the bound is reached.
@@ -57,6 +62,7 @@ impl Outbox {
 
     /// Heap bytes held (capacity, not length).
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.bytes.capacity() + self.datagrams.capacity() * core::mem::size_of::<(SocketAddr, usize, usize)>()
+        self.bytes.capacity()
+            + self.datagrams.capacity() * core::mem::size_of::<(SocketAddr, usize, usize)>()
     }
 }

@@ -8,8 +8,8 @@
 use super::crypto::{decrypt, encrypt, Key};
 use super::replay::ReplayProtection;
 use super::{
-    CHALLENGE_TOKEN_BYTES, CONNECTION_REQUEST_BYTES, CONNECT_TOKEN_NONCE_BYTES, CONNECT_TOKEN_PRIVATE_BYTES, MAC_BYTES,
-    MAX_PACKET_BYTES, MAX_PAYLOAD_BYTES, VERSION_INFO,
+    CHALLENGE_TOKEN_BYTES, CONNECTION_REQUEST_BYTES, CONNECT_TOKEN_NONCE_BYTES,
+    CONNECT_TOKEN_PRIVATE_BYTES, MAC_BYTES, MAX_PACKET_BYTES, MAX_PAYLOAD_BYTES, VERSION_INFO,
 };
 
 /// The packet type in the low 4 bits of the prefix byte.
@@ -48,15 +48,22 @@ impl PacketType {
 
     /// Whether replay protection applies (keep-alive, payload and disconnect packets).
     pub fn replay_protected(self) -> bool {
-        matches!(self, PacketType::KeepAlive | PacketType::Payload | PacketType::Disconnect)
+        matches!(
+            self,
+            PacketType::KeepAlive | PacketType::Payload | PacketType::Disconnect
+        )
     }
 
     /// The allowed size range of the decrypted body.
     fn body_sizes(self) -> (usize, usize) {
         match self {
-            PacketType::ConnectionRequest => (CONNECTION_REQUEST_BYTES - 1, CONNECTION_REQUEST_BYTES - 1),
+            PacketType::ConnectionRequest => {
+                (CONNECTION_REQUEST_BYTES - 1, CONNECTION_REQUEST_BYTES - 1)
+            }
             PacketType::ConnectionDenied | PacketType::Disconnect => (0, 0),
-            PacketType::Challenge | PacketType::Response => (8 + CHALLENGE_TOKEN_BYTES, 8 + CHALLENGE_TOKEN_BYTES),
+            PacketType::Challenge | PacketType::Response => {
+                (8 + CHALLENGE_TOKEN_BYTES, 8 + CHALLENGE_TOKEN_BYTES)
+            }
             PacketType::KeepAlive => (8, 8),
             PacketType::Payload => (1, MAX_PAYLOAD_BYTES),
         }
@@ -122,18 +129,33 @@ impl Packet<'_> {
 
     fn write_body(&self, out: &mut Vec<u8>) {
         match *self {
-            Packet::ConnectionRequest { protocol_id, expire_timestamp, nonce, private_data } => {
+            Packet::ConnectionRequest {
+                protocol_id,
+                expire_timestamp,
+                nonce,
+                private_data,
+            } => {
                 out.extend_from_slice(&VERSION_INFO);
                 out.extend_from_slice(&protocol_id.to_le_bytes());
                 out.extend_from_slice(&expire_timestamp.to_le_bytes());
                 out.extend_from_slice(nonce);
                 out.extend_from_slice(private_data);
             }
-            Packet::Challenge { token_sequence, token_data } | Packet::Response { token_sequence, token_data } => {
+            Packet::Challenge {
+                token_sequence,
+                token_data,
+            }
+            | Packet::Response {
+                token_sequence,
+                token_data,
+            } => {
                 out.extend_from_slice(&token_sequence.to_le_bytes());
                 out.extend_from_slice(token_data);
             }
-            Packet::KeepAlive { client_index, max_clients } => {
+            Packet::KeepAlive {
+                client_index,
+                max_clients,
+            } => {
                 out.extend_from_slice(&client_index.to_le_bytes());
                 out.extend_from_slice(&max_clients.to_le_bytes());
             }
@@ -173,7 +195,12 @@ impl Packet<'_> {
         let body = out.len();
         self.write_body(out);
         out.extend_from_slice(&[0u8; MAC_BYTES]);
-        encrypt(&mut out[body..], sequence, key, &packet_aad(protocol_id, prefix));
+        encrypt(
+            &mut out[body..],
+            sequence,
+            key,
+            &packet_aad(protocol_id, prefix),
+        );
         out.len() - start
     }
 }
@@ -302,7 +329,10 @@ impl RefusalCounters {
     }
     /// The reasons with a non-zero count.
     pub fn iter(&self) -> impl Iterator<Item = (Refusal, u64)> + '_ {
-        Refusal::ALL.iter().map(|&r| (r, self.get(r))).filter(|&(_, n)| n > 0)
+        Refusal::ALL
+            .iter()
+            .map(|&r| (r, self.get(r)))
+            .filter(|&(_, n)| n > 0)
     }
 }
 
@@ -357,8 +387,12 @@ fn read_request(bytes: &[u8]) -> Packet<'_> {
     Packet::ConnectionRequest {
         protocol_id: field(14),
         expire_timestamp: field(22),
-        nonce: bytes[nonce_at..data_at].try_into().unwrap_or(&[0; CONNECT_TOKEN_NONCE_BYTES]),
-        private_data: bytes[data_at..].try_into().unwrap_or(&[0; CONNECT_TOKEN_PRIVATE_BYTES]),
+        nonce: bytes[nonce_at..data_at]
+            .try_into()
+            .unwrap_or(&[0; CONNECT_TOKEN_NONCE_BYTES]),
+        private_data: bytes[data_at..]
+            .try_into()
+            .unwrap_or(&[0; CONNECT_TOKEN_PRIVATE_BYTES]),
     }
 }
 
@@ -400,7 +434,12 @@ pub(crate) fn open<'a>(
     }
     let prefix = bytes[0];
     let body_at = 1 + usize::from(prefix >> 4);
-    if !decrypt(&mut bytes[body_at..], sequence, key, &packet_aad(protocol_id, prefix)) {
+    if !decrypt(
+        &mut bytes[body_at..],
+        sequence,
+        key,
+        &packet_aad(protocol_id, prefix),
+    ) {
         return Err(Refusal::DoesNotDecrypt);
     }
     if let Some(replay) = replay {
@@ -414,15 +453,24 @@ pub(crate) fn open<'a>(
     Ok(match kind {
         PacketType::ConnectionDenied => Packet::ConnectionDenied,
         PacketType::Disconnect => Packet::Disconnect,
-        PacketType::KeepAlive => Packet::KeepAlive { client_index: u32_at(0), max_clients: u32_at(4) },
+        PacketType::KeepAlive => Packet::KeepAlive {
+            client_index: u32_at(0),
+            max_clients: u32_at(4),
+        },
         PacketType::Payload => Packet::Payload(body),
         PacketType::Challenge | PacketType::Response => {
             let token_sequence = u64_at(0);
             let token_data = body[8..].try_into().map_err(|_| Refusal::WrongSize)?;
             if kind == PacketType::Challenge {
-                Packet::Challenge { token_sequence, token_data }
+                Packet::Challenge {
+                    token_sequence,
+                    token_data,
+                }
             } else {
-                Packet::Response { token_sequence, token_data }
+                Packet::Response {
+                    token_sequence,
+                    token_data,
+                }
             }
         }
         PacketType::ConnectionRequest => read_request(body),
@@ -483,11 +531,25 @@ mod tests {
         let data = [2u8; 1024];
         let token = [3u8; 300];
         let packets = [
-            Packet::ConnectionRequest { protocol_id: 5, expire_timestamp: 6, nonce: &nonce, private_data: &data },
+            Packet::ConnectionRequest {
+                protocol_id: 5,
+                expire_timestamp: 6,
+                nonce: &nonce,
+                private_data: &data,
+            },
             Packet::ConnectionDenied,
-            Packet::Challenge { token_sequence: 7, token_data: &token },
-            Packet::Response { token_sequence: 8, token_data: &token },
-            Packet::KeepAlive { client_index: 3, max_clients: 64 },
+            Packet::Challenge {
+                token_sequence: 7,
+                token_data: &token,
+            },
+            Packet::Response {
+                token_sequence: 8,
+                token_data: &token,
+            },
+            Packet::KeepAlive {
+                client_index: 3,
+                max_clients: 64,
+            },
             Packet::Payload(&[4; MAX_PAYLOAD_BYTES]),
             Packet::Disconnect,
         ];
@@ -504,7 +566,10 @@ mod tests {
                 for bit in 0..out.len() * 8 {
                     let mut flipped = out.clone();
                     flipped[bit / 8] ^= 1 << (bit % 8);
-                    assert!(decode(&mut flipped, 5, &KEY, None).is_err(), "{packet:?} bit {bit}");
+                    assert!(
+                        decode(&mut flipped, 5, &KEY, None).is_err(),
+                        "{packet:?} bit {bit}"
+                    );
                 }
             }
         }
@@ -539,15 +604,25 @@ mod tests {
     fn replay_is_refused_before_decryption() {
         let mut replay = ReplayProtection::new();
         let mut out = Vec::new();
-        Packet::KeepAlive { client_index: 0, max_clients: 0 }.encode(3, 1, &KEY, &mut out);
+        Packet::KeepAlive {
+            client_index: 0,
+            max_clients: 0,
+        }
+        .encode(3, 1, &KEY, &mut out);
         let mut first = out.clone();
         assert!(decode(&mut first, 1, &KEY, Some(&mut replay)).is_ok());
         let mut again = out.clone();
-        assert_eq!(decode(&mut again, 1, &KEY, Some(&mut replay)), Err(Refusal::Replayed));
+        assert_eq!(
+            decode(&mut again, 1, &KEY, Some(&mut replay)),
+            Err(Refusal::Replayed)
+        );
         // A forged packet with a fresh sequence does not move the window.
         let mut forged = out.clone();
         forged[1] = 200;
-        assert_eq!(decode(&mut forged, 1, &KEY, Some(&mut replay)), Err(Refusal::DoesNotDecrypt));
+        assert_eq!(
+            decode(&mut forged, 1, &KEY, Some(&mut replay)),
+            Err(Refusal::DoesNotDecrypt)
+        );
         assert!(!replay.already_received(200));
     }
 

@@ -38,7 +38,10 @@ impl Default for ReplayProtection {
 impl ReplayProtection {
     /// An empty window.
     pub fn new() -> Self {
-        Self { most_recent: 0, received: Box::new([EMPTY; REPLAY_WINDOW]) }
+        Self {
+            most_recent: 0,
+            received: Box::new([EMPTY; REPLAY_WINDOW]),
+        }
     }
 
     /// Whether `sequence` must be refused: too old for the window, or seen already.

@@ -2,14 +2,22 @@
 //! timeouts, and refusals counted by reason.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 
 use super::crypto::{random_bytes, Key, RandomError};
 use super::outbox::Outbox;
-use super::packet::{self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters};
-use super::replay::ReplayProtection;
+use super::packet::{
+    self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters,
+};
+use super::replay::{ReplayProtection, REPLAY_WINDOW};
 use super::token::PrivateConnectToken;
-use super::{DisconnectReason, SendError, DISCONNECT_PACKETS, MAC_BYTES, MAX_PAYLOAD_BYTES, PACKET_SEND_INTERVAL, USER_DATA_BYTES};
+#[cfg(doc)]
+use super::PACKET_SEND_INTERVAL;
+use super::{
+    DisconnectReason, SendError, DISCONNECT_PACKETS, MAC_BYTES, MAX_PAYLOAD_BYTES,
+    SEND_INTERVAL_DUE, USER_DATA_BYTES,
+};
 
 /// Most client slots one server may have.
 pub const MAX_CLIENTS: usize = 4096;
@@ -57,7 +65,14 @@ impl core::fmt::Debug for ServerConfig {
 impl ServerConfig {
     /// A configuration with the defaults: 64 slots, 256 pending handshakes, 4 MiB outbox.
     pub fn new(protocol_id: u64, private_key: Key, public_addresses: Vec<SocketAddr>) -> Self {
-        Self { protocol_id, private_key, public_addresses, max_clients: 64, max_pending: 256, max_outbox_bytes: 4 << 20 }
+        Self {
+            protocol_id,
+            private_key,
+            public_addresses,
+            max_clients: 64,
+            max_pending: 256,
+            max_outbox_bytes: 4 << 20,
+        }
     }
 }
 
@@ -80,11 +95,19 @@ pub enum ServerConfigError {
 impl core::fmt::Display for ServerConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            ServerConfigError::NoPublicAddress => write!(f, "a netcode server needs at least one public address"),
-            ServerConfigError::MaxClients(n) => write!(f, "max_clients is {n}; it must be 1 to {MAX_CLIENTS}"),
+            ServerConfigError::NoPublicAddress => {
+                write!(f, "a netcode server needs at least one public address")
+            }
+            ServerConfigError::MaxClients(n) => {
+                write!(f, "max_clients is {n}; it must be 1 to {MAX_CLIENTS}")
+            }
             ServerConfigError::MaxPending => write!(f, "max_pending must be at least 1"),
             ServerConfigError::MaxOutboxBytes(n) => {
-                write!(f, "max_outbox_bytes is {n}; it must hold one packet ({} bytes)", super::MAX_PACKET_BYTES)
+                write!(
+                    f,
+                    "max_outbox_bytes is {n}; it must hold one packet ({} bytes)",
+                    super::MAX_PACKET_BYTES
+                )
             }
             ServerConfigError::Random(e) => write!(f, "{e}"),
         }
@@ -95,7 +118,7 @@ impl std::error::Error for ServerConfigError {}
 
 /// Something the application should know about, from [`NetcodeServer::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerEvent {
+pub enum NetcodeEvent {
     /// A client completed the handshake and holds slot `slot`.
     ClientConnected {
         /// The id from its connect token.
@@ -129,6 +152,35 @@ pub struct ReceivedPayload<'a> {
     pub slot: usize,
     /// The decrypted payload (1 to [`MAX_PAYLOAD_BYTES`] bytes).
     pub payload: &'a [u8],
+}
+
+/// A socket address as a table key, hashed in one write: the keyed SipHash of the tables
+/// (which keeps an attacker choosing source addresses from forcing collisions) pays per
+/// write, and a `SocketAddr`'s own `Hash` makes several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AddrKey(SocketAddr);
+
+impl Hash for AddrKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut bytes = [0u8; 23];
+        let len = match self.0 {
+            SocketAddr::V4(a) => {
+                bytes[..4].copy_from_slice(&a.ip().octets());
+                bytes[4..6].copy_from_slice(&a.port().to_le_bytes());
+                6
+            }
+            SocketAddr::V6(a) => {
+                bytes[..16].copy_from_slice(&a.ip().octets());
+                bytes[16..18].copy_from_slice(&a.port().to_le_bytes());
+                bytes[18..22].copy_from_slice(&a.scope_id().to_le_bytes());
+                bytes[22] = 6;
+                23
+            }
+        };
+        // Equal addresses write equal bytes (leaving the IPv6 flow info out keeps that
+        // true); the lengths keep IPv4 and IPv6 apart.
+        state.write(&bytes[..len]);
+    }
 }
 
 /// The keys and sequence of one address the server talks to.
@@ -197,12 +249,12 @@ pub struct NetcodeServer {
     challenge_key: Key,
     challenge_sequence: u64,
     slots: Vec<Option<Slot>>,
-    by_addr: HashMap<SocketAddr, usize>,
+    by_addr: HashMap<AddrKey, usize>,
     by_id: HashMap<u64, usize>,
-    pending: HashMap<SocketAddr, Pending>,
+    pending: HashMap<AddrKey, Pending>,
     token_uses: Vec<TokenUse>,
     token_uses_max: usize,
-    events: VecDeque<ServerEvent>,
+    events: VecDeque<NetcodeEvent>,
     max_connect_events: usize,
     outbox: Outbox,
     refusals: RefusalCounters,
@@ -295,16 +347,22 @@ impl NetcodeServer {
 
     /// The client connected from `addr`, if any.
     pub fn client_at(&self, addr: SocketAddr) -> Option<u64> {
-        self.by_addr.get(&addr).and_then(|&i| self.slots[i].as_ref()).map(|slot| slot.client_id)
+        self.by_addr
+            .get(&AddrKey(addr))
+            .and_then(|&i| self.slots[i].as_ref())
+            .map(|slot| slot.client_id)
     }
 
     /// Seconds since the last packet from a connected client, at the last `now` seen.
     pub fn time_since_last_received(&self, client_id: u64) -> Option<f64> {
-        self.slot(client_id).map(|slot| (self.now - slot.last_received).max(0.0))
+        self.slot(client_id)
+            .map(|slot| (self.now - slot.last_received).max(0.0))
     }
 
     fn slot(&self, client_id: u64) -> Option<&Slot> {
-        self.by_id.get(&client_id).and_then(|&i| self.slots[i].as_ref())
+        self.by_id
+            .get(&client_id)
+            .and_then(|&i| self.slots[i].as_ref())
     }
 
     /// Datagrams refused, by reason.
@@ -323,7 +381,7 @@ impl NetcodeServer {
     }
 
     /// The next event, oldest first.
-    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+    pub fn poll_event(&mut self) -> Option<NetcodeEvent> {
         self.events.pop_front()
     }
 
@@ -332,18 +390,20 @@ impl NetcodeServer {
         self.outbox.drain(send);
     }
 
-    /// Heap bytes the server holds now (allocated capacity of every table and queue): the
-    /// measure of its memory bound.
+    /// Heap bytes the server holds now, from the allocated capacity of every table and
+    /// queue (hash tables counted at one control word per entry; queued events as if each
+    /// held user data): the measure of its memory bound.
     pub fn memory_bytes(&self) -> usize {
         use core::mem::size_of;
         let hash_entry = |key: usize, value: usize| key + value + 8;
         self.slots.capacity() * size_of::<Option<Slot>>()
-            + self.slots.iter().flatten().map(|_| 2048 + 8 * 256 + USER_DATA_BYTES).sum::<usize>()
-            + self.by_addr.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<usize>())
+            // Each connected slot's boxed replay window and user data.
+            + self.by_id.len() * (size_of::<[u64; REPLAY_WINDOW]>() + USER_DATA_BYTES)
+            + self.by_addr.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<usize>())
             + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
-            + self.pending.capacity() * hash_entry(size_of::<SocketAddr>(), size_of::<Pending>())
+            + self.pending.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<Pending>())
             + self.token_uses.capacity() * size_of::<TokenUse>()
-            + self.events.capacity() * (size_of::<ServerEvent>() + USER_DATA_BYTES)
+            + self.events.capacity() * (size_of::<NetcodeEvent>() + USER_DATA_BYTES)
             + self.outbox.memory_bytes()
             + self.public_addresses.capacity() * size_of::<SocketAddr>()
     }
@@ -352,7 +412,12 @@ impl NetcodeServer {
     /// a keep-alive, a disconnect, or a payload from a connected client, returned here.
     /// Anything else is refused and counted ([`NetcodeServer::refusals`]); a reply to an
     /// address that is not connected is always smaller than the datagram that caused it.
-    pub fn process_packet<'a>(&mut self, now: f64, from: SocketAddr, bytes: &'a mut [u8]) -> Option<ReceivedPayload<'a>> {
+    pub fn process_packet<'a>(
+        &mut self,
+        now: f64,
+        from: SocketAddr,
+        bytes: &'a mut [u8],
+    ) -> Option<ReceivedPayload<'a>> {
         self.now = self.now.max(now);
         match self.process(from, bytes) {
             Ok(payload) => payload,
@@ -363,17 +428,23 @@ impl NetcodeServer {
         }
     }
 
-    fn process<'a>(&mut self, from: SocketAddr, bytes: &'a mut [u8]) -> Result<Option<ReceivedPayload<'a>>, Refusal> {
+    fn process<'a>(
+        &mut self,
+        from: SocketAddr,
+        bytes: &'a mut [u8],
+    ) -> Result<Option<ReceivedPayload<'a>>, Refusal> {
         let (kind, sequence) = packet::peek(bytes)?;
         match kind {
             PacketType::ConnectionRequest => {
                 self.handle_request(from, bytes)?;
                 return Ok(None);
             }
-            PacketType::Challenge | PacketType::ConnectionDenied => return Err(Refusal::UnexpectedPacketType),
+            PacketType::Challenge | PacketType::ConnectionDenied => {
+                return Err(Refusal::UnexpectedPacketType)
+            }
             _ => {}
         }
-        if let Some(&index) = self.by_addr.get(&from) {
+        if let Some(&index) = self.by_addr.get(&AddrKey(from)) {
             let Some(slot) = self.slots[index].as_mut() else {
                 return Err(Refusal::UnknownAddress);
             };
@@ -381,13 +452,23 @@ impl NetcodeServer {
                 // A late copy of the handshake; the keep-alives already answer it.
                 return Err(Refusal::UnexpectedInState);
             }
-            let packet =
-                packet::open(bytes, kind, sequence, self.protocol_id, &slot.keys.receive_key, Some(&mut slot.replay))?;
+            let packet = packet::open(
+                bytes,
+                kind,
+                sequence,
+                self.protocol_id,
+                &slot.keys.receive_key,
+                Some(&mut slot.replay),
+            )?;
             slot.last_received = self.now;
             return Ok(match packet {
                 Packet::Payload(payload) => {
                     slot.confirmed = true;
-                    Some(ReceivedPayload { client_id: slot.client_id, slot: index, payload })
+                    Some(ReceivedPayload {
+                        client_id: slot.client_id,
+                        slot: index,
+                        payload,
+                    })
                 }
                 Packet::Disconnect => {
                     self.free_slot(index, DisconnectReason::DisconnectedByClient, false);
@@ -399,20 +480,30 @@ impl NetcodeServer {
                 }
             });
         }
-        let Some(pending) = self.pending.get_mut(&from) else {
+        let Some(pending) = self.pending.get_mut(&AddrKey(from)) else {
             return Err(Refusal::UnknownAddress);
         };
         if kind != PacketType::Response {
             return Err(Refusal::UnexpectedInState);
         }
-        let Packet::Response { token_sequence, token_data } =
-            packet::open(bytes, kind, sequence, self.protocol_id, &pending.keys.receive_key, None)?
+        let Packet::Response {
+            token_sequence,
+            token_data,
+        } = packet::open(
+            bytes,
+            kind,
+            sequence,
+            self.protocol_id,
+            &pending.keys.receive_key,
+            None,
+        )?
         else {
             return Err(Refusal::UnexpectedPacketType);
         };
         pending.last_received = self.now;
         let (client_id, user_data) =
-            decrypt_challenge(token_data, token_sequence, &self.challenge_key).ok_or(Refusal::ChallengeInvalid)?;
+            decrypt_challenge(token_data, token_sequence, &self.challenge_key)
+                .ok_or(Refusal::ChallengeInvalid)?;
         if client_id != pending.client_id {
             // A challenge issued to another token's handshake.
             return Err(Refusal::ChallengeInvalid);
@@ -421,16 +512,26 @@ impl NetcodeServer {
             return Err(Refusal::AlreadyConnected);
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
-            let mut pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+            let mut pending = self
+                .pending
+                .remove(&AddrKey(from))
+                .ok_or(Refusal::UnknownAddress)?;
             self.send(from, &Packet::ConnectionDenied, &mut pending.keys);
             self.forget_keys(&pending.keys);
             return Ok(None);
         };
-        let connects = self.events.iter().filter(|e| matches!(e, ServerEvent::ClientConnected { .. })).count();
+        let connects = self
+            .events
+            .iter()
+            .filter(|e| matches!(e, NetcodeEvent::ClientConnected { .. }))
+            .count();
         if connects >= self.max_connect_events {
             return Err(Refusal::EventQueueFull);
         }
-        let pending = self.pending.remove(&from).ok_or(Refusal::UnknownAddress)?;
+        let pending = self
+            .pending
+            .remove(&AddrKey(from))
+            .ok_or(Refusal::UnknownAddress)?;
         let mut slot = Slot {
             client_id,
             addr: from,
@@ -442,16 +543,19 @@ impl NetcodeServer {
             confirmed: false,
             user_data: Box::new(user_data),
         };
-        let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+        let keep_alive = Packet::KeepAlive {
+            client_index: index as u32,
+            max_clients: self.slots.len() as u32,
+        };
         self.send(from, &keep_alive, &mut slot.keys);
-        self.events.push_back(ServerEvent::ClientConnected {
+        self.events.push_back(NetcodeEvent::ClientConnected {
             client_id,
             addr: from,
             slot: index,
             user_data: slot.user_data.clone(),
         });
         self.slots[index] = Some(slot);
-        self.by_addr.insert(from, index);
+        self.by_addr.insert(AddrKey(from), index);
         self.by_id.insert(client_id, index);
         Ok(None)
     }
@@ -459,8 +563,15 @@ impl NetcodeServer {
     /// The standard's request steps, cheapest first; size and version were checked by
     /// `peek`.
     fn handle_request(&mut self, from: SocketAddr, bytes: &mut [u8]) -> Result<(), Refusal> {
-        let Ok((_, Packet::ConnectionRequest { protocol_id, expire_timestamp, nonce, private_data })) =
-            packet::decode(bytes, self.protocol_id, &[0; 32], None)
+        let Ok((
+            _,
+            Packet::ConnectionRequest {
+                protocol_id,
+                expire_timestamp,
+                nonce,
+                private_data,
+            },
+        )) = packet::decode(bytes, self.protocol_id, &[0; 32], None)
         else {
             return Err(Refusal::WrongSize);
         };
@@ -470,13 +581,23 @@ impl NetcodeServer {
         if expire_timestamp as f64 <= self.now {
             return Err(Refusal::TokenExpired);
         }
-        if self.by_addr.contains_key(&from) {
+        if self.by_addr.contains_key(&AddrKey(from)) {
             return Err(Refusal::AlreadyConnected);
         }
-        let token =
-            PrivateConnectToken::decrypt(private_data, protocol_id, expire_timestamp, nonce, &self.private_key)
-                .map_err(|_| Refusal::TokenInvalid)?;
-        if !token.server_addresses.as_slice().iter().any(|a| self.public_addresses.contains(a)) {
+        let token = PrivateConnectToken::decrypt(
+            private_data,
+            protocol_id,
+            expire_timestamp,
+            nonce,
+            &self.private_key,
+        )
+        .map_err(|_| Refusal::TokenInvalid)?;
+        if !token
+            .server_addresses
+            .as_slice()
+            .iter()
+            .any(|a| self.public_addresses.contains(a))
+        {
             return Err(Refusal::NotInHostList);
         }
         if self.by_id.contains_key(&token.client_id) {
@@ -485,19 +606,19 @@ impl NetcodeServer {
         let mac = PrivateConnectToken::mac_of(private_data);
         let next_sequence = self.use_token(mac, from)?;
 
-        if let Some(pending) = self.pending.get_mut(&from) {
+        if let Some(pending) = self.pending.get_mut(&AddrKey(from)) {
             if pending.keys.token_mac == mac {
                 // A repeated request: answer again with the same keys.
                 pending.last_received = self.now;
                 let mut keys = pending.keys.clone();
                 self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
-                if let Some(pending) = self.pending.get_mut(&from) {
+                if let Some(pending) = self.pending.get_mut(&AddrKey(from)) {
                     pending.keys.sequence = keys.sequence;
                 }
                 return Ok(());
             }
             // The same address with a new token: the old handshake is abandoned.
-            if let Some(old) = self.pending.remove(&from) {
+            if let Some(old) = self.pending.remove(&AddrKey(from)) {
                 self.forget_keys(&old.keys);
             }
         }
@@ -517,7 +638,7 @@ impl NetcodeServer {
         }
         self.send_challenge(from, token.client_id, &token.user_data, &mut keys);
         self.pending.insert(
-            from,
+            AddrKey(from),
             Pending {
                 client_id: token.client_id,
                 keys,
@@ -539,10 +660,19 @@ impl NetcodeServer {
             entry.last_used = self.now;
             return Ok(entry.next_sequence);
         }
-        let entry = TokenUse { mac, addr: from, last_used: self.now, next_sequence: 0 };
+        let entry = TokenUse {
+            mac,
+            addr: from,
+            last_used: self.now,
+            next_sequence: 0,
+        };
         if self.token_uses.len() < self.token_uses_max {
             self.token_uses.push(entry);
-        } else if let Some(oldest) = self.token_uses.iter_mut().min_by(|a, b| a.last_used.total_cmp(&b.last_used)) {
+        } else if let Some(oldest) = self
+            .token_uses
+            .iter_mut()
+            .min_by(|a, b| a.last_used.total_cmp(&b.last_used))
+        {
             *oldest = entry;
         }
         Ok(0)
@@ -555,15 +685,31 @@ impl NetcodeServer {
         }
     }
 
-    fn send_challenge(&mut self, to: SocketAddr, client_id: u64, user_data: &[u8; USER_DATA_BYTES], keys: &mut Keys) {
+    fn send_challenge(
+        &mut self,
+        to: SocketAddr,
+        client_id: u64,
+        user_data: &[u8; USER_DATA_BYTES],
+        keys: &mut Keys,
+    ) {
         let token_sequence = self.challenge_sequence;
         self.challenge_sequence += 1;
-        let token_data = encrypt_challenge(client_id, user_data, token_sequence, &self.challenge_key);
-        self.send(to, &Packet::Challenge { token_sequence, token_data: &token_data }, keys);
+        let token_data =
+            encrypt_challenge(client_id, user_data, token_sequence, &self.challenge_key);
+        self.send(
+            to,
+            &Packet::Challenge {
+                token_sequence,
+                token_data: &token_data,
+            },
+            keys,
+        );
     }
 
     fn send(&mut self, to: SocketAddr, packet: &Packet<'_>, keys: &mut Keys) -> bool {
-        let queued = self.outbox.push(to, packet, keys.sequence, self.protocol_id, &keys.send_key);
+        let queued = self
+            .outbox
+            .push(to, packet, keys.sequence, self.protocol_id, &keys.send_key);
         keys.sequence += 1;
         queued
     }
@@ -573,7 +719,13 @@ impl NetcodeServer {
             return false;
         };
         slot.last_sent = self.now;
-        let queued = self.outbox.push(slot.addr, packet, slot.keys.sequence, self.protocol_id, &slot.keys.send_key);
+        let queued = self.outbox.push(
+            slot.addr,
+            packet,
+            slot.keys.sequence,
+            self.protocol_id,
+            &slot.keys.send_key,
+        );
         slot.keys.sequence += 1;
         queued
     }
@@ -587,10 +739,14 @@ impl NetcodeServer {
         let Some(slot) = self.slots[index].take() else {
             return;
         };
-        self.by_addr.remove(&slot.addr);
+        self.by_addr.remove(&AddrKey(slot.addr));
         self.by_id.remove(&slot.client_id);
         self.forget_keys(&slot.keys);
-        self.events.push_back(ServerEvent::ClientDisconnected { client_id: slot.client_id, addr: slot.addr, reason });
+        self.events.push_back(NetcodeEvent::ClientDisconnected {
+            client_id: slot.client_id,
+            addr: slot.addr,
+            reason,
+        });
     }
 
     /// Advances time: drops clients that timed out (sending them disconnect packets),
@@ -603,10 +759,15 @@ impl NetcodeServer {
             let Some(slot) = &self.slots[index] else {
                 continue;
             };
-            if slot.timeout_seconds > 0 && now - slot.last_received > f64::from(slot.timeout_seconds) {
+            if slot.timeout_seconds > 0
+                && now - slot.last_received > f64::from(slot.timeout_seconds)
+            {
                 self.free_slot(index, DisconnectReason::ConnectionTimedOut, true);
-            } else if now - slot.last_sent >= PACKET_SEND_INTERVAL {
-                let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+            } else if now - slot.last_sent >= SEND_INTERVAL_DUE {
+                let keep_alive = Packet::KeepAlive {
+                    client_index: index as u32,
+                    max_clients: self.slots.len() as u32,
+                };
                 self.send_to_slot(index, &keep_alive);
             }
         }
@@ -629,7 +790,7 @@ impl NetcodeServer {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w| w.min(t)));
         for slot in self.slots.iter().flatten() {
-            at(slot.last_sent + PACKET_SEND_INTERVAL);
+            at(slot.last_sent + SEND_INTERVAL_DUE);
             if slot.timeout_seconds > 0 {
                 at(slot.last_received + f64::from(slot.timeout_seconds));
             }
@@ -651,12 +812,21 @@ impl NetcodeServer {
     /// [`SendError::UnknownClient`], or [`SendError::OutboxFull`] until drained.
     pub fn send_payload(&mut self, client_id: u64, payload: &[u8]) -> Result<(), SendError> {
         check_payload(payload)?;
-        let index = *self.by_id.get(&client_id).ok_or(SendError::UnknownClient { client_id })?;
+        let index = *self
+            .by_id
+            .get(&client_id)
+            .ok_or(SendError::UnknownClient { client_id })?;
         if !self.outbox.has_room() {
             return Err(SendError::OutboxFull);
         }
-        if self.slots[index].as_ref().is_some_and(|slot| !slot.confirmed) {
-            let keep_alive = Packet::KeepAlive { client_index: index as u32, max_clients: self.slots.len() as u32 };
+        if self.slots[index]
+            .as_ref()
+            .is_some_and(|slot| !slot.confirmed)
+        {
+            let keep_alive = Packet::KeepAlive {
+                client_index: index as u32,
+                max_clients: self.slots.len() as u32,
+            };
             self.send_to_slot(index, &keep_alive);
         }
         if self.send_to_slot(index, &Packet::Payload(payload)) {
@@ -667,7 +837,7 @@ impl NetcodeServer {
     }
 
     /// Disconnects a client: sends it [`DISCONNECT_PACKETS`] disconnect packets, frees its
-    /// slot, and queues [`ServerEvent::ClientDisconnected`] with
+    /// slot, and queues [`NetcodeEvent::ClientDisconnected`] with
     /// [`DisconnectReason::DisconnectedByServer`]. Returns whether it was connected.
     pub fn disconnect(&mut self, client_id: u64) -> bool {
         match self.by_id.get(&client_id) {

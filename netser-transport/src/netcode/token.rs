@@ -5,8 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4};
 
 use super::crypto::{decrypt_xnonce, encrypt_xnonce, random_bytes, Key, RandomError};
 use super::{
-    CONNECT_TOKEN_NONCE_BYTES, CONNECT_TOKEN_PRIVATE_BYTES, KEY_BYTES, MAC_BYTES, MAX_SERVER_ADDRESSES, USER_DATA_BYTES,
-    VERSION_INFO,
+    CONNECT_TOKEN_NONCE_BYTES, CONNECT_TOKEN_PRIVATE_BYTES, KEY_BYTES, MAC_BYTES,
+    MAX_SERVER_ADDRESSES, USER_DATA_BYTES, VERSION_INFO,
 };
 
 const ADDRESS_IPV4: u8 = 1;
@@ -96,12 +96,20 @@ impl core::fmt::Display for TokenError {
             TokenError::ServerAddressCount { count } => {
                 write!(f, "a connect token lists 1 to {MAX_SERVER_ADDRESSES} server addresses, not {count}")
             }
-            TokenError::AddressType { kind } => write!(f, "unknown address type {kind} (1 is IPv4, 2 is IPv6)"),
+            TokenError::AddressType { kind } => {
+                write!(f, "unknown address type {kind} (1 is IPv4, 2 is IPv6)")
+            }
             TokenError::WrongVersion => write!(f, "the token is not a netcode 1.02 token"),
             TokenError::Truncated => write!(f, "the token is truncated"),
             TokenError::TrailingBytes { count } => write!(f, "{count} bytes follow the token"),
-            TokenError::BadTimestamps => write!(f, "the token's create timestamp is after its expire timestamp"),
-            TokenError::DoesNotDecrypt => write!(f, "the private connect token does not decrypt with this key"),
+            TokenError::BadTimestamps => write!(
+                f,
+                "the token's create timestamp is after its expire timestamp"
+            ),
+            TokenError::DoesNotDecrypt => write!(
+                f,
+                "the private connect token does not decrypt with this key"
+            ),
             TokenError::Random(e) => write!(f, "{e}"),
         }
     }
@@ -125,7 +133,9 @@ impl core::fmt::Debug for ServerAddresses {
 impl ServerAddresses {
     fn new(addresses: &[SocketAddr]) -> Result<Self, TokenError> {
         if addresses.is_empty() || addresses.len() > MAX_SERVER_ADDRESSES {
-            return Err(TokenError::ServerAddressCount { count: addresses.len() });
+            return Err(TokenError::ServerAddressCount {
+                count: addresses.len(),
+            });
         }
         let mut list = Self::empty();
         list.addresses[..addresses.len()].copy_from_slice(addresses);
@@ -134,7 +144,11 @@ impl ServerAddresses {
     }
 
     fn empty() -> Self {
-        Self { len: 0, addresses: [SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)); MAX_SERVER_ADDRESSES] }
+        Self {
+            len: 0,
+            addresses: [SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+                MAX_SERVER_ADDRESSES],
+        }
     }
 
     /// The addresses, in the order the client tries them.
@@ -202,8 +216,10 @@ impl ConnectToken {
     /// operating system has no randomness.
     pub fn generate(params: &TokenParams, private_key: &Key) -> Result<Self, TokenError> {
         let server_addresses = ServerAddresses::new(&params.server_addresses)?;
-        let expire_timestamp =
-            params.create_timestamp.checked_add(params.expire_seconds).ok_or(TokenError::BadTimestamps)?;
+        let expire_timestamp = params
+            .create_timestamp
+            .checked_add(params.expire_seconds)
+            .ok_or(TokenError::BadTimestamps)?;
         let private = PrivateConnectToken {
             client_id: params.client_id,
             timeout_seconds: params.timeout_seconds,
@@ -213,7 +229,8 @@ impl ConnectToken {
             user_data: params.user_data,
         };
         let nonce = random_bytes().map_err(TokenError::Random)?;
-        let private_data = Box::new(private.encrypt(params.protocol_id, expire_timestamp, &nonce, private_key));
+        let private_data =
+            Box::new(private.encrypt(params.protocol_id, expire_timestamp, &nonce, private_key));
         Ok(Self {
             client_id: params.client_id,
             protocol_id: params.protocol_id,
@@ -273,7 +290,8 @@ impl ConnectToken {
     /// protocol id, create and expire timestamps, nonce, private part, timeout, server
     /// addresses, the two keys.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + 13 + 24 + 24 + CONNECT_TOKEN_PRIVATE_BYTES + 8 + 19 * 32 + 64);
+        let mut out =
+            Vec::with_capacity(8 + 13 + 24 + 24 + CONNECT_TOKEN_PRIVATE_BYTES + 8 + 19 * 32 + 64);
         out.extend_from_slice(&self.client_id.to_le_bytes());
         out.extend_from_slice(&VERSION_INFO);
         out.extend_from_slice(&self.protocol_id.to_le_bytes());
@@ -387,7 +405,12 @@ impl PrivateConnectToken {
         // At most 8 + 4 + 4 + 32 * 19 + 64 + 256 = 944 bytes, so it always fits.
         let mut buffer = [0u8; CONNECT_TOKEN_PRIVATE_BYTES];
         buffer[..plain.len()].copy_from_slice(&plain);
-        encrypt_xnonce(&mut buffer, nonce, private_key, &token_aad(protocol_id, expire_timestamp));
+        encrypt_xnonce(
+            &mut buffer,
+            nonce,
+            private_key,
+            &token_aad(protocol_id, expire_timestamp),
+        );
         buffer
     }
 
@@ -404,7 +427,12 @@ impl PrivateConnectToken {
         private_key: &Key,
     ) -> Result<Self, TokenError> {
         let mut buffer = *data;
-        if !decrypt_xnonce(&mut buffer, nonce, private_key, &token_aad(protocol_id, expire_timestamp)) {
+        if !decrypt_xnonce(
+            &mut buffer,
+            nonce,
+            private_key,
+            &token_aad(protocol_id, expire_timestamp),
+        ) {
             return Err(TokenError::DoesNotDecrypt);
         }
         let mut r = Reader(&buffer[..CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES]);
@@ -469,7 +497,10 @@ struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {
     fn array<const N: usize>(&mut self) -> Result<[u8; N], TokenError> {
-        let (head, rest) = self.0.split_first_chunk::<N>().ok_or(TokenError::Truncated)?;
+        let (head, rest) = self
+            .0
+            .split_first_chunk::<N>()
+            .ok_or(TokenError::Truncated)?;
         self.0 = rest;
         Ok(*head)
     }
@@ -497,7 +528,10 @@ mod tests {
             user_data: [9; USER_DATA_BYTES],
             ..TokenParams::new(
                 77,
-                vec!["10.0.0.1:4000".parse().unwrap(), "[2001:db8::7]:5000".parse().unwrap()],
+                vec![
+                    "10.0.0.1:4000".parse().unwrap(),
+                    "[2001:db8::7]:5000".parse().unwrap(),
+                ],
                 1000,
             )
         }
@@ -507,16 +541,30 @@ mod tests {
     fn private_part_decrypts_only_with_its_key_and_aad() {
         let key = [3u8; 32];
         let token = ConnectToken::generate(&params(), &key).unwrap();
-        let private =
-            PrivateConnectToken::decrypt(token.private_data(), 77, token.expire_timestamp(), token.nonce(), &key)
-                .unwrap();
+        let private = PrivateConnectToken::decrypt(
+            token.private_data(),
+            77,
+            token.expire_timestamp(),
+            token.nonce(),
+            &key,
+        )
+        .unwrap();
         assert_eq!(private.client_id, 5);
         assert_eq!(private.user_data, [9; USER_DATA_BYTES]);
-        assert_eq!(private.server_addresses.as_slice(), token.server_addresses());
+        assert_eq!(
+            private.server_addresses.as_slice(),
+            token.server_addresses()
+        );
         assert_eq!(&private.client_to_server_key, token.client_to_server_key());
         for (protocol, expire, key) in [(78, 1300, key), (77, 1301, key), (77, 1300, [4u8; 32])] {
             assert_eq!(
-                PrivateConnectToken::decrypt(token.private_data(), protocol, expire, token.nonce(), &key),
+                PrivateConnectToken::decrypt(
+                    token.private_data(),
+                    protocol,
+                    expire,
+                    token.nonce(),
+                    &key
+                ),
                 Err(TokenError::DoesNotDecrypt)
             );
         }
@@ -528,37 +576,64 @@ mod tests {
         let bytes = token.to_bytes();
         assert_eq!(ConnectToken::from_bytes(&bytes).unwrap(), token);
         for cut in 0..bytes.len() {
-            assert_eq!(ConnectToken::from_bytes(&bytes[..cut]), Err(TokenError::Truncated), "cut {cut}");
+            assert_eq!(
+                ConnectToken::from_bytes(&bytes[..cut]),
+                Err(TokenError::Truncated),
+                "cut {cut}"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(ConnectToken::from_bytes(&longer), Err(TokenError::TrailingBytes { count: 1 }));
+        assert_eq!(
+            ConnectToken::from_bytes(&longer),
+            Err(TokenError::TrailingBytes { count: 1 })
+        );
         let mut version = bytes.clone();
         version[8 + 11] = b'1';
-        assert_eq!(ConnectToken::from_bytes(&version), Err(TokenError::WrongVersion));
+        assert_eq!(
+            ConnectToken::from_bytes(&version),
+            Err(TokenError::WrongVersion)
+        );
         let count_at = 8 + 13 + 24 + 24 + CONNECT_TOKEN_PRIVATE_BYTES + 4;
         let mut count = bytes.clone();
         count[count_at] = 33;
-        assert_eq!(ConnectToken::from_bytes(&count), Err(TokenError::ServerAddressCount { count: 33 }));
+        assert_eq!(
+            ConnectToken::from_bytes(&count),
+            Err(TokenError::ServerAddressCount { count: 33 })
+        );
         let mut kind = bytes.clone();
         kind[count_at + 4] = 3;
-        assert_eq!(ConnectToken::from_bytes(&kind), Err(TokenError::AddressType { kind: 3 }));
+        assert_eq!(
+            ConnectToken::from_bytes(&kind),
+            Err(TokenError::AddressType { kind: 3 })
+        );
         let mut create = bytes;
         create[8 + 13 + 8..8 + 13 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(ConnectToken::from_bytes(&create), Err(TokenError::BadTimestamps));
+        assert_eq!(
+            ConnectToken::from_bytes(&create),
+            Err(TokenError::BadTimestamps)
+        );
     }
 
     #[test]
     fn address_count_bounds() {
         let mut p = params();
         p.server_addresses.clear();
-        assert_eq!(ConnectToken::generate(&p, &[0; 32]), Err(TokenError::ServerAddressCount { count: 0 }));
+        assert_eq!(
+            ConnectToken::generate(&p, &[0; 32]),
+            Err(TokenError::ServerAddressCount { count: 0 })
+        );
         p.server_addresses = vec!["[::1]:1".parse().unwrap(); 33];
-        assert_eq!(ConnectToken::generate(&p, &[0; 32]), Err(TokenError::ServerAddressCount { count: 33 }));
+        assert_eq!(
+            ConnectToken::generate(&p, &[0; 32]),
+            Err(TokenError::ServerAddressCount { count: 33 })
+        );
         // 32 IPv6 addresses still fit in the private part.
         p.server_addresses.pop();
         let token = ConnectToken::generate(&p, &[0; 32]).unwrap();
-        let private = PrivateConnectToken::decrypt(token.private_data(), 77, 1300, token.nonce(), &[0; 32]).unwrap();
+        let private =
+            PrivateConnectToken::decrypt(token.private_data(), 77, 1300, token.nonce(), &[0; 32])
+                .unwrap();
         assert_eq!(private.server_addresses.as_slice().len(), 32);
     }
 }

@@ -1,0 +1,210 @@
+//! The user-facing client: netcode's handshake and state machine, carrying a
+//! [`Connection`] of typed messages in its payload packets.
+
+use std::net::SocketAddr;
+
+use netser::NetSerialize;
+
+use crate::channel::ChannelId;
+use crate::connection::{Connection, ConnectionConfig};
+use crate::endpoint::Stats;
+
+use super::client::{ClientState, NetcodeClient};
+use super::token::ConnectToken;
+use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError};
+
+/// A game client: connects with a [`ConnectToken`] (netcode 1.02) and exchanges typed
+/// messages with the server over a [`Connection`] carried in netcode's encrypted payload
+/// packets.
+///
+/// `Out` is the type of the messages the client sends, `In` of those it receives. The
+/// token's protocol id must be [`protocol_id::<Out, In>()`](super::protocol_id), so a
+/// client built from another schema than the server's is refused before it sends a byte
+/// ([`Client::with_protocol_id`] for games that choose their own id). Sans-IO: datagrams
+/// in with [`Client::receive_datagram`], out with [`Client::drain_datagrams`] after
+/// [`Client::update`]; `now` in seconds from any clock that does not go back.
+///
+/// See [`Server`](super::Server) for a complete exchange.
+#[derive(Debug)]
+pub struct Client<Out, In = Out> {
+    netcode: NetcodeClient,
+    connection: Connection<Out, In>,
+    scratch: Vec<u8>,
+    dropped_datagrams: u64,
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Client<Out, In> {
+    /// A client that starts connecting at the next [`Client::update`]. Messages sent before
+    /// it is connected are queued (reliable ones) and go out once it is.
+    ///
+    /// # Errors
+    /// [`SetupError::ProtocolMismatch`] if the token is for another protocol id than
+    /// this client's message schemas give; [`SetupError::Connection`] or
+    /// [`SetupError::MtuTooLarge`] for an invalid connection configuration.
+    pub fn new(
+        now: f64,
+        token: ConnectToken,
+        connection: ConnectionConfig,
+    ) -> Result<Self, SetupError> {
+        Self::with_protocol_id(now, token, connection, protocol_id::<Out, In>())
+    }
+
+    /// [`Client::new`] for a game that chose its own protocol id.
+    ///
+    /// # Errors
+    /// As [`Client::new`], comparing the token with `protocol_id`.
+    pub fn with_protocol_id(
+        now: f64,
+        token: ConnectToken,
+        connection: ConnectionConfig,
+        protocol_id: u64,
+    ) -> Result<Self, SetupError> {
+        if token.protocol_id() != protocol_id {
+            return Err(SetupError::ProtocolMismatch {
+                token: token.protocol_id(),
+                expected: protocol_id,
+            });
+        }
+        if connection.mtu > super::MAX_PAYLOAD_BYTES {
+            return Err(SetupError::MtuTooLarge {
+                mtu: connection.mtu,
+            });
+        }
+        let connection = Connection::new(connection, now).map_err(SetupError::Connection)?;
+        Ok(Self {
+            netcode: NetcodeClient::new(now, token),
+            connection,
+            scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
+            dropped_datagrams: 0,
+        })
+    }
+
+    /// Takes in a datagram received from `from` at `now`.
+    pub fn receive_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(bytes);
+        if let Some(payload) = self.netcode.process_packet(now, from, &mut self.scratch) {
+            // Drops inside the connection are counted there.
+            let _ = self.connection.receive_datagram(now, payload);
+        }
+    }
+
+    /// Advances time and sends: the handshake or keep-alives, then (once connected) the
+    /// connection's datagrams encrypted into payload packets.
+    pub fn update(&mut self, now: f64) {
+        self.netcode.update(now);
+        if self.netcode.is_connected() {
+            self.connection.update(now);
+            while let Some(datagram) = self.connection.poll_datagram(now) {
+                if self.netcode.send_payload(datagram).is_err() {
+                    self.dropped_datagrams += 1;
+                }
+            }
+        }
+    }
+
+    /// Hands every datagram to send to `send(to, bytes)`; call after [`Client::update`].
+    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
+        self.netcode.drain_datagrams(send);
+    }
+
+    /// Queues a message on `channel`.
+    ///
+    /// # Errors
+    /// [`MessageError::NotConnected`] once disconnected, or the connection's
+    /// [`SendError`](crate::connection::SendError).
+    pub fn send_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), MessageError> {
+        if self.is_disconnected() {
+            return Err(MessageError::NotConnected);
+        }
+        self.connection
+            .send_message(channel, message)
+            .map_err(MessageError::Connection)
+    }
+
+    /// The next message from the server on `channel`, if one arrived.
+    pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
+        self.connection.receive_message(channel)
+    }
+
+    /// Closes the connection (redundant disconnect packets, sent by the next
+    /// [`Client::drain_datagrams`]).
+    pub fn disconnect(&mut self) {
+        self.netcode.disconnect();
+    }
+
+    /// The netcode state.
+    pub fn state(&self) -> ClientState {
+        self.netcode.state()
+    }
+
+    /// Whether messages flow.
+    pub fn is_connected(&self) -> bool {
+        self.netcode.is_connected()
+    }
+
+    /// Whether the handshake is in progress.
+    pub fn is_connecting(&self) -> bool {
+        self.netcode.is_connecting()
+    }
+
+    /// Whether the client is disconnected (see [`Client::disconnect_reason`]).
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self.netcode.state(), ClientState::Disconnected(_))
+    }
+
+    /// Why the client is disconnected, if it is.
+    pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
+        self.netcode.disconnect_reason()
+    }
+
+    /// The id from the connect token.
+    pub fn client_id(&self) -> ClientId {
+        self.netcode.client_id()
+    }
+
+    /// The server being tried or connected to.
+    pub fn server_addr(&self) -> SocketAddr {
+        self.netcode.server_addr()
+    }
+
+    /// Round-trip time, loss and bandwidth.
+    pub fn network_info(&self) -> NetworkInfo {
+        NetworkInfo::from_stats(self.connection.stats())
+    }
+
+    /// The endpoint's full statistics.
+    pub fn stats(&self) -> &Stats {
+        self.connection.stats()
+    }
+
+    /// The connection (channels, counters, endpoint).
+    pub fn connection(&self) -> &Connection<Out, In> {
+        &self.connection
+    }
+
+    /// The netcode layer (state, refusal counters).
+    pub fn netcode(&self) -> &NetcodeClient {
+        &self.netcode
+    }
+
+    /// Connection datagrams not sent because the netcode outbox was full.
+    pub fn dropped_datagrams(&self) -> u64 {
+        self.dropped_datagrams + self.netcode.dropped_datagrams()
+    }
+
+    /// When [`Client::update`] next has work, if anything.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        let netcode = self.netcode.next_wakeup();
+        let connection = if self.is_connected() {
+            self.connection.next_wakeup()
+        } else {
+            None
+        };
+        netcode.into_iter().chain(connection).min_by(f64::total_cmp)
+    }
+}

@@ -1,0 +1,369 @@
+//! The user-facing server: netcode's client slots, each carrying a [`Connection`] of typed
+//! messages in its payload packets.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use netser::NetSerialize;
+
+use crate::channel::wire::EncodedMessage;
+use crate::channel::ChannelId;
+use crate::connection::{Connection, ConnectionConfig};
+use crate::endpoint::Stats;
+
+use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
+use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, USER_DATA_BYTES};
+
+/// What happened to a client, from [`Server::poll_event`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// A client completed the netcode handshake; messages can flow.
+    ClientConnected {
+        /// Its id (from its connect token).
+        client_id: ClientId,
+    },
+    /// A client's slot was freed (with its connection and all its memory).
+    ClientDisconnected {
+        /// Its id.
+        client_id: ClientId,
+        /// Why.
+        reason: DisconnectReason,
+    },
+}
+
+/// A game server: admits clients with connect tokens (netcode 1.02) and exchanges typed
+/// messages with each over a [`Connection`] carried in netcode's encrypted payload packets.
+///
+/// `Out` is the type of the messages the server sends, `In` of those it receives (usually
+/// two derived enums; `Server<M>` when both sides speak the same one). Sans-IO: datagrams
+/// in with [`Server::receive_datagram`], out with [`Server::drain_datagrams`] after
+/// [`Server::update`]; `now` is seconds since the Unix epoch (connect tokens expire at
+/// Unix timestamps) from a clock that does not go back.
+///
+/// ```
+/// use netser_transport::connection::ConnectionConfig;
+/// use netser_transport::netcode::{
+///     generate_key, protocol_id, Client, ConnectToken, Server, ServerConfig, ServerEvent, TokenParams,
+/// };
+/// use std::net::SocketAddr;
+///
+/// let key = generate_key().unwrap();
+/// let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+/// let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+/// let now = 1_700_000_000.0;
+/// // Clients send u16, the server sends u32: the protocol id comes from both schemas.
+/// let config = ServerConfig::new(protocol_id::<u16, u32>(), key, vec![server_addr]);
+/// let mut server: Server<u32, u16> = Server::new(now, config, ConnectionConfig::default()).unwrap();
+///
+/// // The backend issues a token; the client connects with it.
+/// let params = TokenParams { client_id: 9, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server_addr], now as u64) };
+/// let token = ConnectToken::generate(&params, &key).unwrap();
+/// let mut client: Client<u16, u32> = Client::new(now, token, ConnectionConfig::default()).unwrap();
+/// client.send_message(0, &7).unwrap(); // queued until connected
+///
+/// let mut t = now;
+/// let mut got = None;
+/// while got.is_none() {
+///     client.update(t);
+///     let mut datagrams = Vec::new();
+///     client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
+///     for bytes in &datagrams {
+///         server.receive_datagram(t, client_addr, bytes);
+///     }
+///     server.update(t);
+///     let mut datagrams = Vec::new();
+///     server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
+///     for bytes in &datagrams {
+///         client.receive_datagram(t, server_addr, bytes);
+///     }
+///     got = server.receive_message(9, 0);
+///     t += 0.02;
+/// }
+/// assert_eq!(got, Some(7));
+/// assert_eq!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 9 }));
+/// ```
+#[derive(Debug)]
+pub struct Server<Out, In = Out> {
+    netcode: NetcodeServer,
+    connection_config: ConnectionConfig,
+    /// By netcode slot: the client's id and connection.
+    connections: Vec<Option<(ClientId, Connection<Out, In>)>>,
+    events: VecDeque<ServerEvent>,
+    scratch: Vec<u8>,
+    dropped_datagrams: u64,
+    now: f64,
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
+    /// A server with no clients. Use [`ServerConfig::new`] with
+    /// [`protocol_id::<In, Out>()`](super::protocol_id) (client messages first) unless the
+    /// game has its own protocol id.
+    ///
+    /// # Errors
+    /// [`SetupError`] if the netcode or connection configuration is invalid, or the
+    /// connection's MTU exceeds what a payload packet carries.
+    pub fn new(
+        now: f64,
+        config: ServerConfig,
+        connection: ConnectionConfig,
+    ) -> Result<Self, SetupError> {
+        connection.validate().map_err(SetupError::Connection)?;
+        if connection.mtu > super::MAX_PAYLOAD_BYTES {
+            return Err(SetupError::MtuTooLarge {
+                mtu: connection.mtu,
+            });
+        }
+        let netcode = NetcodeServer::new(config).map_err(SetupError::Netcode)?;
+        let connections = (0..netcode.max_clients()).map(|_| None).collect();
+        Ok(Self {
+            netcode,
+            connection_config: connection,
+            connections,
+            events: VecDeque::new(),
+            scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
+            dropped_datagrams: 0,
+            now,
+        })
+    }
+
+    /// Takes in a datagram received from `from` at `now`. Handshake packets are answered
+    /// (through [`Server::drain_datagrams`]), payloads go to the client's connection;
+    /// anything that does not decrypt is refused and counted
+    /// ([`NetcodeServer::refusals`] through [`Server::netcode`]).
+    pub fn receive_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
+        self.now = self.now.max(now);
+        self.scratch.clear();
+        self.scratch.extend_from_slice(bytes);
+        if let Some(received) = self.netcode.process_packet(now, from, &mut self.scratch) {
+            if let Some(Some((_, connection))) = self.connections.get_mut(received.slot) {
+                // Drops inside the connection are counted there.
+                let _ = connection.receive_datagram(now, received.payload);
+            }
+        }
+        self.pump_events(now);
+    }
+
+    /// Advances time and sends: netcode keep-alives and timeouts, then each connection's
+    /// datagrams (messages, resends, acks, block slices), encrypted into payload packets.
+    pub fn update(&mut self, now: f64) {
+        self.now = self.now.max(now);
+        self.netcode.update(now);
+        self.pump_events(now);
+        for (client_id, connection) in self.connections.iter_mut().flatten() {
+            connection.update(now);
+            while let Some(datagram) = connection.poll_datagram(now) {
+                if self.netcode.send_payload(*client_id, datagram).is_err() {
+                    // The outbox is full: drain more often. Reliable messages are resent.
+                    self.dropped_datagrams += 1;
+                }
+            }
+        }
+    }
+
+    fn pump_events(&mut self, now: f64) {
+        while let Some(event) = self.netcode.poll_event() {
+            match event {
+                NetcodeEvent::ClientConnected {
+                    client_id, slot, ..
+                } => {
+                    match Connection::new(self.connection_config.clone(), now) {
+                        Ok(connection) => {
+                            self.connections[slot] = Some((client_id, connection));
+                            self.events
+                                .push_back(ServerEvent::ClientConnected { client_id });
+                        }
+                        // Validated in `new`, so this cannot happen; refuse the client anyway.
+                        Err(_) => {
+                            self.netcode.disconnect(client_id);
+                        }
+                    }
+                }
+                NetcodeEvent::ClientDisconnected {
+                    client_id, reason, ..
+                } => {
+                    for entry in &mut self.connections {
+                        if entry.as_ref().is_some_and(|(id, _)| *id == client_id) {
+                            *entry = None;
+                            self.events
+                                .push_back(ServerEvent::ClientDisconnected { client_id, reason });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands every datagram to send to `send(to, bytes)`; call after
+    /// [`Server::update`] and [`Server::receive_datagram`].
+    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
+        self.netcode.drain_datagrams(send);
+    }
+
+    /// The next event, oldest first.
+    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+        self.events.pop_front()
+    }
+
+    fn connection_mut(&mut self, client_id: ClientId) -> Option<&mut Connection<Out, In>> {
+        let slot = self.netcode.client_slot(client_id)?;
+        self.connections[slot]
+            .as_mut()
+            .map(|(_, connection)| connection)
+    }
+
+    /// The connection of a connected client (its channels, counters, endpoint).
+    pub fn connection(&self, client_id: ClientId) -> Option<&Connection<Out, In>> {
+        let slot = self.netcode.client_slot(client_id)?;
+        self.connections[slot]
+            .as_ref()
+            .map(|(_, connection)| connection)
+    }
+
+    /// Queues a message to a client on `channel`.
+    ///
+    /// # Errors
+    /// [`MessageError::NotConnected`] for an unknown client, or the connection's
+    /// [`SendError`](crate::connection::SendError) (unknown channel, full queue, value out of
+    /// bounds, too large).
+    pub fn send_message(
+        &mut self,
+        client_id: ClientId,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), MessageError> {
+        let connection = self
+            .connection_mut(client_id)
+            .ok_or(MessageError::NotConnected)?;
+        connection
+            .send_message(channel, message)
+            .map_err(MessageError::Connection)
+    }
+
+    /// Queues a message to every connected client.
+    ///
+    /// # Errors
+    /// The first client that refused it and why; the others still got it.
+    pub fn broadcast_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), (ClientId, MessageError)> {
+        self.broadcast_message_except(None, channel, message)
+    }
+
+    /// Queues a message to every connected client but `except` (the sender of a chat
+    /// line, say).
+    ///
+    /// # Errors
+    /// As [`Server::broadcast_message`].
+    pub fn broadcast_message_except(
+        &mut self,
+        except: Option<ClientId>,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), (ClientId, MessageError)> {
+        let channel = channel.into();
+        // Encoded once for everyone (a snapshot to a thousand clients), not per client.
+        let encoded = EncodedMessage::encode(message)
+            .map_err(|e| MessageError::Connection(crate::connection::SendError::Encode(e)));
+        let mut first_error = None;
+        for (client_id, connection) in self.connections.iter_mut().flatten() {
+            if Some(*client_id) == except {
+                continue;
+            }
+            let sent = match &encoded {
+                Ok(encoded) => connection
+                    .send_encoded(channel, encoded.clone())
+                    .map_err(MessageError::Connection),
+                Err(error) => Err(error.clone()),
+            };
+            if let Err(error) = sent {
+                first_error.get_or_insert((*client_id, error));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The next message from a client on `channel`, if one arrived.
+    pub fn receive_message(
+        &mut self,
+        client_id: ClientId,
+        channel: impl Into<ChannelId>,
+    ) -> Option<In> {
+        self.connection_mut(client_id)?.receive_message(channel)
+    }
+
+    /// Disconnects a client: redundant disconnect packets, then its slot and connection are
+    /// freed and [`ServerEvent::ClientDisconnected`] is queued. Returns whether it was
+    /// connected.
+    pub fn disconnect(&mut self, client_id: ClientId) -> bool {
+        let was = self.netcode.disconnect(client_id);
+        self.pump_events(self.now);
+        was
+    }
+
+    /// Disconnects every client (see [`Server::disconnect`]).
+    pub fn disconnect_all(&mut self) {
+        self.netcode.disconnect_all();
+        self.pump_events(self.now);
+    }
+
+    /// The ids of the connected clients.
+    pub fn clients_id(&self) -> Vec<ClientId> {
+        self.netcode.client_ids().collect()
+    }
+
+    /// Number of connected clients.
+    pub fn connected_clients(&self) -> usize {
+        self.netcode.connected_clients()
+    }
+
+    /// Whether a client is connected.
+    pub fn is_connected(&self, client_id: ClientId) -> bool {
+        self.netcode.is_connected(client_id)
+    }
+
+    /// A client's address.
+    pub fn client_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
+        self.netcode.client_addr(client_id)
+    }
+
+    /// The user data of a client's connect token.
+    pub fn user_data(&self, client_id: ClientId) -> Option<&[u8; USER_DATA_BYTES]> {
+        self.netcode.user_data(client_id)
+    }
+
+    /// A client's round-trip time, loss and bandwidth.
+    pub fn network_info(&self, client_id: ClientId) -> Option<NetworkInfo> {
+        self.connection(client_id)
+            .map(|c| NetworkInfo::from_stats(c.stats()))
+    }
+
+    /// A client's full endpoint statistics.
+    pub fn stats(&self, client_id: ClientId) -> Option<&Stats> {
+        self.connection(client_id).map(|c| c.stats())
+    }
+
+    /// When [`Server::update`] next has work (a keep-alive, a timeout, a message or resend
+    /// due), if anything.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        let connections = self
+            .connections
+            .iter()
+            .flatten()
+            .filter_map(|(_, c)| c.next_wakeup());
+        connections
+            .chain(self.netcode.next_wakeup())
+            .min_by(f64::total_cmp)
+    }
+
+    /// Connection datagrams not sent because the netcode outbox was full.
+    pub fn dropped_datagrams(&self) -> u64 {
+        self.dropped_datagrams + self.netcode.dropped_datagrams()
+    }
+
+    /// The netcode layer (refusal counters, pending handshakes, memory).
+    pub fn netcode(&self) -> &NetcodeServer {
+        &self.netcode
+    }
+}

@@ -1,0 +1,318 @@
+//! `UdpClient`: the sans-IO [`Client`] on a real UDP socket, called once per frame.
+
+use std::net::{SocketAddr, UdpSocket};
+
+use netser::NetSerialize;
+use tracing::info;
+
+use super::common::BlockProgress;
+use super::driver::{UdpConfig, UdpDriver};
+use super::server::{push_event, Events, StartError};
+use crate::channel::ChannelId;
+use crate::connection::{Connection, ConnectionConfig};
+use crate::netcode::{
+    Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
+    NetworkInfo,
+};
+
+/// Settings of a [`UdpClient`]: the connection (the same as the server's) and the socket.
+///
+/// ```
+/// use netser_transport::udp::UdpClientConfig;
+/// let config = UdpClientConfig::default();
+/// assert_eq!(config.connection.mtu, 1200);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct UdpClientConfig {
+    /// Channels, MTU and blocks: must match the server's.
+    pub connection: ConnectionConfig,
+    /// Socket buffers and optional simulators.
+    pub udp: UdpConfig,
+}
+
+/// What happened since the last frame, from [`UdpClient::poll_event`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent<In> {
+    /// The handshake completed: messages flow.
+    Connected {
+        /// The id from the connect token.
+        client_id: ClientId,
+    },
+    /// The connection ended (or never started), with the reason.
+    Disconnected {
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// A message arrived (in its channel's order).
+    Message {
+        /// On which channel.
+        channel: ChannelId,
+        /// The message.
+        message: In,
+    },
+    /// A block from the server advanced (slices received).
+    BlockProgress {
+        /// How far.
+        progress: BlockProgress,
+    },
+}
+
+/// A game client over UDP: the sans-IO [`Client`] (a netcode session with a connect
+/// token, a [`Connection`]) on a [`UdpDriver`] and its clock. Call
+/// [`update`](Self::update) at the start of each frame, read
+/// [`poll_event`](Self::poll_event), send, then [`send_packets`](Self::send_packets).
+///
+/// ```no_run
+/// use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
+/// use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // In a real game the backend issues the token and sends it to the client over HTTPS.
+/// let key = generate_key()?;
+/// let server = "127.0.0.1:40000".parse()?;
+/// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+/// // This client sends u16 and receives u32.
+/// let params = TokenParams { client_id: 42, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server], now) };
+/// let token = ConnectToken::generate(&params, &key)?;
+///
+/// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
+/// loop {
+///     client.update();
+///     while let Some(event) = client.poll_event() {
+///         match event {
+///             ClientEvent::Connected { .. } => client.send_message(0, &7)?,
+///             ClientEvent::Message { message, .. } => println!("{message}"),
+///             ClientEvent::Disconnected { reason } => return Ok(println!("{reason}")),
+///             _ => {}
+///         }
+///     }
+///     client.send_packets();
+///     std::thread::sleep(std::time::Duration::from_millis(16));
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct UdpClient<Out, In> {
+    client: Client<Out, In>,
+    driver: UdpDriver,
+    channels: usize,
+    /// Whether the Connected / Disconnected events were queued.
+    announced_connected: bool,
+    announced_disconnected: bool,
+    events: Events<ClientEvent<In>>,
+    block: Option<BlockProgress>,
+    message_channel: u8,
+}
+
+impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
+    /// Binds a socket on any port (IPv4 or IPv6, as the token's first server address)
+    /// and starts connecting with `token` at the next [`send_packets`](Self::send_packets).
+    ///
+    /// # Errors
+    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
+    /// for another protocol than `Out` and `In` give, or the connection settings are
+    /// refused.
+    pub fn connect(token: ConnectToken, config: UdpClientConfig) -> Result<Self, StartError> {
+        let any: SocketAddr = match token.server_addresses().first() {
+            Some(SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+            _ => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+        };
+        let driver = UdpDriver::from_socket(UdpSocket::bind(any)?, config.udp)?;
+        Self::with_driver(driver, token, config.connection)
+    }
+
+    /// A client on a driver the caller set up (its own socket, simulators).
+    ///
+    /// # Errors
+    /// [`StartError::Setup`], as [`connect`](Self::connect).
+    pub fn with_driver(
+        driver: UdpDriver,
+        token: ConnectToken,
+        connection: ConnectionConfig,
+    ) -> Result<Self, StartError> {
+        let channels = connection.channels.len();
+        let server = token.server_addresses().first().copied();
+        let client_id = token.client_id();
+        let client = Client::new(driver.now(), token, connection)?;
+        info!(client_id, ?server, "udp client: connecting");
+        Ok(Self {
+            client,
+            driver,
+            channels,
+            announced_connected: false,
+            announced_disconnected: false,
+            events: Events::default(),
+            block: None,
+            message_channel: 0,
+        })
+    }
+
+    /// The start of a frame: reads the clock, takes the datagrams waiting on the socket,
+    /// and queues events (connected, disconnected, block progress, messages).
+    pub fn update(&mut self) {
+        let now = self.driver.now();
+        self.driver.flush();
+        let client = &mut self.client;
+        self.driver
+            .receive(|from, bytes| client.receive_datagram(now, from, bytes));
+        self.track_state();
+        let progress = BlockProgress::receiving(self.client.connection());
+        if let Some(progress) = BlockProgress::change(self.block, progress) {
+            push_event(&mut self.events, ClientEvent::BlockProgress { progress });
+        }
+        self.block = progress;
+        self.message_channel = 0;
+    }
+
+    fn track_state(&mut self) {
+        if self.client.is_connected() && !self.announced_connected {
+            self.announced_connected = true;
+            let client_id = self.client.client_id();
+            info!(client_id, server = %self.client.server_addr(), "udp client: connected");
+            push_event(&mut self.events, ClientEvent::Connected { client_id });
+        }
+        if let Some(reason) = self.client.disconnect_reason() {
+            if !self.announced_disconnected {
+                self.announced_disconnected = true;
+                info!(client_id = self.client.client_id(), %reason, "udp client: disconnected");
+                push_event(&mut self.events, ClientEvent::Disconnected { reason });
+            }
+        }
+    }
+
+    /// The next event: connected, disconnected, block progress, then the messages
+    /// received, channel by channel. A message taken here is not returned by
+    /// [`receive_message`](Self::receive_message), and the reverse.
+    pub fn poll_event(&mut self) -> Option<ClientEvent<In>> {
+        if let Some(event) = self.events.queue.pop_front() {
+            return Some(event);
+        }
+        while usize::from(self.message_channel) < self.channels {
+            let channel = ChannelId(self.message_channel);
+            if let Some(message) = self.client.receive_message(channel) {
+                return Some(ClientEvent::Message { channel, message });
+            }
+            self.message_channel += 1;
+        }
+        None
+    }
+
+    /// The end of a frame: advances the handshake, keep-alives, timeouts and resends,
+    /// builds the packets, encrypts and sends them.
+    pub fn send_packets(&mut self) {
+        let now = self.driver.now();
+        self.client.update(now);
+        self.track_state();
+        let driver = &mut self.driver;
+        self.client.drain_datagrams(|to, bytes| {
+            let _ = driver.send(to, bytes); // drops are counted by the driver
+        });
+        self.driver.flush();
+    }
+
+    /// Queues a message on `channel`; it goes out at the next
+    /// [`send_packets`](Self::send_packets) once connected (reliable messages queued while
+    /// connecting wait for the handshake).
+    ///
+    /// # Errors
+    /// [`MessageError::NotConnected`] after a disconnect; the connection's refusal
+    /// otherwise.
+    pub fn send_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), MessageError> {
+        self.client.send_message(channel, message)
+    }
+
+    /// Takes the next message on `channel`, if any.
+    pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
+        self.client.receive_message(channel)
+    }
+
+    /// Disconnects: tells the server (redundantly, so one packet survives loss) and queues
+    /// [`ClientEvent::Disconnected`].
+    pub fn disconnect(&mut self) {
+        self.client.disconnect();
+        self.send_packets();
+    }
+
+    /// Whether messages flow.
+    pub fn is_connected(&self) -> bool {
+        self.client.is_connected()
+    }
+
+    /// Whether the handshake is in progress.
+    pub fn is_connecting(&self) -> bool {
+        self.client.is_connecting()
+    }
+
+    /// The netcode state (every error state of the standard is named).
+    pub fn state(&self) -> ClientState {
+        self.client.state()
+    }
+
+    /// Why the client is disconnected, if it is.
+    pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
+        self.client.disconnect_reason()
+    }
+
+    /// The id from the connect token.
+    pub fn client_id(&self) -> ClientId {
+        self.client.client_id()
+    }
+
+    /// RTT, loss and bandwidth.
+    pub fn network_info(&self) -> NetworkInfo {
+        self.client.network_info()
+    }
+
+    /// Progress of the block being received, if any.
+    pub fn block_progress(&self) -> Option<BlockProgress> {
+        BlockProgress::receiving(self.client.connection())
+    }
+
+    /// The connection (counters, channel state, endpoint).
+    pub fn connection(&self) -> &Connection<Out, In> {
+        self.client.connection()
+    }
+
+    /// When the next timer is due, for a loop that sleeps between frames.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        self.client
+            .next_wakeup()
+            .into_iter()
+            .chain(self.driver.next_wakeup())
+            .min_by(f64::total_cmp)
+    }
+
+    /// The clock every layer runs on (Unix seconds, monotonic).
+    pub fn now(&self) -> f64 {
+        self.driver.now()
+    }
+
+    /// The address the client's socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.driver.local_addr()
+    }
+
+    /// The socket driver (its counters, simulator stats).
+    pub fn driver(&self) -> &UdpDriver {
+        &self.driver
+    }
+
+    /// The sans-IO client underneath.
+    pub fn client(&self) -> &Client<Out, In> {
+        &self.client
+    }
+
+    /// The netcode layer (refusal counters by reason).
+    pub fn netcode(&self) -> &NetcodeClient {
+        self.client.netcode()
+    }
+
+    /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.
+    pub fn dropped_events(&self) -> u64 {
+        self.events.dropped
+    }
+}

@@ -1,0 +1,609 @@
+//! The socket driver: a non-blocking `std::net::UdpSocket`, a bounded send queue, the
+//! optional simulators, and a counted reason for every dropped datagram.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+
+use tracing::{debug, warn};
+
+use super::clock::Clock;
+use crate::simulator::{Simulator, SimulatorConfig, SimulatorStats};
+
+/// Largest payload of one UDP datagram over IPv4 (65,535 - 8 UDP - 20 IP header bytes).
+///
+/// ```
+/// assert_eq!(netser_transport::udp::MAX_UDP_PAYLOAD, 65_507);
+/// ```
+pub const MAX_UDP_PAYLOAD: usize = 65_507;
+
+/// Settings of a [`UdpDriver`]; the default suits a game server sending 256 KiB blocks.
+///
+/// ```
+/// use netser_transport::simulator::SimulatorConfig;
+/// use netser_transport::udp::UdpConfig;
+/// let lossy = UdpConfig {
+///     send_simulator: Some(SimulatorConfig { latency: 0.05, loss: 0.05, seed: 1, ..Default::default() }),
+///     ..UdpConfig::default()
+/// };
+/// assert_eq!(lossy.socket_buffer_size, 1 << 20);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct UdpConfig {
+    /// Bytes requested for the kernel's receive and send buffers (`SO_RCVBUF`,
+    /// `SO_SNDBUF`). The chunk article asks for at least twice the largest block, so that
+    /// a burst of slices is not dropped by the kernel; the default, 1 MiB, is four times
+    /// a 256 KiB block. The kernel may grant less (Linux caps it at
+    /// `net.core.rmem_max` / `wmem_max`): the driver logs a warning and reports what it
+    /// got in [`UdpDriver::buffer_sizes`].
+    pub socket_buffer_size: usize,
+    /// Largest datagram accepted, in either direction (default 1500, an Ethernet MTU;
+    /// at most [`MAX_UDP_PAYLOAD`]). A larger one is dropped and counted.
+    pub max_datagram_size: usize,
+    /// Most datagrams read from the socket by one [`UdpDriver::receive`] call, so one
+    /// frame's work is bounded under a flood; the rest wait in the kernel for the next
+    /// frame (default 4096).
+    pub max_receive_per_poll: usize,
+    /// Most datagrams held while the kernel's send buffer is full (default 4096); beyond
+    /// it datagrams are dropped and counted ([`DropReason::SendQueueFull`]).
+    pub max_send_queue: usize,
+    /// Conditions applied to every datagram sent (loss, latency, jitter, ...), through a
+    /// seeded [`Simulator`] between the driver and the socket. `None` (the default) sends
+    /// straight away.
+    pub send_simulator: Option<SimulatorConfig>,
+    /// Conditions applied to every datagram received, the same way.
+    pub receive_simulator: Option<SimulatorConfig>,
+    /// Time every system call into [`UdpStats::syscall_nanos`] (default off: it reads
+    /// the clock twice per call). For profiling how a server's time splits between the
+    /// socket and the protocol.
+    pub measure_syscalls: bool,
+}
+
+impl Default for UdpConfig {
+    fn default() -> Self {
+        Self {
+            socket_buffer_size: 1 << 20,
+            max_datagram_size: 1500,
+            max_receive_per_poll: 4096,
+            max_send_queue: 4096,
+            send_simulator: None,
+            receive_simulator: None,
+            measure_syscalls: false,
+        }
+    }
+}
+
+/// Why the driver dropped a datagram. Each reason has its counter in [`UdpStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// A datagram larger than [`UdpConfig::max_datagram_size`] was given to send.
+    SendOversize {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The kernel's send buffer was full and so was the driver's queue.
+    SendQueueFull,
+    /// The operating system refused the datagram (unreachable, no route, ...).
+    SendError(io::ErrorKind),
+    /// A received datagram was larger than [`UdpConfig::max_datagram_size`].
+    ReceiveOversize,
+    /// The operating system reported an error while receiving (on Windows, an ICMP port
+    /// unreachable from an earlier send shows up here as `ConnectionReset`).
+    ReceiveError(io::ErrorKind),
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SendOversize { len, max } => {
+                write!(f, "datagram of {len} bytes is over the {max}-byte limit")
+            }
+            Self::SendQueueFull => f.write_str("socket send buffer and send queue are full"),
+            Self::SendError(kind) => write!(f, "send failed: {kind}"),
+            Self::ReceiveOversize => f.write_str("received datagram over the size limit"),
+            Self::ReceiveError(kind) => write!(f, "receive failed: {kind}"),
+        }
+    }
+}
+
+impl std::error::Error for DropReason {}
+
+/// What a [`UdpDriver`] did: datagrams and bytes each way, and every drop by reason.
+///
+/// Losses added on purpose by the simulators are counted in their own
+/// [`SimulatorStats`] ([`UdpDriver::send_simulator_stats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UdpStats {
+    /// Datagrams handed to the kernel.
+    pub datagrams_sent: u64,
+    /// Their bytes.
+    pub bytes_sent: u64,
+    /// Datagrams read from the kernel (before the receive simulator, if any).
+    pub datagrams_received: u64,
+    /// Their bytes.
+    pub bytes_received: u64,
+    /// Times the kernel's send buffer was full and a datagram waited in the queue.
+    pub send_would_block: u64,
+    /// Dropped: too large to send ([`DropReason::SendOversize`]).
+    pub dropped_send_oversize: u64,
+    /// Dropped: send queue full ([`DropReason::SendQueueFull`]).
+    pub dropped_send_queue_full: u64,
+    /// Dropped: refused by the operating system ([`DropReason::SendError`]).
+    pub dropped_send_error: u64,
+    /// Dropped: received datagram too large ([`DropReason::ReceiveOversize`]).
+    pub dropped_receive_oversize: u64,
+    /// Receive errors reported by the operating system ([`DropReason::ReceiveError`]).
+    pub receive_errors: u64,
+    /// System calls made (`send_to` and `recv_from`, including the one that finds
+    /// nothing waiting), counted when [`UdpConfig::measure_syscalls`] is on.
+    pub syscalls: u64,
+    /// Nanoseconds spent in them, when [`UdpConfig::measure_syscalls`] is on.
+    pub syscall_nanos: u64,
+}
+
+/// A non-blocking UDP socket that receives datagrams and sends queued ones, with its
+/// clock; see the [module docs](crate::udp) for the run loop.
+///
+/// The driver knows nothing about what the datagrams contain: the sans-IO layers above
+/// it turn them into connections, messages and blocks.
+#[derive(Debug)]
+pub struct UdpDriver {
+    socket: UdpSocket,
+    local_addr: SocketAddr,
+    clock: Clock,
+    config: UdpConfig,
+    /// One byte longer than the largest accepted datagram, so that a longer one (which
+    /// the kernel truncates to the buffer) is recognised and dropped.
+    recv_buf: Vec<u8>,
+    /// Datagrams the kernel could not take yet, oldest first; at most `max_send_queue`.
+    send_queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    send_sim: Option<Simulator<SocketAddr>>,
+    receive_sim: Option<Simulator<SocketAddr>>,
+    buffer_sizes: (usize, usize),
+    stats: UdpStats,
+}
+
+impl UdpDriver {
+    /// Binds a socket to `addr` (`"0.0.0.0:40000"`, `"127.0.0.1:0"` for any free port)
+    /// and sets it up as [`UdpDriver::from_socket`] does.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if the address cannot be bound or the socket cannot
+    /// be made non-blocking.
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpConfig, UdpDriver};
+    /// let driver = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    /// assert!(driver.local_addr().port() != 0);
+    /// ```
+    pub fn bind(addr: impl ToSocketAddrs, config: UdpConfig) -> io::Result<Self> {
+        Self::from_socket(UdpSocket::bind(addr)?, config)
+    }
+
+    /// Wraps a socket the caller created (bound to the address they chose, with options
+    /// of their own): makes it non-blocking and asks for [`UdpConfig::socket_buffer_size`]
+    /// bytes of kernel buffers each way.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if the socket has no local address or cannot be
+    /// made non-blocking. A smaller buffer than asked is not an error: it is logged and
+    /// reported by [`UdpDriver::buffer_sizes`].
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpConfig, UdpDriver};
+    /// let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    /// let driver = UdpDriver::from_socket(socket, UdpConfig::default()).unwrap();
+    /// assert!(driver.buffer_sizes().0 > 0);
+    /// ```
+    pub fn from_socket(socket: UdpSocket, config: UdpConfig) -> io::Result<Self> {
+        socket.set_nonblocking(true)?;
+        let local_addr = socket.local_addr()?;
+        let buffer_sizes = size_buffers(&socket, config.socket_buffer_size);
+        let max = config.max_datagram_size.clamp(1, MAX_UDP_PAYLOAD);
+        let config = UdpConfig {
+            max_datagram_size: max,
+            ..config
+        };
+        Ok(Self {
+            socket,
+            local_addr,
+            clock: Clock::new(),
+            recv_buf: vec![0; max + 1],
+            send_queue: VecDeque::new(),
+            send_sim: config.send_simulator.clone().map(Simulator::new),
+            receive_sim: config.receive_simulator.clone().map(Simulator::new),
+            config,
+            buffer_sizes,
+            stats: UdpStats::default(),
+        })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Seconds since the Unix epoch on the driver's monotonic [`Clock`]: the `now` to give
+    /// every sans-IO layer.
+    pub fn now(&self) -> f64 {
+        self.clock.now()
+    }
+
+    /// The driver's clock, to share with code that needs the same time base.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// The settings in force (with `max_datagram_size` clamped to `1..=MAX_UDP_PAYLOAD`).
+    pub fn config(&self) -> &UdpConfig {
+        &self.config
+    }
+
+    /// The kernel's receive and send buffer sizes as it reports them (Linux reports
+    /// twice the bytes it grants for data, the rest being its bookkeeping).
+    pub fn buffer_sizes(&self) -> (usize, usize) {
+        self.buffer_sizes
+    }
+
+    /// The socket, for options the driver does not set (TTL, DSCP, ...). Reading or
+    /// writing datagrams on it directly bypasses the driver's counters.
+    pub fn socket(&self) -> &UdpSocket {
+        &self.socket
+    }
+
+    /// Counters of datagrams, bytes and drops so far.
+    pub fn stats(&self) -> &UdpStats {
+        &self.stats
+    }
+
+    /// What the send simulator did (sent, lost, delayed...), if there is one.
+    pub fn send_simulator_stats(&self) -> Option<&SimulatorStats> {
+        self.send_sim.as_ref().map(Simulator::stats)
+    }
+
+    /// What the receive simulator did, if there is one.
+    pub fn receive_simulator_stats(&self) -> Option<&SimulatorStats> {
+        self.receive_sim.as_ref().map(Simulator::stats)
+    }
+
+    /// Datagrams waiting for room in the kernel's send buffer.
+    pub fn queued(&self) -> usize {
+        self.send_queue.len()
+    }
+
+    /// Earliest time (on [`UdpDriver::now`]'s clock) a simulator holds a datagram for;
+    /// `None` without simulators or when they are empty. A loop that sleeps between
+    /// frames should wake by then.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        let a = self
+            .send_sim
+            .as_ref()
+            .and_then(Simulator::next_delivery_time);
+        let b = self
+            .receive_sim
+            .as_ref()
+            .and_then(Simulator::next_delivery_time);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Sends one datagram to `to`: straight to the kernel, or into the send queue if the
+    /// kernel's buffer is full (retried by [`UdpDriver::flush`]), or into the send
+    /// simulator if there is one (released by `flush` at its delivery time).
+    ///
+    /// # Errors
+    ///
+    /// The [`DropReason`] when the datagram was dropped: over the size limit, queue full,
+    /// or refused by the operating system. Each is also counted in [`UdpStats`] and
+    /// logged at debug level, so a caller may ignore the result.
+    pub fn send(&mut self, to: SocketAddr, datagram: &[u8]) -> Result<(), DropReason> {
+        if datagram.len() > self.config.max_datagram_size {
+            self.stats.dropped_send_oversize += 1;
+            let reason = DropReason::SendOversize {
+                len: datagram.len(),
+                max: self.config.max_datagram_size,
+            };
+            return Err(self.dropped(to, reason, self.stats.dropped_send_oversize));
+        }
+        if let Some(sim) = &mut self.send_sim {
+            sim.send(self.clock.now(), self.local_addr, to, datagram);
+            return Ok(());
+        }
+        if !self.send_queue.is_empty() {
+            return self.enqueue(to, datagram.to_vec());
+        }
+        let timer = self.start_timer();
+        let result = self.socket.send_to(datagram, to);
+        self.stop_timer(timer);
+        match result {
+            Ok(_) => {
+                self.count_sent(datagram.len());
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.stats.send_would_block += 1;
+                self.enqueue(to, datagram.to_vec())
+            }
+            Err(e) => {
+                self.stats.dropped_send_error += 1;
+                let reason = DropReason::SendError(e.kind());
+                Err(self.dropped(to, reason, self.stats.dropped_send_error))
+            }
+        }
+    }
+
+    /// Hands the kernel what is due: datagrams the send simulator releases now, then the
+    /// send queue, oldest first, until the kernel's buffer is full again. Call once per
+    /// frame after sending.
+    pub fn flush(&mut self) {
+        if let Some(sim) = &mut self.send_sim {
+            let now = self.clock.now();
+            let mut due = Vec::new();
+            while let Some(delivery) = sim.receive(now) {
+                due.push(delivery);
+            }
+            for delivery in due {
+                if self.send_queue.is_empty() {
+                    self.send_queue.push_back((delivery.to, delivery.data));
+                    self.drain_queue();
+                } else {
+                    let _ = self.enqueue(delivery.to, delivery.data);
+                }
+            }
+        }
+        self.drain_queue();
+    }
+
+    /// Reads every datagram waiting in the kernel (at most
+    /// [`UdpConfig::max_receive_per_poll`]) and calls `on_datagram(from, bytes)` for each
+    /// that is delivered now (through the receive simulator, if there is one). Returns
+    /// how many were delivered. Never blocks.
+    ///
+    /// Oversize datagrams and receive errors are dropped, counted and logged.
+    pub fn receive(&mut self, mut on_datagram: impl FnMut(SocketAddr, &[u8])) -> usize {
+        let mut delivered = 0;
+        let now = self.clock.now();
+        for _ in 0..self.config.max_receive_per_poll {
+            let timer = self.start_timer();
+            let result = self.socket.recv_from(&mut self.recv_buf);
+            self.stop_timer(timer);
+            match result {
+                Ok((len, from)) => {
+                    self.stats.datagrams_received += 1;
+                    self.stats.bytes_received += len as u64;
+                    if len > self.config.max_datagram_size {
+                        self.stats.dropped_receive_oversize += 1;
+                        let count = self.stats.dropped_receive_oversize;
+                        self.dropped(from, DropReason::ReceiveOversize, count);
+                        continue;
+                    }
+                    let bytes = &self.recv_buf[..len];
+                    match &mut self.receive_sim {
+                        Some(sim) => sim.send(now, from, self.local_addr, bytes),
+                        None => {
+                            on_datagram(from, bytes);
+                            delivered += 1;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // ConnectionReset (Windows, after an ICMP port unreachable) and the
+                    // like say nothing about the next datagram: count and go on.
+                    self.stats.receive_errors += 1;
+                    let count = self.stats.receive_errors;
+                    self.dropped(self.local_addr, DropReason::ReceiveError(e.kind()), count);
+                }
+            }
+        }
+        if let Some(sim) = &mut self.receive_sim {
+            while let Some(delivery) = sim.receive(now) {
+                on_datagram(delivery.from, &delivery.data);
+                delivered += 1;
+            }
+        }
+        delivered
+    }
+
+    fn drain_queue(&mut self) {
+        while let Some((to, datagram)) = self.send_queue.front() {
+            let timer = self.config.measure_syscalls.then(std::time::Instant::now);
+            let result = self.socket.send_to(datagram, *to);
+            if let Some(start) = timer {
+                self.stats.syscalls += 1;
+                self.stats.syscall_nanos += start.elapsed().as_nanos() as u64;
+            }
+            match result {
+                Ok(_) => {
+                    let len = datagram.len();
+                    self.send_queue.pop_front();
+                    self.count_sent(len);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.send_would_block += 1;
+                    break;
+                }
+                Err(e) => {
+                    let to = *to;
+                    self.send_queue.pop_front();
+                    self.stats.dropped_send_error += 1;
+                    let count = self.stats.dropped_send_error;
+                    self.dropped(to, DropReason::SendError(e.kind()), count);
+                }
+            }
+        }
+    }
+
+    fn enqueue(&mut self, to: SocketAddr, datagram: Vec<u8>) -> Result<(), DropReason> {
+        if self.send_queue.len() >= self.config.max_send_queue {
+            self.stats.dropped_send_queue_full += 1;
+            let count = self.stats.dropped_send_queue_full;
+            return Err(self.dropped(to, DropReason::SendQueueFull, count));
+        }
+        self.send_queue.push_back((to, datagram));
+        Ok(())
+    }
+
+    fn start_timer(&self) -> Option<std::time::Instant> {
+        self.config.measure_syscalls.then(std::time::Instant::now)
+    }
+
+    fn stop_timer(&mut self, timer: Option<std::time::Instant>) {
+        if let Some(start) = timer {
+            self.stats.syscalls += 1;
+            self.stats.syscall_nanos += start.elapsed().as_nanos() as u64;
+        }
+    }
+
+    fn count_sent(&mut self, len: usize) {
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += len as u64;
+    }
+
+    /// Logs one dropped datagram at debug level with its reason and the reason's count.
+    fn dropped(&self, peer: SocketAddr, reason: DropReason, count: u64) -> DropReason {
+        debug!(local = %self.local_addr, %peer, %reason, count, "udp: datagram dropped");
+        reason
+    }
+}
+
+/// Asks for `size` bytes of kernel buffer each way; returns what the kernel reports.
+fn size_buffers(socket: &UdpSocket, size: usize) -> (usize, usize) {
+    let sock = socket2::SockRef::from(socket);
+    if let Err(e) = sock.set_recv_buffer_size(size) {
+        warn!(%e, size, "udp: cannot set the socket receive buffer size");
+    }
+    if let Err(e) = sock.set_send_buffer_size(size) {
+        warn!(%e, size, "udp: cannot set the socket send buffer size");
+    }
+    let recv = sock.recv_buffer_size().unwrap_or(0);
+    let send = sock.send_buffer_size().unwrap_or(0);
+    if recv < size || send < size {
+        warn!(
+            requested = size,
+            recv,
+            send,
+            "udp: the kernel granted smaller socket buffers than asked \
+             (raise net.core.rmem_max / wmem_max); large blocks may lose slices"
+        );
+    }
+    (recv, send)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(config: UdpConfig) -> (UdpDriver, UdpDriver) {
+        let a = UdpDriver::bind("127.0.0.1:0", config.clone()).unwrap();
+        let b = UdpDriver::bind("127.0.0.1:0", config).unwrap();
+        (a, b)
+    }
+
+    fn receive_all(d: &mut UdpDriver, want: usize) -> Vec<(SocketAddr, Vec<u8>)> {
+        let mut got = Vec::new();
+        for _ in 0..2000 {
+            d.receive(|from, bytes| got.push((from, bytes.to_vec())));
+            if got.len() >= want {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        got
+    }
+
+    #[test]
+    fn oversize_send_is_refused_and_counted() {
+        let (mut a, b) = pair(UdpConfig {
+            max_datagram_size: 100,
+            ..UdpConfig::default()
+        });
+        let err = a.send(b.local_addr(), &[0; 101]).unwrap_err();
+        assert_eq!(err, DropReason::SendOversize { len: 101, max: 100 });
+        assert_eq!(a.stats().dropped_send_oversize, 1);
+        assert_eq!(a.stats().datagrams_sent, 0);
+        a.send(b.local_addr(), &[0; 100]).unwrap();
+        assert_eq!(a.stats().datagrams_sent, 1);
+    }
+
+    #[test]
+    fn oversize_receive_is_dropped_and_counted() {
+        let (mut a, mut b) = pair(UdpConfig {
+            max_datagram_size: 100,
+            ..UdpConfig::default()
+        });
+        a.socket().send_to(&[7; 101], b.local_addr()).unwrap();
+        a.send(b.local_addr(), &[8; 100]).unwrap();
+        let got = receive_all(&mut b, 1);
+        assert_eq!(got, vec![(a.local_addr(), vec![8; 100])]);
+        assert_eq!(b.stats().dropped_receive_oversize, 1);
+        assert_eq!(b.stats().datagrams_received, 2);
+    }
+
+    #[test]
+    fn max_datagram_size_is_clamped() {
+        let (a, _) = pair(UdpConfig {
+            max_datagram_size: 1 << 20,
+            ..UdpConfig::default()
+        });
+        assert_eq!(a.config().max_datagram_size, MAX_UDP_PAYLOAD);
+    }
+
+    #[test]
+    fn receive_is_bounded_per_poll() {
+        let (mut a, mut b) = pair(UdpConfig {
+            max_receive_per_poll: 3,
+            ..UdpConfig::default()
+        });
+        for i in 0..5u8 {
+            a.send(b.local_addr(), &[i]).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut n = 0;
+        b.receive(|_, _| n += 1);
+        assert_eq!(n, 3);
+        b.receive(|_, _| n += 1);
+        assert_eq!(n, 5);
+    }
+
+    #[test]
+    fn system_calls_are_timed_only_when_asked() {
+        let (mut a, mut b) = pair(UdpConfig::default());
+        a.send(b.local_addr(), b"x").unwrap();
+        b.receive(|_, _| {});
+        assert_eq!((a.stats().syscalls, a.stats().syscall_nanos), (0, 0));
+        assert_eq!(b.stats().syscalls, 0);
+
+        let (mut a, mut b) = pair(UdpConfig {
+            measure_syscalls: true,
+            ..UdpConfig::default()
+        });
+        a.send(b.local_addr(), b"x").unwrap();
+        let got = receive_all(&mut b, 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!(a.stats().syscalls, 1);
+        assert!(a.stats().syscall_nanos > 0);
+        // At least the datagram and the empty read that ended the poll.
+        assert!(b.stats().syscalls >= 2);
+    }
+
+    #[test]
+    fn drop_reasons_display() {
+        assert_eq!(
+            DropReason::SendOversize { len: 9, max: 8 }.to_string(),
+            "datagram of 9 bytes is over the 8-byte limit"
+        );
+        assert_eq!(
+            DropReason::SendQueueFull.to_string(),
+            "socket send buffer and send queue are full"
+        );
+    }
+}

@@ -1,0 +1,527 @@
+//! `UdpServer`: the sans-IO [`Server`] on a real UDP socket, called once per frame.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use netser::NetSerialize;
+use tracing::{debug, info};
+
+use super::common::BlockProgress;
+use super::driver::{UdpConfig, UdpDriver};
+use crate::channel::ChannelId;
+use crate::connection::{Connection, ConnectionConfig};
+use crate::netcode::{
+    self, ClientId, DisconnectReason, Key, MessageError, NetcodeServer, NetworkInfo, Server,
+    ServerConfig, SetupError,
+};
+
+/// Most events held for [`UdpServer::poll_event`] (and
+/// [`UdpClient::poll_event`](super::UdpClient::poll_event)): a game that polls every frame
+/// never comes near it; beyond it new events are dropped and counted
+/// ([`UdpServer::dropped_events`]), so a server that is never polled keeps a bounded
+/// memory.
+pub const MAX_QUEUED_EVENTS: usize = 65_536;
+
+/// Settings of a [`UdpServer`].
+///
+/// ```
+/// use netser_transport::udp::UdpServerConfig;
+/// let config = UdpServerConfig { max_clients: 32, ..UdpServerConfig::new(0x1234, [7; 32]) };
+/// assert!(config.public_addresses.is_empty()); // the bound address
+/// ```
+#[derive(Debug, Clone)]
+pub struct UdpServerConfig {
+    /// The game's protocol id: tokens for another are refused. Usually
+    /// [`netcode::protocol_id::<ClientMessage, ServerMessage>()`](crate::netcode::protocol_id),
+    /// so a client built from other message schemas is refused at connect.
+    pub protocol_id: u64,
+    /// The key shared with the backend that issues connect tokens (32 bytes).
+    pub private_key: Key,
+    /// Addresses clients reach the server at, as their connect tokens list them. Empty
+    /// (the default): the address the socket is bound to, which suits a server bound to
+    /// a specific address, not `0.0.0.0`.
+    pub public_addresses: Vec<SocketAddr>,
+    /// Client slots (default 64, at most [`netcode::MAX_CLIENTS`]).
+    pub max_clients: usize,
+    /// The connection settings (channels, MTU, blocks); clients must use the same.
+    pub connection: ConnectionConfig,
+    /// The socket settings (buffers, optional simulators).
+    pub udp: UdpConfig,
+}
+
+impl UdpServerConfig {
+    /// The defaults: 64 clients, the default connection and socket settings.
+    pub fn new(protocol_id: u64, private_key: Key) -> Self {
+        Self {
+            protocol_id,
+            private_key,
+            public_addresses: Vec::new(),
+            max_clients: 64,
+            connection: ConnectionConfig::default(),
+            udp: UdpConfig::default(),
+        }
+    }
+}
+
+/// Why a [`UdpServer`] or [`UdpClient`](super::UdpClient) could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The socket could not be bound or set up.
+    Io(io::Error),
+    /// A netcode or connection setting, or the connect token, was refused.
+    Setup(SetupError),
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "socket: {e}"),
+            Self::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(e) => Some(e),
+            Self::Setup(e) => Some(e),
+        }
+    }
+}
+
+impl From<io::Error> for StartError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+impl From<SetupError> for StartError {
+    fn from(e: SetupError) -> Self {
+        Self::Setup(e)
+    }
+}
+
+/// What happened since the last frame, from [`UdpServer::poll_event`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEvent<In> {
+    /// A client completed the handshake.
+    ClientConnected {
+        /// The id from its connect token.
+        client_id: ClientId,
+        /// Its address.
+        addr: SocketAddr,
+    },
+    /// A client left, timed out or was disconnected; its slot and memory are freed.
+    ClientDisconnected {
+        /// The id from its connect token.
+        client_id: ClientId,
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// A message arrived (in its channel's order).
+    Message {
+        /// From whom.
+        client_id: ClientId,
+        /// On which channel.
+        channel: ChannelId,
+        /// The message.
+        message: In,
+    },
+    /// A block being sent to a client advanced (slices acked by the client).
+    BlockProgress {
+        /// To whom.
+        client_id: ClientId,
+        /// How far.
+        progress: BlockProgress,
+    },
+}
+
+/// A game server over UDP: the sans-IO [`Server`] (netcode sessions, one
+/// [`Connection`] per client) on a [`UdpDriver`] and its clock. Call
+/// [`update`](Self::update) at the start of each frame, read
+/// [`poll_event`](Self::poll_event), send, then [`send_packets`](Self::send_packets).
+///
+/// ```
+/// use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = UdpServerConfig::new(0x1234, [7; 32]);
+/// let mut server: UdpServer<u32, u16> = UdpServer::bind("127.0.0.1:0", config)?;
+/// for _frame in 0..3 {
+///     server.update();
+///     while let Some(event) = server.poll_event() {
+///         match event {
+///             ServerEvent::ClientConnected { client_id, .. } => println!("{client_id} joined"),
+///             ServerEvent::Message { client_id, message, .. } => println!("{client_id}: {message}"),
+///             _ => {}
+///         }
+///     }
+///     // To everyone connected (nobody here); an error names the first client that refused.
+///     server.broadcast_message(1, &42).map_err(|(_, e)| e)?;
+///     server.send_packets();
+/// }
+/// server.shutdown(std::time::Duration::from_millis(10));
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Memory is bounded: the [`Server`]'s slots and connections (each bounded by its
+/// configuration), the driver's bounded send queue, and at most [`MAX_QUEUED_EVENTS`]
+/// events.
+#[derive(Debug)]
+pub struct UdpServer<Out, In> {
+    server: Server<Out, In>,
+    driver: UdpDriver,
+    channels: usize,
+    events: Events<ServerEvent<In>>,
+    /// Last block progress reported per client, to report changes only.
+    blocks: HashMap<ClientId, BlockProgress>,
+    /// Clients and channel walked by `poll_event` for messages, refreshed by `update`.
+    message_order: Vec<ClientId>,
+    message_cursor: (usize, u8),
+}
+
+impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
+    /// Binds a UDP socket to `addr` and starts a server on it.
+    ///
+    /// # Errors
+    /// [`StartError`] if the socket cannot be bound or a setting is refused.
+    pub fn bind(addr: impl ToSocketAddrs, config: UdpServerConfig) -> Result<Self, StartError> {
+        let driver = UdpDriver::bind(addr, config.udp.clone())?;
+        Self::with_driver(driver, config)
+    }
+
+    /// A server on a driver the caller set up (its own socket, options, simulators);
+    /// `config.udp` is not used.
+    ///
+    /// # Errors
+    /// [`StartError::Setup`] if a setting is refused.
+    pub fn with_driver(driver: UdpDriver, config: UdpServerConfig) -> Result<Self, StartError> {
+        let public_addresses = if config.public_addresses.is_empty() {
+            vec![driver.local_addr()]
+        } else {
+            config.public_addresses
+        };
+        let netcode = ServerConfig {
+            max_clients: config.max_clients,
+            ..ServerConfig::new(config.protocol_id, config.private_key, public_addresses)
+        };
+        let channels = config.connection.channels.len();
+        let server = Server::new(driver.now(), netcode, config.connection)?;
+        info!(addr = %driver.local_addr(), max_clients = config.max_clients, "udp server: listening");
+        Ok(Self {
+            server,
+            driver,
+            channels,
+            events: Events::default(),
+            blocks: HashMap::new(),
+            message_order: Vec::new(),
+            message_cursor: (0, 0),
+        })
+    }
+
+    /// The start of a frame: reads the clock and takes every datagram waiting on the
+    /// socket (handshakes, payloads; anything else refused and counted), then queues the
+    /// events: connects, block progress, and the messages that arrived.
+    pub fn update(&mut self) {
+        let now = self.driver.now();
+        self.driver.flush();
+        let server = &mut self.server;
+        self.driver
+            .receive(|from, bytes| server.receive_datagram(now, from, bytes));
+        self.pump_events();
+        for client_id in self.server.clients_id() {
+            let progress = self
+                .server
+                .connection(client_id)
+                .and_then(BlockProgress::sending);
+            let last = self.blocks.get(&client_id).copied();
+            if let Some(progress) = BlockProgress::change(last, progress) {
+                push_event(
+                    &mut self.events,
+                    ServerEvent::BlockProgress {
+                        client_id,
+                        progress,
+                    },
+                );
+            }
+            match progress {
+                Some(p) => self.blocks.insert(client_id, p),
+                None => self.blocks.remove(&client_id),
+            };
+        }
+        self.message_order = self.server.clients_id();
+        self.message_order.sort_unstable();
+        self.message_cursor = (0, 0);
+    }
+
+    /// Moves the layer below's connects and disconnects into this server's events.
+    fn pump_events(&mut self) {
+        while let Some(event) = self.server.poll_event() {
+            match event {
+                netcode::ServerEvent::ClientConnected { client_id } => {
+                    let Some(addr) = self.server.client_addr(client_id) else {
+                        continue; // already gone again
+                    };
+                    info!(client_id, %addr, "udp server: client connected");
+                    push_event(
+                        &mut self.events,
+                        ServerEvent::ClientConnected { client_id, addr },
+                    );
+                }
+                netcode::ServerEvent::ClientDisconnected { client_id, reason } => {
+                    info!(client_id, %reason, "udp server: client disconnected");
+                    self.blocks.remove(&client_id);
+                    push_event(
+                        &mut self.events,
+                        ServerEvent::ClientDisconnected { client_id, reason },
+                    );
+                }
+            }
+        }
+    }
+
+    /// The next event: connects, disconnects and block progress first, then every
+    /// message received, client by client and channel by channel (each in its channel's
+    /// order). A message taken here is not returned by
+    /// [`receive_message`](Self::receive_message), and the reverse.
+    pub fn poll_event(&mut self) -> Option<ServerEvent<In>> {
+        if let Some(event) = self.events.queue.pop_front() {
+            return Some(event);
+        }
+        while let Some(&client_id) = self.message_order.get(self.message_cursor.0) {
+            while usize::from(self.message_cursor.1) < self.channels {
+                let channel = ChannelId(self.message_cursor.1);
+                if let Some(message) = self.server.receive_message(client_id, channel) {
+                    return Some(ServerEvent::Message {
+                        client_id,
+                        channel,
+                        message,
+                    });
+                }
+                self.message_cursor.1 += 1;
+            }
+            self.message_cursor = (self.message_cursor.0 + 1, 0);
+        }
+        None
+    }
+
+    /// The end of a frame: advances timers (keep-alives, timeouts, resends), builds each
+    /// client's packets (messages, acks, block slices), encrypts and sends them.
+    pub fn send_packets(&mut self) {
+        let now = self.driver.now();
+        self.server.update(now);
+        self.pump_events(); // timeouts
+        let driver = &mut self.driver;
+        self.server.drain_datagrams(|to, bytes| {
+            let _ = driver.send(to, bytes); // drops are counted by the driver
+        });
+        driver.flush();
+    }
+
+    /// Queues `message` for one client on `channel`; it goes out at the next
+    /// [`send_packets`](Self::send_packets).
+    ///
+    /// # Errors
+    /// [`MessageError::NotConnected`] for an unknown client; the connection's refusal
+    /// otherwise (unknown channel, queue full, value out of bounds, too large).
+    pub fn send_message(
+        &mut self,
+        client_id: ClientId,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), MessageError> {
+        self.server.send_message(client_id, channel, message)
+    }
+
+    /// Queues `message` for every connected client (encoded once).
+    ///
+    /// # Errors
+    /// The first client that refused it and why; the others still got it.
+    pub fn broadcast_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), (ClientId, MessageError)> {
+        self.server.broadcast_message(channel, message)
+    }
+
+    /// Queues `message` for every connected client but `except` (a chat line's author).
+    ///
+    /// # Errors
+    /// As [`broadcast_message`](Self::broadcast_message).
+    pub fn broadcast_message_except(
+        &mut self,
+        except: ClientId,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), (ClientId, MessageError)> {
+        self.server
+            .broadcast_message_except(Some(except), channel, message)
+    }
+
+    /// Takes the next message from `client_id` on `channel`, if any (see
+    /// [`poll_event`](Self::poll_event)).
+    pub fn receive_message(
+        &mut self,
+        client_id: ClientId,
+        channel: impl Into<ChannelId>,
+    ) -> Option<In> {
+        self.server.receive_message(client_id, channel)
+    }
+
+    /// RTT, loss and bandwidth of one client's connection.
+    pub fn network_info(&self, client_id: ClientId) -> Option<NetworkInfo> {
+        self.server.network_info(client_id)
+    }
+
+    /// Progress of the block being sent to `client_id`, if any.
+    pub fn block_progress(&self, client_id: ClientId) -> Option<BlockProgress> {
+        self.server
+            .connection(client_id)
+            .and_then(BlockProgress::sending)
+    }
+
+    /// One client's connection (counters, channel state, endpoint).
+    pub fn connection(&self, client_id: ClientId) -> Option<&Connection<Out, In>> {
+        self.server.connection(client_id)
+    }
+
+    /// The connected clients' ids.
+    pub fn client_ids(&self) -> Vec<ClientId> {
+        self.server.clients_id()
+    }
+
+    /// The address a client connected from.
+    pub fn client_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
+        self.server.client_addr(client_id)
+    }
+
+    /// Connected clients.
+    pub fn connected_clients(&self) -> usize {
+        self.server.connected_clients()
+    }
+
+    /// Client slots.
+    pub fn max_clients(&self) -> usize {
+        self.server.netcode().max_clients()
+    }
+
+    /// Disconnects a client (it is told, redundantly, at the next
+    /// [`send_packets`](Self::send_packets)); its slot is freed at once and a
+    /// [`ServerEvent::ClientDisconnected`] follows. Returns whether it was connected.
+    pub fn disconnect(&mut self, client_id: ClientId) -> bool {
+        let was = self.server.disconnect(client_id);
+        self.pump_events();
+        was
+    }
+
+    /// Disconnects every client.
+    pub fn disconnect_all(&mut self) {
+        self.server.disconnect_all();
+        self.pump_events();
+    }
+
+    /// Graceful shutdown: keeps running frames (every millisecond) until every reliable
+    /// message queued to every client is acked, or `timeout` passes; then disconnects
+    /// everyone and sends the disconnect packets. Events are left for `poll_event`.
+    pub fn shutdown(&mut self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.update();
+            self.send_packets();
+            let pending: usize = self
+                .server
+                .clients_id()
+                .into_iter()
+                .filter_map(|id| self.server.connection(id))
+                .map(|c| {
+                    (0..self.channels)
+                        .map(|ch| c.queued_messages(ch as u8))
+                        .sum::<usize>()
+                })
+                .sum();
+            if pending == 0 || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.disconnect_all();
+        self.send_packets();
+        info!(addr = %self.driver.local_addr(), "udp server: shut down");
+    }
+
+    /// When the next timer is due (on [`now`](Self::now)'s clock), for a loop that sleeps
+    /// between frames: keep-alives, timeouts, resends, simulated deliveries.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        self.server
+            .next_wakeup()
+            .into_iter()
+            .chain(self.driver.next_wakeup())
+            .min_by(f64::total_cmp)
+    }
+
+    /// The clock every layer runs on (Unix seconds, monotonic).
+    pub fn now(&self) -> f64 {
+        self.driver.now()
+    }
+
+    /// The address the server is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.driver.local_addr()
+    }
+
+    /// The socket driver (its counters, buffer sizes, simulator stats).
+    pub fn driver(&self) -> &UdpDriver {
+        &self.driver
+    }
+
+    /// The sans-IO server underneath.
+    pub fn server(&self) -> &Server<Out, In> {
+        &self.server
+    }
+
+    /// The netcode layer (refusal counters by reason, memory, pending handshakes).
+    pub fn netcode(&self) -> &NetcodeServer {
+        self.server.netcode()
+    }
+
+    /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
+    pub fn dropped_events(&self) -> u64 {
+        self.events.dropped
+    }
+}
+
+/// The bounded event queue.
+#[derive(Debug)]
+pub(crate) struct Events<E> {
+    pub(crate) queue: VecDeque<E>,
+    pub(crate) dropped: u64,
+}
+
+impl<E> Default for Events<E> {
+    fn default() -> Self {
+        Self {
+            queue: VecDeque::new(),
+            dropped: 0,
+        }
+    }
+}
+
+/// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped).
+pub(crate) fn push_event<E>(events: &mut Events<E>, event: E) {
+    if events.queue.len() < MAX_QUEUED_EVENTS {
+        events.queue.push_back(event);
+    } else {
+        events.dropped += 1;
+        debug!(
+            dropped = events.dropped,
+            "udp: event queue full, event dropped"
+        );
+    }
+}

@@ -1,0 +1,458 @@
+//! The user-facing `Server` / `Client`: typed messages over netcode through the lossy
+//! simulator, events, blocks, schema mismatch, and the forged datagrams that disturb a
+//! bare connection but never get past netcode.
+
+use std::net::SocketAddr;
+
+use netser::NetSerialize;
+use netser_transport::connection::{Connection, ConnectionConfig};
+use netser_transport::netcode::packet::Packet;
+use netser_transport::netcode::{
+    protocol_id, Client, ClientState, ConnectToken, DisconnectReason, MessageError, Refusal,
+    Server, ServerConfig, ServerEvent, SetupError, TokenParams,
+};
+use netser_transport::simulator::{Simulator, SimulatorConfig};
+
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+enum ClientMsg {
+    Input(#[net(range = 0..=10_000)] u16),
+    Blob(#[net(max_len = 262_000)] Vec<u8>),
+}
+
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+enum ServerMsg {
+    State(#[net(range = 0..=1_000_000)] u32),
+    Blob(#[net(max_len = 262_000)] Vec<u8>),
+}
+
+/// A client built from another schema.
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+enum OtherClientMsg {
+    Input(#[net(range = 0..=20_000)] u16),
+}
+
+const KEY: [u8; 32] = [0x42; 32];
+const T0: f64 = 1_700_000_000.0;
+const FRAME: f64 = 1.0 / 60.0;
+
+fn server_addr() -> SocketAddr {
+    "192.0.2.1:40000".parse().unwrap()
+}
+fn client_addr(i: usize) -> SocketAddr {
+    SocketAddr::new([198, 51, 100, 1].into(), 50_000 + i as u16)
+}
+
+fn token(client_id: u64, protocol: u64) -> ConnectToken {
+    let params = TokenParams {
+        client_id,
+        timeout_seconds: 5,
+        ..TokenParams::new(protocol, vec![server_addr()], T0 as u64)
+    };
+    ConnectToken::generate(&params, &KEY).unwrap()
+}
+
+struct World {
+    sim: Simulator<SocketAddr>,
+    server: Server<ServerMsg, ClientMsg>,
+    clients: Vec<Client<ClientMsg, ServerMsg>>,
+    t: f64,
+}
+
+impl World {
+    fn new(clients: usize, loss: f64, seed: u64) -> Self {
+        let sim = Simulator::new(SimulatorConfig {
+            latency: 0.03,
+            jitter: 0.005,
+            loss,
+            seed,
+            ..SimulatorConfig::default()
+        });
+        let config = ServerConfig::new(
+            protocol_id::<ClientMsg, ServerMsg>(),
+            KEY,
+            vec![server_addr()],
+        );
+        let server = Server::new(T0, config, ConnectionConfig::default()).unwrap();
+        let clients = (0..clients)
+            .map(|i| {
+                let token = token(100 + i as u64, protocol_id::<ClientMsg, ServerMsg>());
+                Client::new(0.0, token, ConnectionConfig::default()).unwrap()
+            })
+            .collect();
+        Self {
+            sim,
+            server,
+            clients,
+            t: 0.0,
+        }
+    }
+
+    fn step(&mut self) {
+        let t = self.t;
+        while let Some(d) = self.sim.receive(t) {
+            if d.to == server_addr() {
+                self.server.receive_datagram(T0 + t, d.from, &d.data);
+            } else if let Some(i) = (0..self.clients.len()).find(|&i| client_addr(i) == d.to) {
+                self.clients[i].receive_datagram(t, d.from, &d.data);
+            }
+        }
+        self.server.update(T0 + t);
+        let sim = &mut self.sim;
+        self.server
+            .drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            client.update(t);
+            client.drain_datagrams(|to, bytes| sim.send(t, client_addr(i), to, bytes));
+        }
+        self.t += FRAME;
+    }
+
+    fn run_until(&mut self, limit: f64, mut done: impl FnMut(&mut Self) -> bool) {
+        let start = self.t;
+        while !done(self) {
+            assert!(self.t - start < limit, "not done after {limit} s");
+            self.step();
+        }
+    }
+
+    fn connect_all(&mut self) {
+        self.run_until(10.0, |w| w.clients.iter().all(Client::is_connected));
+    }
+}
+
+#[test]
+fn messages_flow_both_ways_over_loss_with_events() {
+    let mut world = World::new(3, 0.2, 1);
+    // Queued before connecting: sent once connected.
+    for client in &mut world.clients {
+        client.send_message(0, &ClientMsg::Input(1)).unwrap();
+    }
+    world.connect_all();
+    let mut connected = Vec::new();
+    while let Some(event) = world.server.poll_event() {
+        connected.push(event);
+    }
+    connected.sort_by_key(|e| format!("{e:?}"));
+    assert_eq!(
+        connected,
+        (100..103)
+            .map(|client_id| ServerEvent::ClientConnected { client_id })
+            .collect::<Vec<_>>()
+    );
+    let mut from_clients = vec![Vec::new(); 3];
+    let mut to_clients = vec![Vec::new(); 3];
+    for n in 0..100u16 {
+        for client in &mut world.clients {
+            client.send_message(0, &ClientMsg::Input(n + 2)).unwrap();
+        }
+        if n % 2 == 0 {
+            world
+                .server
+                .broadcast_message(0, &ServerMsg::State(u32::from(n)))
+                .unwrap();
+        }
+        world.step();
+    }
+    world.run_until(10.0, |w| {
+        for (i, received) in from_clients.iter_mut().enumerate() {
+            while let Some(m) = w.server.receive_message(100 + i as u64, 0) {
+                received.push(m);
+            }
+        }
+        for (client, received) in w.clients.iter_mut().zip(&mut to_clients) {
+            while let Some(m) = client.receive_message(0) {
+                received.push(m);
+            }
+        }
+        from_clients.iter().all(|r| r.len() == 101) && to_clients.iter().all(|r| r.len() == 50)
+    });
+    for received in &from_clients {
+        assert_eq!(
+            *received,
+            (1..=101).map(ClientMsg::Input).collect::<Vec<_>>()
+        );
+    }
+    for received in &to_clients {
+        assert_eq!(
+            *received,
+            (0..50).map(|n| ServerMsg::State(n * 2)).collect::<Vec<_>>()
+        );
+    }
+    let info = world.server.network_info(100).unwrap();
+    assert!(info.rtt > 0.05 && info.rtt < 0.2, "{info:?}");
+    assert!(world.clients[0].network_info().rtt > 0.05);
+
+    // Disconnects: by a client, by the server, everyone.
+    world.clients[0].disconnect();
+    assert!(world.server.disconnect(101));
+    assert_eq!(
+        world.server.poll_event(),
+        Some(ServerEvent::ClientDisconnected {
+            client_id: 101,
+            reason: DisconnectReason::DisconnectedByServer
+        })
+    );
+    assert_eq!(
+        world.server.send_message(101, 0, &ServerMsg::State(1)),
+        Err(MessageError::NotConnected)
+    );
+    world.run_until(2.0, |w| {
+        w.server.connected_clients() == 1 && w.clients[1].is_disconnected()
+    });
+    assert_eq!(
+        world.server.poll_event(),
+        Some(ServerEvent::ClientDisconnected {
+            client_id: 100,
+            reason: DisconnectReason::DisconnectedByClient
+        })
+    );
+    assert_eq!(
+        world.clients[1].disconnect_reason(),
+        Some(DisconnectReason::DisconnectedByServer)
+    );
+    world.server.disconnect_all();
+    assert_eq!(
+        world.server.poll_event(),
+        Some(ServerEvent::ClientDisconnected {
+            client_id: 102,
+            reason: DisconnectReason::DisconnectedByServer
+        })
+    );
+    assert_eq!(world.server.clients_id(), Vec::<u64>::new());
+    world.run_until(2.0, |w| w.clients[2].is_disconnected());
+    assert_eq!(
+        world.clients[2].send_message(0, &ClientMsg::Input(1)),
+        Err(MessageError::NotConnected)
+    );
+}
+
+#[test]
+fn a_block_crosses_netcode_over_loss() {
+    let mut world = World::new(1, 0.1, 2);
+    world.connect_all();
+    let blob: Vec<u8> = (0..250_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    world.clients[0]
+        .send_message(0, &ClientMsg::Blob(blob.clone()))
+        .unwrap();
+    world
+        .server
+        .send_message(100, 0, &ServerMsg::Blob(blob.clone()))
+        .unwrap();
+    let (mut at_server, mut at_client) = (None, None);
+    world.run_until(30.0, |w| {
+        at_server = at_server
+            .take()
+            .or_else(|| w.server.receive_message(100, 0));
+        at_client = at_client.take().or_else(|| w.clients[0].receive_message(0));
+        at_server.is_some() && at_client.is_some()
+    });
+    assert_eq!(at_server, Some(ClientMsg::Blob(blob.clone())));
+    assert_eq!(at_client, Some(ServerMsg::Blob(blob)));
+}
+
+#[test]
+fn a_client_built_from_another_schema_is_refused() {
+    let ours = protocol_id::<ClientMsg, ServerMsg>();
+    let theirs = protocol_id::<OtherClientMsg, ServerMsg>();
+    assert_ne!(ours, theirs);
+    // A token for the server's game, given to a client of another schema: refused locally.
+    let refused =
+        Client::<OtherClientMsg, ServerMsg>::new(0.0, token(1, ours), ConnectionConfig::default());
+    assert!(
+        matches!(refused, Err(SetupError::ProtocolMismatch { token, expected }) if token == ours && expected == theirs)
+    );
+    // A token for the other schema's game: the client starts, the server refuses it.
+    let config = ServerConfig::new(ours, KEY, vec![server_addr()]);
+    let mut server: Server<ServerMsg, ClientMsg> =
+        Server::new(T0, config, ConnectionConfig::default()).unwrap();
+    let mut client: Client<OtherClientMsg, ServerMsg> =
+        Client::new(0.0, token(2, theirs), ConnectionConfig::default()).unwrap();
+    let mut t = 0.0;
+    while client.is_connecting() {
+        client.update(t);
+        let mut out = Vec::new();
+        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        for bytes in out {
+            server.receive_datagram(T0 + t, client_addr(0), &bytes);
+        }
+        server.update(T0 + t);
+        server.drain_datagrams(|_, _| panic!("the server answered a foreign protocol id"));
+        t += 0.05;
+    }
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionRequestTimedOut)
+    );
+    assert!(server.netcode().refusals().get(Refusal::WrongProtocolId) > 40);
+    assert_eq!(server.poll_event(), None);
+}
+
+// The forged datagrams below disturb a bare connection (no netcode): they are accepted as
+// connection traffic. Through netcode they are refused, raw (too small, or not a netcode
+// packet) or wrapped in a payload packet (the attacker does not have the key, so it does not
+// decrypt), before the connection sees a byte; the transfers they target complete.
+
+/// Sends `forged` from `from` to `to` both raw and wrapped in netcode payload packets
+/// with guessed keys and plausible sequences.
+fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
+    let t = world.t;
+    world.sim.send(
+        t,
+        from,
+        if from == server_addr() {
+            client_addr(0)
+        } else {
+            server_addr()
+        },
+        forged,
+    );
+    for (i, guess) in [[0u8; 32], [0xff; 32], [0x42; 32]].iter().enumerate() {
+        let mut wrapped = Vec::new();
+        Packet::Payload(forged).encode(
+            1000 + i as u64,
+            protocol_id::<ClientMsg, ServerMsg>(),
+            guess,
+            &mut wrapped,
+        );
+        world.sim.send(
+            t,
+            from,
+            if from == server_addr() {
+                client_addr(0)
+            } else {
+                server_addr()
+            },
+            &wrapped,
+        );
+    }
+}
+
+fn bare_connection_accepts(forged: &[u8]) -> bool {
+    let mut bare: Connection<ServerMsg, ClientMsg> =
+        Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    bare.receive_datagram(0.0, forged).is_ok()
+}
+
+/// Bytes of the block under attack: with its encoding, a chunk of 256 slices of 1024 bytes
+/// (a 256 KiB chunk).
+const BLOCK_BYTES: usize = 261_200;
+
+/// Runs a 256 KiB block from the client to the server, calling `attack` once a third of the
+/// way through; checks that it arrives intact and that the attack never reached the
+/// server's connection.
+fn block_under_attack(seed: u64, attack: impl FnOnce(&mut World)) -> World {
+    let mut world = World::new(1, 0.05, seed);
+    world.connect_all();
+    for n in 0..50u16 {
+        world.clients[0]
+            .send_message(0, &ClientMsg::Input(n))
+            .unwrap();
+    }
+    let blob: Vec<u8> = (0..BLOCK_BYTES as u32)
+        .map(|i| (i ^ (i >> 9)) as u8)
+        .collect();
+    world.clients[0]
+        .send_message(0, &ClientMsg::Blob(blob.clone()))
+        .unwrap();
+    for _ in 0..30 {
+        world.step();
+    }
+    let refused_before =
+        world.server.netcode().refusals().total() + world.clients[0].netcode().refusals().total();
+    attack(&mut world);
+    let mut got = Vec::new();
+    world.run_until(30.0, |w| {
+        while let Some(m) = w.server.receive_message(100, 0) {
+            got.push(m);
+        }
+        got.len() == 51
+    });
+    assert_eq!(got[50], ClientMsg::Blob(blob));
+    assert_eq!(got[..50], (0..50).map(ClientMsg::Input).collect::<Vec<_>>());
+    let refused_after =
+        world.server.netcode().refusals().total() + world.clients[0].netcode().refusals().total();
+    assert!(
+        refused_after > refused_before,
+        "the forgeries were not refused"
+    );
+    // The connections never saw a malformed or refused datagram.
+    for counters in [
+        world.server.connection(100).unwrap().counters(),
+        world.clients[0].connection().counters(),
+    ] {
+        assert_eq!(
+            (counters.malformed_packets, counters.packets_refused),
+            (0, 0),
+            "{counters:?}"
+        );
+    }
+    world
+}
+
+#[test]
+fn forged_endpoint_packet_300_ahead_is_refused() {
+    // `20 ss ss dd`: a 4-byte regular packet whose sequence is 300 past the client's.
+    let forged = [0x20, 0x2c + 20, 0x01, 0x01];
+    assert!(bare_connection_accepts(&forged));
+    let world = block_under_attack(3, |w| inject(w, client_addr(0), &forged));
+    let refusals = world.server.netcode().refusals();
+    assert!(refusals.get(Refusal::TooSmall) >= 1 || refusals.get(Refusal::WrongSize) >= 1);
+    assert!(refusals.get(Refusal::DoesNotDecrypt) >= 1, "{refusals:?}");
+}
+
+#[test]
+fn forged_last_fragments_are_refused() {
+    // Four 6-byte last fragments (one data byte) for the next sequences; with the
+    // connection's default packet size a packet has at most 2 fragments (an endpoint
+    // configured for 100-fragment packets is evicted the same way).
+    let world = block_under_attack(4, |w| {
+        for s in 0..4u16 {
+            let forged = [0x01, 40 + s as u8, 0, 1, 1, 0xAA];
+            assert!(bare_connection_accepts(&forged));
+            inject(w, client_addr(0), &forged);
+        }
+    });
+    assert!(
+        world
+            .server
+            .netcode()
+            .refusals()
+            .get(Refusal::DoesNotDecrypt)
+            >= 4
+    );
+}
+
+#[test]
+fn forged_slice_of_the_next_chunk_is_refused() {
+    // A 10-byte last slice (1 of 1, one byte) of the next chunk id: a bare receiver mid-
+    // transfer abandons the chunk in progress.
+    let forged = [0xc1, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x55];
+    assert!(bare_connection_accepts(&forged));
+    let world = block_under_attack(5, |w| inject(w, client_addr(0), &forged));
+    let refusals = world.server.netcode().refusals();
+    assert!(refusals.get(Refusal::DoesNotDecrypt) >= 1, "{refusals:?}");
+}
+
+#[test]
+fn forged_slice_ack_is_refused() {
+    // A 37-byte ack of chunk 0 marking all 256 slices received, sent to the block's
+    // sender (the client) from the server's address: a bare sender would call the block
+    // delivered.
+    let mut forged = vec![0xc2, 0x00, 0x00, 0x00, 0x01];
+    forged.extend_from_slice(&[0xff; 32]);
+    assert_eq!(forged.len(), 37);
+    // A bare connection sending a block takes the forged ack as genuine.
+    let mut bare: Connection<ClientMsg, ServerMsg> =
+        Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    bare.send_message(0, &ClientMsg::Blob(vec![7; BLOCK_BYTES]))
+        .unwrap();
+    while bare.poll_datagram(0.0).is_some() {}
+    assert!(bare.receive_datagram(0.0, &forged).is_ok());
+    let world = block_under_attack(6, |w| inject(w, server_addr(), &forged));
+    let refusals = world.clients[0].netcode().refusals();
+    assert!(
+        refusals.get(Refusal::InvalidSequenceBytes) >= 1,
+        "{refusals:?}"
+    );
+    assert!(refusals.get(Refusal::DoesNotDecrypt) >= 1, "{refusals:?}");
+}
