@@ -9,11 +9,18 @@
 //! and from then on every packet is encrypted and signed (ChaCha20-Poly1305) with per-client
 //! keys from the token, and checked against replays.
 //!
-//! This module is the protocol core, sans-IO like the rest of the crate: time and addresses
-//! are arguments, datagrams go in as bytes and come out through `drain_datagrams`, payloads
-//! are opaque bytes. [`NetcodeServer`] holds the client slots, [`NetcodeClient`] walks the
-//! standard's state machine. The wire format (packet layout, token layout and where it
-//! follows `renetcode` rather than the C reference) is in the repository's WIRE.md.
+//! Most games use the two types on top: [`Server`] and [`Client`], which carry one
+//! [`Connection`](crate::connection::Connection) of typed messages per client in netcode's
+//! payload packets (events, `send_message`, `receive_message`, `broadcast_message`,
+//! `network_info`, `disconnect`; the names renet users know). Under them is the protocol
+//! core with payloads as bytes: [`NetcodeServer`] holds the client slots,
+//! [`NetcodeClient`] walks the standard's state machine, [`packet`] reads and writes the
+//! seven packets. Everything is sans-IO like the rest of the crate: time and addresses are
+//! arguments, datagrams go in as bytes and come out through `drain_datagrams`. The wire
+//! format (packet and token layouts, and where it follows `renetcode` rather than the C
+//! reference) is in the repository's WIRE.md.
+//!
+//! The protocol core on its own:
 //!
 //! ```
 //! use netser_transport::netcode::{

@@ -444,7 +444,7 @@ fn event_queue_and_outbox_are_bounded() {
     while server.send_payload(200, &payload).is_ok() {
         sent += 1;
     }
-    assert!(sent >= 2 && sent <= 4, "{sent}");
+    assert!((2..=4).contains(&sent), "{sent}");
     assert_eq!(
         server.send_payload(200, &payload),
         Err(SendError::OutboxFull)

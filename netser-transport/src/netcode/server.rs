@@ -259,6 +259,9 @@ pub struct NetcodeServer {
     outbox: Outbox,
     refusals: RefusalCounters,
     now: f64,
+    /// The address and slot [`NetcodeServer::connected_slot`] found last; cleared when
+    /// any slot is freed.
+    last_found: Option<(SocketAddr, usize)>,
 }
 
 impl NetcodeServer {
@@ -297,6 +300,7 @@ impl NetcodeServer {
             outbox: Outbox::new(config.max_outbox_bytes),
             refusals: RefusalCounters::default(),
             now: f64::NEG_INFINITY,
+            last_found: None,
         })
     }
 
@@ -444,7 +448,7 @@ impl NetcodeServer {
             }
             _ => {}
         }
-        if let Some(&index) = self.by_addr.get(&AddrKey(from)) {
+        if let Some(index) = self.connected_slot(from) {
             let Some(slot) = self.slots[index].as_mut() else {
                 return Err(Refusal::UnknownAddress);
             };
@@ -730,7 +734,21 @@ impl NetcodeServer {
         queued
     }
 
+    /// The slot of a connected address: the last one found (a client's datagrams often
+    /// come in bursts) or the table's.
+    fn connected_slot(&mut self, from: SocketAddr) -> Option<usize> {
+        if let Some((addr, index)) = self.last_found {
+            if addr == from {
+                return Some(index);
+            }
+        }
+        let index = *self.by_addr.get(&AddrKey(from))?;
+        self.last_found = Some((from, index));
+        Some(index)
+    }
+
     fn free_slot(&mut self, index: usize, reason: DisconnectReason, send_disconnects: bool) {
+        self.last_found = None;
         if send_disconnects {
             for _ in 0..DISCONNECT_PACKETS {
                 self.send_to_slot(index, &Packet::Disconnect);
