@@ -155,12 +155,13 @@ pub const fn protocol_id<
 pub struct NetworkInfo {
     /// Round-trip time, seconds.
     pub rtt: f64,
-    /// Fraction of packets lost, 0 to 1.
-    pub packet_loss: f64,
-    /// Bytes per second sent.
-    pub bytes_sent_per_second: f64,
-    /// Bytes per second received.
-    pub bytes_received_per_second: f64,
+    /// Fraction of packets lost, 0 to 1; `None` until enough packets have had time to
+    /// be acked.
+    pub packet_loss: Option<f64>,
+    /// Bytes per second sent; `None` until two packets have gone out.
+    pub bytes_sent_per_second: Option<f64>,
+    /// Bytes per second received; `None` until two packets have come in.
+    pub bytes_received_per_second: Option<f64>,
 }
 
 impl NetworkInfo {
@@ -168,8 +169,8 @@ impl NetworkInfo {
         Self {
             rtt: stats.rtt,
             packet_loss: stats.packet_loss,
-            bytes_sent_per_second: stats.sent_kbps * 1000.0 / 8.0,
-            bytes_received_per_second: stats.received_kbps * 1000.0 / 8.0,
+            bytes_sent_per_second: stats.sent_kbps.map(|kbps| kbps * 1000.0 / 8.0),
+            bytes_received_per_second: stats.received_kbps.map(|kbps| kbps * 1000.0 / 8.0),
         }
     }
 }

@@ -303,11 +303,11 @@ fn main() {
     println!("  inputs: {inputs_sent} sent, {inputs_received} received (newest only)");
     println!("  respawn requests: {respawns_sent} sent, {respawns_received} received in order");
     println!(
-        "  server view: rtt {:.1} ms, packet loss {:.1}%, sent {:.1} kbps, acked {:.1} kbps",
+        "  server view: rtt {:.1} ms, packet loss {}, sent {} kbps, acked {} kbps",
         s.rtt * 1000.0,
-        s.packet_loss * 100.0,
-        s.sent_kbps,
-        s.acked_kbps
+        known(s.packet_loss.map(|loss| loss * 100.0), "%"),
+        known(s.sent_kbps, ""),
+        known(s.acked_kbps, "")
     );
     println!(
         "  server: {} packets and {} block slices sent, {} datagrams dropped (duplicates, stale, malformed)",
@@ -315,6 +315,11 @@ fn main() {
         c.slices_sent,
         c.endpoint_drops + c.malformed_packets + c.block_datagram_drops
     );
+}
+
+/// A statistic that may not be known yet (too few packets so far).
+fn known(value: Option<f64>, unit: &str) -> String {
+    value.map_or_else(|| "not yet known".to_string(), |v| format!("{v:.1}{unit}"))
 }
 
 /// Either side's connection, to send its datagrams in one loop.
