@@ -185,9 +185,10 @@ impl Hoist {
                 let span = span_of(v);
                 quote_spanned! {span=> {
                     let bits: u32 = #v;
-                    if bits < 2 || bits > 32 {
+                    // 20 is netser::quat::MAX_BITS.
+                    if bits < 2 || bits > 20 {
                         let m = #msg
-                            .str("`quat(bits = N)` needs 2 <= N <= 32, but N is ")
+                            .str("`quat(bits = N)` needs 2 <= N <= 20, but N is ")
                             .uint(bits as u128);
                         ::core::panic!("{}", m.as_str());
                     }

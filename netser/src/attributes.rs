@@ -133,7 +133,9 @@
 //!
 //! **`quat(bits = N)`**: a unit quaternion `[x, y, z, w]` (or glam's `Quat`) in
 //! smallest-three form: the largest component's index in 2 bits, the other three in
-//! `N` bits each.
+//! `N` bits each, `N` from 2 to 20 (9 to 12 is typical). The reader refuses an encoding
+//! the writer would never produce (the omitted component not the largest), so every
+//! decoded quaternion encodes back to the same bits.
 //!
 //! ```
 //! # use netser::NetSerialize;

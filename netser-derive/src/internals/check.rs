@@ -355,13 +355,14 @@ pub fn bits(cx: &Ctxt, set: &Set<Expr>, int: IntTy) -> Option<TokenStream> {
     }
 }
 
-/// `quat(bits = N)`: bits per smallest-three component, 2..=32.
+/// `quat(bits = N)`: bits per smallest-three component, 2..=20 (`netser::quat::MAX_BITS`:
+/// above 20 bits a decoded quaternion no longer encodes back to the same bits).
 pub fn quat_bits(cx: &Ctxt, set: &Set<Expr>) -> Option<TokenStream> {
     match lit_int(&set.value) {
-        Some(n) if !(2..=32).contains(&n) => {
+        Some(n) if !(2..=20).contains(&n) => {
             cx.error_spanned_by(
                 &set.value,
-                format!("`quat(bits = {n})`: the bits per component must be 2..=32 (9 to 12 is typical)"),
+                format!("`quat(bits = {n})`: the bits per component must be 2..=20 (9 to 12 is typical)"),
             );
             None
         }
