@@ -65,8 +65,11 @@
 //! [`DEFAULT_REASSEMBLY_MEMORY_BOUND`] bytes (about 1.005 MiB) whatever a peer sends, and
 //! [`Endpoint::memory_bytes`] adds the fixed tables for a total under
 //! [`Config::memory_bound`]. Outgoing datagrams wait in a
-//! queue until [`Endpoint::poll_transmit`] drains it, and acks until
-//! [`Endpoint::drain_acks`]; both grow only with what you send yourself.
+//! queue until [`Endpoint::poll_transmit`] drains it (it grows only with what you send
+//! yourself), and acks until [`Endpoint::drain_acks`]: at most
+//! [`Config::sent_packets_buffer_size`] of them, so an endpoint whose acks are never
+//! drained stays bounded (the oldest half is dropped when full, counted in
+//! [`Counters::acks_dropped`]).
 
 pub mod header;
 mod reassembly;
@@ -639,6 +642,9 @@ pub struct Counters {
     pub packets_reassembled: u64,
     /// Sent packets the other side acked.
     pub packets_acked: u64,
+    /// Acks dropped from a full ack list that was never drained (see
+    /// [`Endpoint::acks`]).
+    pub acks_dropped: u64,
     /// Received datagrams dropped, by reason.
     pub drops: DropCounters,
 }
@@ -1189,6 +1195,12 @@ impl Endpoint {
                 if !sent.acked {
                     sent.acked = true;
                     let rtt = (now - sent.time).max(0.0);
+                    if self.acks.len() >= self.config.sent_packets_buffer_size {
+                        // Never drained: keep the newest half (amortised O(1) per ack).
+                        let dropped = self.acks.len() - self.acks.len() / 2;
+                        self.acks.drain(..dropped);
+                        self.counters.acks_dropped += dropped as u64;
+                    }
                     self.acks.push(acked);
                     self.counters.packets_acked += 1;
                     self.rtt_history.push(rtt);
@@ -1206,7 +1218,9 @@ impl Endpoint {
 
     /// The sequences of sent packets the other side has received, since the last
     /// [`drain_acks`](Self::drain_acks) or [`clear_acks`](Self::clear_acks), in the
-    /// order their acks arrived. Each sent packet is reported at most once.
+    /// order their acks arrived. Each sent packet is reported at most once. The list
+    /// holds at most [`Config::sent_packets_buffer_size`] acks: when it is full, the
+    /// oldest half is dropped and counted in [`Counters::acks_dropped`].
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};

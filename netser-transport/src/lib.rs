@@ -8,7 +8,9 @@
 //! Nothing in this crate reads a clock or touches a socket: time is an argument.
 #![forbid(unsafe_code)]
 
+pub mod channel;
 pub mod chunk;
+pub mod connection;
 pub mod endpoint;
 pub mod sequence;
 pub mod simulator;

@@ -1,19 +1,20 @@
-//! The README's main command: a client and a server over a simulated lossy network.
+//! The README's main command: a client and a server over a simulated lossy network,
+//! each holding a `Connection` (acks, resends, channels, blocks) for the other.
 //!
-//! The server sends the initial world state as a chunk (a large block, split into slices
-//! and resent until acked), then 20 snapshots a second of 64 entities, bit-packed by the
-//! derive with quantized positions and smallest-three orientations. The client sends its
-//! input 60 times a second. Every packet is framed with the schema hash as protocol id
-//! and a CRC32, and travels as a payload of the packet endpoint (acks, RTT, loss,
-//! fragmentation) through a seeded simulator with latency, jitter, loss, duplicates and
-//! reordering. Time is simulated: the run is instant and the same every time.
+//! The server sends the initial world state (200 KB) as one reliable message, which the
+//! connection sends as a block in slices; game events on a reliable-ordered channel;
+//! and 20 snapshots a second of 64 entities, bit-packed by the derive with quantized
+//! positions and smallest-three orientations, on an unreliable-sequenced channel. The
+//! client sends its input 60 times a second (unreliable-sequenced) and its actions
+//! (reliable-ordered). Everything travels through a seeded simulator with latency,
+//! jitter, loss, duplicates and reordering. Time is simulated: the run is instant and
+//! the same every time.
 //!
 //! `cargo run -p netser-examples` (add `-- <seconds> <loss %>` to change the run).
 
-use netser::framing::{read_packet, write_packet};
 use netser::NetSerialize;
-use netser_transport::chunk::{ChunkConfig, ChunkReceiver, ChunkSender};
-use netser_transport::endpoint::{Config, Endpoint};
+use netser_transport::channel::{ChannelConfig, ChannelId, ChannelKind};
+use netser_transport::connection::{Connection, ConnectionConfig, SendError};
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 
 /// What a client sends every frame.
@@ -54,50 +55,58 @@ struct Snapshot {
     entities: Vec<Entity>,
 }
 
-/// Every packet the demo sends, as one enum: the tag takes 2 bits.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-enum Packet {
-    Input(PlayerInput),
-    Snapshot(Snapshot),
-    /// A chunk slice or ack, carried as bytes.
-    Chunk(#[net(max_len = 1100)] Vec<u8>),
+/// The channels, the same list on both sides.
+#[derive(Debug, Clone, Copy)]
+enum Channel {
+    /// Game events and the world state: reliable, in order.
+    Events = 0,
+    /// Inputs and snapshots: the newest only.
+    State = 1,
 }
 
-const PROTOCOL_ID: u64 = Packet::SCHEMA_HASH;
+impl From<Channel> for ChannelId {
+    fn from(channel: Channel) -> Self {
+        ChannelId(channel as u8)
+    }
+}
+
+fn connection_config() -> ConnectionConfig {
+    let mut config = ConnectionConfig::with_channels(vec![
+        ChannelConfig::reliable_ordered(),
+        ChannelConfig::new(ChannelKind::UnreliableSequenced),
+    ]);
+    // At 60 packets a second and a 50 ms link, 256 packets of history cover 4 s: the
+    // loss and bandwidth estimates (measured over the older half) show up sooner.
+    config.endpoint.sent_packets_buffer_size = 256;
+    config.endpoint.received_packets_buffer_size = 256;
+    config
+}
+
+/// What the client sends.
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+enum ClientMessage {
+    Input(PlayerInput),
+    /// The player asked to respawn at this spawn point.
+    Respawn(#[net(range = 0..=15)] u8),
+}
+
+/// What the server sends.
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+enum ServerMessage {
+    /// The initial world state: larger than a packet, so it goes as a block.
+    World(#[net(max_len = 200_000)] Vec<u8>),
+    Snapshot(Snapshot),
+    /// An entity scored: events must all arrive, in order.
+    Scored {
+        #[net(range = 0..=4095)]
+        entity: u16,
+        #[net(range = 0..=1_000_000)]
+        total: u32,
+    },
+}
+
 const CLIENT: u32 = 1;
 const SERVER: u32 = 2;
-
-/// One side: an endpoint and its counters.
-struct Peer {
-    endpoint: Endpoint,
-    address: u32,
-    sent: u64,
-    decode_errors: u64,
-}
-
-impl Peer {
-    fn new(address: u32, now: f64) -> Self {
-        let endpoint = Endpoint::new(Config::default(), now).expect("default config is valid");
-        Peer {
-            endpoint,
-            address,
-            sent: 0,
-            decode_errors: 0,
-        }
-    }
-
-    fn send(&mut self, now: f64, net: &mut Simulator, to: u32, packet: &Packet) {
-        let mut buf = [0u8; 4096];
-        let len = write_packet(PROTOCOL_ID, &mut buf, packet).expect("our packets are in bounds");
-        self.endpoint
-            .send_packet(now, &buf[..len])
-            .expect("payload within the endpoint's limit");
-        while let Some(t) = self.endpoint.poll_transmit() {
-            net.send(now, self.address, to, t.data);
-        }
-        self.sent += 1;
-    }
-}
 
 fn entity(i: u16, tick: u32) -> Entity {
     let t = tick as f32 / 60.0;
@@ -122,7 +131,7 @@ fn main() {
     let seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let loss: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10.0) / 100.0;
 
-    // A first packet: bytes and bit layout.
+    // A first message: bytes and bit layout.
     let input = PlayerInput {
         tick: 1,
         move_dir: [0.5, -1.0],
@@ -139,14 +148,13 @@ fn main() {
     );
     println!("{}", netser::trace::layout(&input).expect("in bounds"));
     println!(
-        "Entity: {}..={} bits; Snapshot of 64: at most {} bytes; protocol id {:#018x}\n",
+        "Entity: {}..={} bits; Snapshot of 64: at most {} bytes\n",
         Entity::MIN_BITS,
         Entity::MAX_BITS,
         Snapshot::MAX_BYTES,
-        PROTOCOL_ID
     );
 
-    let mut net = Simulator::new(SimulatorConfig {
+    let mut net: Simulator = Simulator::new(SimulatorConfig {
         latency: 0.05,
         jitter: 0.02,
         loss,
@@ -156,113 +164,144 @@ fn main() {
         ..SimulatorConfig::default()
     });
     let mut now = 0.0;
-    let mut client = Peer::new(CLIENT, now);
-    let mut server = Peer::new(SERVER, now);
+    let mut client: Connection<ClientMessage, ServerMessage> =
+        Connection::new(connection_config(), now).expect("valid config");
+    let mut server: Connection<ServerMessage, ClientMessage> =
+        Connection::new(connection_config(), now).expect("valid config");
 
-    // The initial world state: 200 KB, as a chunk.
+    // The initial world state: 200 KB, one reliable message (sent as a block).
     let world: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    let mut chunk_sender = ChunkSender::new(ChunkConfig::default()).expect("default config");
-    let mut chunk_receiver = ChunkReceiver::new(ChunkConfig::default()).expect("default config");
-    chunk_sender
-        .send(world.clone())
-        .expect("within the chunk limit");
+    server
+        .send_message(Channel::Events, &ServerMessage::World(world.clone()))
+        .expect("within max_block_size");
     let mut world_received_at = None;
 
-    let (mut inputs_received, mut snapshots_received, mut last_snapshot_tick) = (0u64, 0u64, 0u32);
-    let mut snapshot_bytes = 0usize;
-    let (mut inputs_sent, mut snapshots_sent) = (0u64, 0u64);
+    let (mut inputs_sent, mut inputs_received) = (0u64, 0u64);
+    let (mut snapshots_sent, mut snapshots_received, mut last_snapshot_tick) = (0u64, 0u64, 0u32);
+    let (mut scores_sent, mut scores_received) = (0u32, 0u32);
+    let (mut respawns_sent, mut respawns_received) = (0u64, 0u64);
+    let (mut snapshot_bytes, mut snapshots_too_large) = (0usize, 0u64);
     let dt = 1.0 / 60.0;
     let mut tick = 0u32;
     while now < seconds {
         tick += 1;
         now = tick as f64 * dt;
 
-        // Client: one input a frame, chunk acks when due.
+        // Client: one input a frame; now and then a respawn request.
         let input = PlayerInput {
             tick: tick % 65536,
             move_dir: [(now.sin()) as f32, 0.25],
             jump: tick.is_multiple_of(30),
             fire: tick.is_multiple_of(7),
         };
-        client.send(now, &mut net, SERVER, &Packet::Input(input));
+        client
+            .send_message(Channel::State, &ClientMessage::Input(input))
+            .expect("inputs are in bounds and the queue drains");
         inputs_sent += 1;
-        if let Some(ack) = chunk_receiver.poll_ack(now) {
-            let ack = ack.to_vec();
-            client.send(now, &mut net, SERVER, &Packet::Chunk(ack));
+        if tick.is_multiple_of(120) {
+            client
+                .send_message(
+                    Channel::Events,
+                    &ClientMessage::Respawn((tick / 120 % 16) as u8),
+                )
+                .expect("in bounds");
+            respawns_sent += 1;
         }
 
-        // Server: a snapshot every third frame, slices within the chunk budget.
+        // Server: a snapshot every third frame, a score event every tenth.
         if tick.is_multiple_of(3) {
             let snapshot = Snapshot {
                 tick: tick % 65536,
                 entities: (0..64).map(|i| entity(i, tick)).collect(),
             };
             snapshot_bytes = snapshot.to_vec().expect("in bounds").len();
-            server.send(now, &mut net, CLIENT, &Packet::Snapshot(snapshot));
-            snapshots_sent += 1;
-        }
-        chunk_sender.set_rtt(Some(server.endpoint.stats().rtt).filter(|r| *r > 0.0));
-        while let Some(slice) = chunk_sender.poll_packet(now) {
-            let slice = slice.to_vec();
-            server.send(now, &mut net, CLIENT, &Packet::Chunk(slice));
-        }
-
-        // Deliver everything due.
-        while let Some(d) = net.receive(now) {
-            let peer = if d.to == CLIENT {
-                &mut client
-            } else {
-                &mut server
-            };
-            let Ok(Some(received)) = peer.endpoint.receive_packet(now, &d.data) else {
-                continue;
-            };
-            let packet = match read_packet::<Packet>(PROTOCOL_ID, received.payload) {
-                Ok(p) => p,
-                Err(_) => {
-                    peer.decode_errors += 1;
-                    continue;
-                }
-            };
-            match packet {
-                Packet::Input(_) => inputs_received += 1,
-                Packet::Snapshot(s) => {
-                    snapshots_received += 1;
-                    last_snapshot_tick = s.tick;
-                }
-                Packet::Chunk(bytes) if d.to == CLIENT => {
-                    let _ = chunk_receiver.receive_slice(now, &bytes);
-                    if let Some(chunk) = chunk_receiver.take_chunk() {
-                        assert_eq!(chunk.data, world, "the world state arrives byte-exact");
-                        world_received_at = Some(now);
-                    }
-                }
-                Packet::Chunk(bytes) => {
-                    let _ = chunk_sender.receive_ack(now, &bytes);
-                }
+            // A snapshot of 64 entities takes at most 1211 bytes, over what one packet
+            // carries (1191 by default): the unreliable channel refuses the rare one
+            // that does not fit rather than fragment it.
+            match server.send_message(Channel::State, &ServerMessage::Snapshot(snapshot)) {
+                Ok(()) => snapshots_sent += 1,
+                Err(SendError::MessageTooLarge { .. }) => snapshots_too_large += 1,
+                Err(error) => panic!("snapshot refused: {error}"),
             }
         }
-        client.endpoint.update(now);
-        server.endpoint.update(now);
+        if tick.is_multiple_of(10) {
+            scores_sent += 1;
+            let scored = ServerMessage::Scored {
+                entity: (tick % 64) as u16,
+                total: scores_sent,
+            };
+            server
+                .send_message(Channel::Events, &scored)
+                .expect("in bounds");
+        }
+
+        // Both sides: datagrams out, the network delivers, datagrams in.
+        for (connection, from, to) in [
+            (&mut client as &mut dyn Side, CLIENT, SERVER),
+            (&mut server as &mut dyn Side, SERVER, CLIENT),
+        ] {
+            connection.send_all(now, from, to, &mut net);
+        }
+        while let Some(d) = net.receive(now) {
+            // Drops (duplicates, stale packets) are counted by the connection.
+            let _ = if d.to == CLIENT {
+                client.receive_datagram(now, &d.data)
+            } else {
+                server.receive_datagram(now, &d.data)
+            };
+        }
+
+        // Messages in.
+        while let Some(message) = client.receive_message(Channel::Events) {
+            match message {
+                ServerMessage::World(bytes) => {
+                    assert_eq!(bytes, world, "the world state arrives byte-exact");
+                    world_received_at = Some(now);
+                }
+                ServerMessage::Scored { total, .. } => {
+                    scores_received += 1;
+                    assert_eq!(total, scores_received, "events arrive once each, in order");
+                }
+                ServerMessage::Snapshot(_) => unreachable!("snapshots go on the state channel"),
+            }
+        }
+        while let Some(message) = client.receive_message(Channel::State) {
+            if let ServerMessage::Snapshot(snapshot) = message {
+                assert!(
+                    snapshot.tick > last_snapshot_tick,
+                    "never an older snapshot"
+                );
+                last_snapshot_tick = snapshot.tick;
+                snapshots_received += 1;
+            }
+        }
+        while server.receive_message(Channel::State).is_some() {
+            inputs_received += 1;
+        }
+        while server.receive_message(Channel::Events).is_some() {
+            respawns_received += 1;
+        }
     }
 
-    let s = server.endpoint.stats();
-    println!("{seconds} s over a link with 50 ms latency, 20 ms jitter, {:.0}% loss, 2% duplicates, 2% reordering:", loss * 100.0);
+    let s = server.stats();
+    let c = server.counters();
     println!(
-        "  world state: {} bytes as a chunk, received byte-exact at {}",
+        "{seconds} s over a link with 50 ms latency, 20 ms jitter, {:.0}% loss, 2% duplicates, 2% reordering:",
+        loss * 100.0
+    );
+    println!(
+        "  world state: {} bytes as a block, received byte-exact at {}",
         world.len(),
         world_received_at.map_or("(not yet)".to_string(), |t| format!("{t:.2} s"))
     );
     println!(
-        "  snapshots: {} sent, {} received (last tick {}), {} bytes each for 64 entities",
-        snapshots_sent, snapshots_received, last_snapshot_tick, snapshot_bytes
+        "  snapshots: {snapshots_sent} sent ({snapshots_too_large} too large for a packet), {snapshots_received} received (last tick {last_snapshot_tick}), {snapshot_bytes} bytes each for 64 entities"
     );
-    println!(
-        "  inputs: {} sent, {} received",
-        inputs_sent, inputs_received
-    );
+    println!("  score events: {scores_sent} sent, {scores_received} received in order");
+    println!("  inputs: {inputs_sent} sent, {inputs_received} received (newest only)");
+    println!("  respawn requests: {respawns_sent} sent, {respawns_received} received in order");
     println!(
         "  server view: rtt {:.1} ms, packet loss {:.1}%, sent {:.1} kbps, acked {:.1} kbps",
         s.rtt * 1000.0,
@@ -271,7 +310,23 @@ fn main() {
         s.acked_kbps
     );
     println!(
-        "  packets refused by the CRC or a bound: client {}, server {}",
-        client.decode_errors, server.decode_errors
+        "  server: {} packets and {} block slices sent, {} datagrams dropped (duplicates, stale, malformed)",
+        c.packets_sent,
+        c.slices_sent,
+        c.endpoint_drops + c.malformed_packets + c.block_datagram_drops
     );
+}
+
+/// Either side's connection, to send its datagrams in one loop.
+trait Side {
+    fn send_all(&mut self, now: f64, from: u32, to: u32, net: &mut Simulator);
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Side for Connection<Out, In> {
+    fn send_all(&mut self, now: f64, from: u32, to: u32, net: &mut Simulator) {
+        self.update(now);
+        while let Some(datagram) = self.poll_datagram(now) {
+            net.send(now, from, to, datagram);
+        }
+    }
 }

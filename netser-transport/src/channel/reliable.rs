@@ -1,0 +1,426 @@
+//! The reliable channels' two halves: the sender's send queue, packing and acks, and the
+//! receiver's window, duplicate filter and in-order (or unordered) delivery.
+
+use std::collections::VecDeque;
+
+use netser::{Encoder, Result};
+
+use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
+use crate::chunk::ChunkId;
+use crate::sequence::{sequence_less_than, SequenceBuffer};
+
+/// Bits of a block reference on the wire: the flag and the chunk id.
+pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
+
+/// Stop packing once fewer bits than this are left (no message is that small but an
+/// empty one, and scanning the whole window for it costs more than it saves).
+const GIVE_UP_BITS: u64 = 4;
+
+/// What a reliable message carries on the wire.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// The message's encoded bits.
+    Message(EncodedMessage),
+    /// A reference to the chunk that carries the message's bytes.
+    Block(ChunkId),
+}
+
+impl Payload {
+    /// Bits after the message id: the block flag and the message or the chunk id.
+    fn bits(&self) -> u64 {
+        1 + match self {
+            Self::Message(m) => m.bits,
+            Self::Block(_) => BLOCK_REFERENCE_BITS,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Self::Message(m) => m.heap_bytes(),
+            Self::Block(_) => 0,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SendEntry {
+    payload: Payload,
+    /// When it was last included in a packet; `-inf` before the first time.
+    last_sent: f64,
+}
+
+/// The sending half of a reliable channel.
+#[derive(Debug)]
+pub(crate) struct ReliableSender {
+    queue: SequenceBuffer<SendEntry>,
+    /// Packet sequence -> the message ids that packet carried.
+    sent_packets: SequenceBuffer<Vec<u16>>,
+    next_id: u16,
+    oldest_unacked: u16,
+    resend_delay: f64,
+    /// The configured resend delay, before the RTT is taken into account.
+    min_resend_delay: f64,
+    /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
+    /// buffer them.
+    window: u16,
+    max_per_packet: usize,
+    /// The ids picked by the last [`select`](Self::select).
+    selected: Vec<u16>,
+    queued_bytes: usize,
+}
+
+/// What [`ReliableSender::select`] picked.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Selection {
+    pub count: usize,
+    pub bits: u64,
+    pub resent: usize,
+}
+
+impl ReliableSender {
+    pub fn new(
+        send_queue_size: usize,
+        receive_queue_size: usize,
+        sent_packets: usize,
+        resend_delay: f64,
+        max_per_packet: usize,
+    ) -> Self {
+        Self {
+            queue: SequenceBuffer::new(send_queue_size),
+            sent_packets: SequenceBuffer::new(sent_packets),
+            next_id: 0,
+            oldest_unacked: 0,
+            resend_delay,
+            min_resend_delay: resend_delay,
+            window: send_queue_size.min(receive_queue_size).min(32768) as u16,
+            max_per_packet,
+            selected: Vec::with_capacity(max_per_packet),
+            queued_bytes: 0,
+        }
+    }
+
+    /// Resends wait at least `rtt_delay` too (never less than the configured delay).
+    pub fn set_rtt_delay(&mut self, rtt_delay: f64) {
+        self.resend_delay = self.min_resend_delay.max(rtt_delay);
+    }
+
+    /// Messages queued and not yet acked.
+    pub fn len(&self) -> usize {
+        usize::from(self.next_id.wrapping_sub(self.oldest_unacked))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next_id == self.oldest_unacked
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.len() >= self.queue.capacity()
+    }
+
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
+    /// Queues a message; returns its id. The caller checks [`is_full`](Self::is_full).
+    pub fn push(&mut self, payload: Payload) -> u16 {
+        debug_assert!(!self.is_full());
+        let id = self.next_id;
+        self.queued_bytes += payload.heap_bytes();
+        let inserted = self.queue.insert(
+            id,
+            SendEntry {
+                payload,
+                last_sent: f64::NEG_INFINITY,
+            },
+        );
+        debug_assert!(inserted.is_ok());
+        self.next_id = id.wrapping_add(1);
+        id
+    }
+
+    /// Ids in the window, oldest first.
+    fn window_ids(&self) -> impl Iterator<Item = u16> {
+        let start = self.oldest_unacked;
+        let n = self.len().min(usize::from(self.window));
+        (0..n as u16).map(move |i| start.wrapping_add(i))
+    }
+
+    /// Cost in bits of the first message that is due now, if any.
+    pub fn first_due_bits(&self, now: f64) -> Option<u64> {
+        self.window_ids().find_map(|id| {
+            let entry = self.queue.get(id)?;
+            (entry.last_sent + self.resend_delay <= now).then(|| 16 + entry.payload.bits())
+        })
+    }
+
+    /// When the next message is due, if any is waiting.
+    pub fn next_due_time(&self) -> Option<f64> {
+        self.window_ids()
+            .filter_map(|id| self.queue.get(id))
+            .map(|entry| entry.last_sent + self.resend_delay)
+            .min_by(f64::total_cmp)
+    }
+
+    /// Picks, oldest first, the messages due at `now` that fit: `used + cost <= soft`,
+    /// except that the first message may use up to `hard`. `used` starts at `overhead`
+    /// (the channel's entry header). Returns what was picked (nothing: count 0).
+    pub fn select(&mut self, now: f64, overhead: u64, soft: u64, hard: u64) -> Selection {
+        self.selected.clear();
+        let mut used = overhead;
+        let mut previous: Option<u16> = None;
+        let mut resent = 0;
+        let start = self.oldest_unacked;
+        let n = self.len().min(usize::from(self.window));
+        for i in 0..n as u16 {
+            let id = start.wrapping_add(i);
+            let Some(entry) = self.queue.get(id) else {
+                continue;
+            };
+            if entry.last_sent + self.resend_delay > now {
+                continue;
+            }
+            let cost = previous.map_or(16, |p| id_relative_bits(p, id)) + entry.payload.bits();
+            let limit = if previous.is_none() { hard } else { soft };
+            if used + cost > limit {
+                continue;
+            }
+            used += cost;
+            if entry.last_sent != f64::NEG_INFINITY {
+                resent += 1;
+            }
+            self.selected.push(id);
+            previous = Some(id);
+            if self.selected.len() == self.max_per_packet
+                || soft.saturating_sub(used) < GIVE_UP_BITS
+            {
+                break;
+            }
+        }
+        if self.selected.is_empty() {
+            return Selection::default();
+        }
+        Selection {
+            count: self.selected.len(),
+            bits: used - overhead,
+            resent,
+        }
+    }
+
+    /// Writes the selected messages (ids and payloads; the count is the caller's), marks
+    /// them sent at `now` and remembers them as carried by `packet_sequence`.
+    pub fn write<E: Encoder>(&mut self, e: &mut E, now: f64, packet_sequence: u16) -> Result<()> {
+        let mut previous: Option<u16> = None;
+        for &id in &self.selected {
+            match previous {
+                None => e.write_bits(u64::from(id), 16)?,
+                Some(p) => write_id_relative(e, p, id)?,
+            }
+            previous = Some(id);
+            let entry = self.queue.get_mut(id).expect("selected ids are queued");
+            match &entry.payload {
+                Payload::Message(m) => {
+                    e.write_bool(false)?;
+                    m.write(e)?;
+                }
+                Payload::Block(chunk) => {
+                    e.write_bool(true)?;
+                    e.write_bits(u64::from(*chunk), 16)?;
+                }
+            }
+            entry.last_sent = now;
+        }
+        let ids = self.selected.clone();
+        let _ = self.sent_packets.insert(packet_sequence, ids);
+        Ok(())
+    }
+
+    /// A packet was acked: its messages leave the send queue. Returns how many were
+    /// acked now (not before).
+    pub fn on_packet_acked(&mut self, packet_sequence: u16) -> usize {
+        let Some(ids) = self.sent_packets.remove(packet_sequence) else {
+            return 0;
+        };
+        let mut acked = 0;
+        for id in ids {
+            if let Some(entry) = self.queue.remove(id) {
+                self.queued_bytes -= entry.payload.heap_bytes();
+                acked += 1;
+            }
+        }
+        while self.oldest_unacked != self.next_id && !self.queue.contains(self.oldest_unacked) {
+            self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
+        }
+        acked
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
+            + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
+            + self.sent_packets.capacity() * self.max_per_packet * 2
+            + self.max_per_packet * 2
+            + self.queued_bytes
+    }
+}
+
+/// A message received on a reliable channel, not yet delivered.
+#[derive(Debug)]
+pub(crate) enum Item<In> {
+    Message(In),
+    Block(ChunkId),
+}
+
+/// Where a block's bytes are.
+#[derive(Debug)]
+pub(crate) enum BlockState<In> {
+    /// Still on their way.
+    Pending,
+    /// Arrived but did not decode (dropped and counted).
+    Failed,
+    /// Arrived and decoded.
+    Ready(In),
+}
+
+/// Why a reliable message was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// Already queued or delivered.
+    Duplicate,
+}
+
+/// The receiving half of a reliable channel.
+#[derive(Debug)]
+pub(crate) struct ReliableReceiver<In> {
+    ordered: bool,
+    /// Ordered: messages at `base..base + capacity`, waiting for their turn. Unordered:
+    /// which ids in that window have arrived.
+    slots: Box<[Option<Item<In>>]>,
+    arrived: Box<[bool]>,
+    mask: usize,
+    /// Ordered: the next id to deliver. Unordered: the oldest id not yet arrived.
+    base: u16,
+    /// Unordered: messages arrived and not yet taken.
+    ready: VecDeque<Item<In>>,
+}
+
+impl<In> ReliableReceiver<In> {
+    pub fn new(capacity: usize, ordered: bool) -> Self {
+        Self {
+            ordered,
+            slots: (0..if ordered { capacity } else { 0 })
+                .map(|_| None)
+                .collect(),
+            arrived: vec![false; if ordered { 0 } else { capacity }].into_boxed_slice(),
+            mask: capacity - 1,
+            base: 0,
+            ready: VecDeque::new(),
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Whether a message with this id, arriving now, could be buffered (or is a
+    /// duplicate to drop). `false` means the packet must be refused: the sender went
+    /// past the window, or the user has not taken enough messages.
+    pub fn can_accept(&self, id: u16, in_packet: usize) -> bool {
+        if sequence_less_than(id, self.base) {
+            return true;
+        }
+        let ahead = usize::from(id.wrapping_sub(self.base));
+        if ahead >= self.capacity() {
+            return false;
+        }
+        self.ordered || self.ready.len() + in_packet <= self.capacity()
+    }
+
+    /// Buffers a message (after [`can_accept`](Self::can_accept) said yes).
+    pub fn accept(&mut self, id: u16, item: Item<In>) -> Result<(), Refused> {
+        if sequence_less_than(id, self.base) {
+            return Err(Refused::Duplicate);
+        }
+        let index = usize::from(id) & self.mask;
+        if self.ordered {
+            if self.slots[index].is_some() {
+                return Err(Refused::Duplicate);
+            }
+            self.slots[index] = Some(item);
+        } else {
+            if self.arrived[index] {
+                return Err(Refused::Duplicate);
+            }
+            self.arrived[index] = true;
+            self.ready.push_back(item);
+            while self.arrived[usize::from(self.base) & self.mask] {
+                self.arrived[usize::from(self.base) & self.mask] = false;
+                self.base = self.base.wrapping_add(1);
+            }
+        }
+        Ok(())
+    }
+
+    /// The next message to deliver, if it is here. A block is delivered once `take_block`
+    /// finds its bytes; a block whose bytes do not decode is skipped (the caller counts it).
+    pub fn next(&mut self, mut take_block: impl FnMut(ChunkId) -> BlockState<In>) -> Option<In> {
+        if self.ordered {
+            loop {
+                let index = usize::from(self.base) & self.mask;
+                match self.slots[index].take()? {
+                    Item::Message(message) => {
+                        self.base = self.base.wrapping_add(1);
+                        return Some(message);
+                    }
+                    Item::Block(chunk) => match take_block(chunk) {
+                        BlockState::Ready(message) => {
+                            self.base = self.base.wrapping_add(1);
+                            return Some(message);
+                        }
+                        BlockState::Failed => self.base = self.base.wrapping_add(1),
+                        BlockState::Pending => {
+                            self.slots[index] = Some(Item::Block(chunk));
+                            return None;
+                        }
+                    },
+                }
+            }
+        } else {
+            let position = self.ready.iter().position(|item| match item {
+                Item::Message(_) => true,
+                Item::Block(_) => false,
+            });
+            if let Some(position) = position {
+                if let Some(Item::Message(message)) = self.ready.remove(position) {
+                    return Some(message);
+                }
+            }
+            // Blocks whose bytes have arrived, oldest first.
+            let mut position = 0;
+            while let Some(item) = self.ready.get(position) {
+                let Item::Block(chunk) = item else {
+                    position += 1;
+                    continue;
+                };
+                match take_block(*chunk) {
+                    BlockState::Ready(message) => {
+                        self.ready.remove(position);
+                        return Some(message);
+                    }
+                    BlockState::Failed => {
+                        self.ready.remove(position);
+                    }
+                    BlockState::Pending => position += 1,
+                }
+            }
+            None
+        }
+    }
+
+    /// Messages buffered, not yet delivered.
+    pub fn len(&self) -> usize {
+        if self.ordered {
+            self.slots.iter().filter(|slot| slot.is_some()).count()
+        } else {
+            self.ready.len()
+        }
+    }
+}

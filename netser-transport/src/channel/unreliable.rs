@@ -1,0 +1,172 @@
+//! The unreliable channels: a bounded FIFO of encoded messages on the sending side,
+//! sent once each; on the receiving side a bounded FIFO, and for the sequenced kind a
+//! filter that drops anything not newer than the newest message received.
+
+use std::collections::VecDeque;
+
+use netser::{Encoder, Result};
+
+use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
+use crate::sequence::sequence_greater_than;
+
+/// The sending half of an unreliable channel.
+#[derive(Debug)]
+pub(crate) struct UnreliableSender {
+    /// Sequenced: each message's id goes with it.
+    sequenced: bool,
+    queue: VecDeque<(u16, EncodedMessage)>,
+    capacity: usize,
+    next_id: u16,
+    max_per_packet: usize,
+    selected: usize,
+    queued_bytes: usize,
+}
+
+impl UnreliableSender {
+    pub fn new(sequenced: bool, capacity: usize, max_per_packet: usize) -> Self {
+        Self {
+            sequenced,
+            queue: VecDeque::new(),
+            capacity,
+            next_id: 0,
+            max_per_packet,
+            selected: 0,
+            queued_bytes: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.queue.len() >= self.capacity
+    }
+
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
+    pub fn push(&mut self, message: EncodedMessage) {
+        debug_assert!(!self.is_full());
+        self.queued_bytes += message.heap_bytes();
+        self.queue.push_back((self.next_id, message));
+        self.next_id = self.next_id.wrapping_add(1);
+    }
+
+    fn cost(&self, previous: Option<u16>, id: u16, message: &EncodedMessage) -> u64 {
+        let id_bits = if !self.sequenced {
+            0
+        } else {
+            previous.map_or(16, |p| id_relative_bits(p, id))
+        };
+        id_bits + message.bits
+    }
+
+    pub fn first_bits(&self) -> Option<u64> {
+        self.queue
+            .front()
+            .map(|(id, message)| self.cost(None, *id, message))
+    }
+
+    /// Picks messages from the front, in order, while they fit (the first may use up to
+    /// `hard`, the rest up to `soft`). Returns (count, bits).
+    pub fn select(&mut self, overhead: u64, soft: u64, hard: u64) -> (usize, u64) {
+        let mut used = overhead;
+        let mut previous = None;
+        let mut count = 0;
+        for (id, message) in &self.queue {
+            let cost = self.cost(previous, *id, message);
+            let limit = if count == 0 { hard } else { soft };
+            if used + cost > limit || count == self.max_per_packet {
+                break;
+            }
+            used += cost;
+            previous = Some(*id);
+            count += 1;
+        }
+        self.selected = count;
+        (count, used - overhead)
+    }
+
+    /// Writes the selected messages and forgets them: they are never resent.
+    pub fn write<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
+        let mut previous = None;
+        for _ in 0..self.selected {
+            let (id, message) = self
+                .queue
+                .pop_front()
+                .expect("selected messages are queued");
+            if self.sequenced {
+                match previous {
+                    None => e.write_bits(u64::from(id), 16)?,
+                    Some(p) => write_id_relative(e, p, id)?,
+                }
+                previous = Some(id);
+            }
+            self.queued_bytes -= message.heap_bytes();
+            message.write(e)?;
+        }
+        self.selected = 0;
+        Ok(())
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.capacity * core::mem::size_of::<(u16, EncodedMessage)>() + self.queued_bytes
+    }
+}
+
+/// Why an unreliable message was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dropped {
+    /// Sequenced: not newer than the newest received.
+    Stale,
+    /// The receive queue is full.
+    QueueFull,
+}
+
+/// The receiving half of an unreliable channel.
+#[derive(Debug)]
+pub(crate) struct UnreliableReceiver<In> {
+    sequenced: bool,
+    newest: Option<u16>,
+    queue: VecDeque<In>,
+    capacity: usize,
+}
+
+impl<In> UnreliableReceiver<In> {
+    pub fn new(sequenced: bool, capacity: usize) -> Self {
+        Self {
+            sequenced,
+            newest: None,
+            queue: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    pub fn accept(&mut self, id: u16, message: In) -> Result<(), Dropped> {
+        if self.sequenced {
+            if let Some(newest) = self.newest {
+                if !sequence_greater_than(id, newest) {
+                    return Err(Dropped::Stale);
+                }
+            }
+        }
+        if self.queue.len() >= self.capacity {
+            return Err(Dropped::QueueFull);
+        }
+        if self.sequenced {
+            self.newest = Some(id);
+        }
+        self.queue.push_back(message);
+        Ok(())
+    }
+
+    pub fn next(&mut self) -> Option<In> {
+        self.queue.pop_front()
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

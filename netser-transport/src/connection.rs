@@ -1,0 +1,717 @@
+//! A connection to one peer: the packet [`endpoint`](crate::endpoint), the message
+//! [`channel`](crate::channel)s and the block path ([`chunk`](crate::chunk)), behind one
+//! sans-IO interface of typed messages in and opaque datagrams out.
+//!
+//! `Connection<Out, In>` sends messages of type `Out` and receives `In` (a client sends
+//! its `ClientMessage` and receives `ServerMessage`s; `Connection<M>` is the symmetric
+//! case). Messages are values of types implementing [`netser::NetSerialize`], usually a
+//! derived enum. Each message is measured and encoded when it is sent, so a value out of
+//! its declared bounds, or an unreliable message too large for a packet, is an error at
+//! [`send_message`](Connection::send_message), never a surprise later.
+//!
+//! The run loop, once per frame (here over the seeded simulator):
+//!
+//! ```
+//! use netser_transport::connection::{Connection, ConnectionConfig};
+//! use netser_transport::simulator::{Simulator, SimulatorConfig};
+//!
+//! // Channel 0 is reliable-ordered, channel 1 unreliable (the default configuration).
+//! let mut net: Simulator = Simulator::new(SimulatorConfig { latency: 0.05, loss: 0.2, seed: 7, ..Default::default() });
+//! let mut client: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0)?;
+//! let mut server: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0)?;
+//! for event in 0..100u32 {
+//!     client.send_message(0, &event)?;
+//! }
+//! let mut received = Vec::new();
+//! let mut now = 0.0;
+//! while received.len() < 100 {
+//!     for (side, from, to) in [(&mut client, 1, 2), (&mut server, 2, 1)] {
+//!         side.update(now);
+//!         while let Some(datagram) = side.poll_datagram(now) {
+//!             net.send(now, from, to, datagram);
+//!         }
+//!     }
+//!     while let Some(delivery) = net.receive(now) {
+//!         let side = if delivery.to == 1 { &mut client } else { &mut server };
+//!         let _ = side.receive_datagram(now, &delivery.data); // drops are counted
+//!     }
+//!     while let Some(event) = server.receive_message(0) {
+//!         received.push(event);
+//!     }
+//!     now += 1.0 / 60.0;
+//! }
+//! assert_eq!(received, (0..100).collect::<Vec<u32>>()); // in order, over 20% loss
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Datagrams are of three kinds, told apart by their first byte: connection packets
+//! (the endpoint's header, whose first byte has its top two bits clear, then the
+//! channels' messages), slices (`0xc1`) and slice acks (`0xc2`) of blocks. See WIRE.md
+//! for the bits.
+
+mod config;
+mod error;
+mod packet;
+
+pub use config::{
+    ConfigError, ConnectionConfig, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
+};
+pub use error::{ConnectionCounters, ReceiveError, SendError};
+
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+use netser::{NetSerialize, ReadStream, WriteStream};
+
+use crate::channel::reliable::{BlockState, Item, Payload};
+use crate::channel::wire::EncodedMessage;
+use crate::channel::{
+    ChannelCounters, ChannelId, ChannelKind, ReliableReceiver, ReliableSender, UnreliableReceiver,
+    UnreliableSender,
+};
+use crate::chunk::{
+    ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
+};
+use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
+use crate::endpoint::{Endpoint, Stats};
+
+/// Bytes charged per datagram for the IP and UDP headers.
+const UDP_IP_HEADER_BYTES: usize = 28;
+use packet::{Incoming, IncomingItem};
+
+#[derive(Debug)]
+pub(crate) enum Sender {
+    Reliable(ReliableSender),
+    Unreliable(UnreliableSender),
+}
+
+#[derive(Debug)]
+pub(crate) enum Receiver<In> {
+    Reliable(ReliableReceiver<In>),
+    Unreliable(UnreliableReceiver<In>),
+}
+
+/// A connection to one peer. See the [module docs](self).
+#[derive(Debug)]
+pub struct Connection<Out, In = Out> {
+    config: ConnectionConfig,
+    endpoint: Endpoint,
+    chunk_sender: ChunkSender,
+    chunk_receiver: ChunkReceiver,
+    senders: Vec<Sender>,
+    receivers: Vec<Receiver<In>>,
+    channel_counters: Vec<ChannelCounters>,
+    /// Per channel: the largest message that fits one packet, in bits.
+    max_message_bits: Vec<u64>,
+    received_blocks: VecDeque<ReceivedChunk>,
+    counters: ConnectionCounters,
+    /// A packet with messages arrived since we last sent one: its ack is owed.
+    ack_owed: bool,
+    /// The channel that packs first in the next packet.
+    rotation: usize,
+    /// Scratch: the packet being built, the channel plan, a datagram copied out,
+    /// messages being parsed.
+    packet: Vec<u8>,
+    plan: Vec<(usize, usize)>,
+    datagram: Vec<u8>,
+    incoming: Vec<Incoming<In>>,
+    /// Bytes the next packets may take (token bucket; may go below zero by one packet).
+    budget: f64,
+    budget_time: f64,
+    time: f64,
+    _out: PhantomData<fn(&Out)>,
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
+    /// A connection at time `now` (seconds).
+    ///
+    /// # Errors
+    /// [`ConfigError`] if the configuration does not [validate](ConnectionConfig::validate).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert!(connection.next_wakeup().is_none());
+    /// ```
+    pub fn new(config: ConnectionConfig, now: f64) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let endpoint =
+            Endpoint::new(config.endpoint.clone(), now).map_err(ConfigError::Endpoint)?;
+        let chunk_sender = ChunkSender::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
+        let chunk_receiver =
+            ChunkReceiver::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
+        let sent_packets = config.endpoint.sent_packets_buffer_size;
+        let channels = config.channels.len();
+        let payload_bits = config.packet_payload_bytes() as u64 * 8;
+        let mut senders = Vec::with_capacity(channels);
+        let mut receivers = Vec::with_capacity(channels);
+        let mut max_message_bits = Vec::with_capacity(channels);
+        for channel in &config.channels {
+            let (sender, receiver) = match channel.kind {
+                ChannelKind::ReliableOrdered { resend_delay }
+                | ChannelKind::ReliableUnordered { resend_delay } => (
+                    Sender::Reliable(ReliableSender::new(
+                        channel.send_queue_size,
+                        channel.receive_queue_size,
+                        sent_packets,
+                        resend_delay,
+                        channel.max_messages_per_packet,
+                    )),
+                    Receiver::Reliable(ReliableReceiver::new(
+                        channel.receive_queue_size,
+                        matches!(channel.kind, ChannelKind::ReliableOrdered { .. }),
+                    )),
+                ),
+                ChannelKind::UnreliableSequenced | ChannelKind::Unreliable => {
+                    let sequenced = channel.kind == ChannelKind::UnreliableSequenced;
+                    (
+                        Sender::Unreliable(UnreliableSender::new(
+                            sequenced,
+                            channel.send_queue_size,
+                            channel.max_messages_per_packet,
+                        )),
+                        Receiver::Unreliable(UnreliableReceiver::new(
+                            sequenced,
+                            channel.receive_queue_size,
+                        )),
+                    )
+                }
+            };
+            senders.push(sender);
+            receivers.push(receiver);
+            max_message_bits.push(packet::max_message_bits(payload_bits, channels, channel));
+        }
+        Ok(Self {
+            endpoint,
+            chunk_sender,
+            chunk_receiver,
+            senders,
+            receivers,
+            channel_counters: vec![ChannelCounters::default(); channels],
+            max_message_bits,
+            received_blocks: VecDeque::new(),
+            counters: ConnectionCounters::default(),
+            ack_owed: false,
+            rotation: 0,
+            packet: vec![0; config.packet_payload_bytes()],
+            plan: Vec::with_capacity(channels),
+            datagram: Vec::new(),
+            incoming: Vec::new(),
+            budget: config.bandwidth * config.budget_window,
+            budget_time: now,
+            time: now,
+            config,
+            _out: PhantomData,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ConnectionConfig {
+        &self.config
+    }
+
+    /// The largest message, in encoded bits, that `channel` sends in one packet; larger
+    /// ones go as blocks on reliable channels and are refused on unreliable ones.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message.
+    /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 10 - 16 - 1));
+    /// ```
+    pub fn max_message_bits(&self, channel: impl Into<ChannelId>) -> Option<u64> {
+        self.max_message_bits
+            .get(usize::from(channel.into().0))
+            .copied()
+    }
+
+    /// Queues `message` on `channel`. It is measured and encoded now; the bits are kept
+    /// until sent (unreliable) or acked (reliable). A reliable message larger than
+    /// [`max_message_bits`](Self::max_message_bits) goes as a block, in order with the
+    /// channel's other messages.
+    ///
+    /// # Errors
+    /// [`SendError`]: an unknown channel, a full send queue or block queue, a value
+    /// outside its bounds, an unreliable message too large for a packet, a block larger
+    /// than `max_block_size`. Nothing is queued then.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig, SendError};
+    /// let mut connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// connection.send_message(0, &7).unwrap();
+    /// assert!(matches!(connection.send_message(9, &7), Err(SendError::InvalidChannel { .. })));
+    /// ```
+    pub fn send_message(
+        &mut self,
+        channel: impl Into<ChannelId>,
+        message: &Out,
+    ) -> Result<(), SendError> {
+        let channel = channel.into();
+        let index = usize::from(channel.0);
+        let Some(sender) = self.senders.get_mut(index) else {
+            return Err(SendError::InvalidChannel { channel });
+        };
+        let full = match sender {
+            Sender::Reliable(s) => s.is_full(),
+            Sender::Unreliable(s) => s.is_full(),
+        };
+        if full {
+            return Err(SendError::SendQueueFull {
+                channel,
+                capacity: self.config.channels[index].send_queue_size,
+            });
+        }
+        let encoded = EncodedMessage::encode(message).map_err(SendError::Encode)?;
+        let max_bits = self.max_message_bits[index];
+        let counters = &mut self.channel_counters[index];
+        match sender {
+            Sender::Unreliable(sender) => {
+                if encoded.bits > max_bits {
+                    return Err(SendError::MessageTooLarge {
+                        channel,
+                        bits: encoded.bits,
+                        max_bits,
+                    });
+                }
+                sender.push(encoded);
+            }
+            Sender::Reliable(sender) => {
+                if encoded.bits <= max_bits {
+                    sender.push(Payload::Message(encoded));
+                } else {
+                    let size = encoded.bytes.len();
+                    if size > self.config.max_block_size {
+                        return Err(SendError::BlockTooLarge {
+                            channel,
+                            size,
+                            max: self.config.max_block_size,
+                        });
+                    }
+                    let chunk =
+                        self.chunk_sender
+                            .send(encoded.bytes.into_vec())
+                            .map_err(|error| match error {
+                                ChunkError::QueueFull { capacity } => {
+                                    SendError::BlockQueueFull { capacity }
+                                }
+                                // Sizes were checked against the chunk limits by the config.
+                                _ => SendError::BlockTooLarge {
+                                    channel,
+                                    size,
+                                    max: self.config.max_block_size,
+                                },
+                            })?;
+                    sender.push(Payload::Block(chunk));
+                    counters.blocks_sent += 1;
+                }
+            }
+        }
+        counters.messages_sent += 1;
+        Ok(())
+    }
+
+    /// The next message received on `channel`, if any (in order on a reliable-ordered
+    /// channel). `None` also for an unknown channel.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert_eq!(connection.receive_message(0), None);
+    /// ```
+    pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
+        let index = usize::from(channel.into().0);
+        let counters = self.channel_counters.get_mut(index)?;
+        let message = match self.receivers.get_mut(index)? {
+            Receiver::Unreliable(receiver) => receiver.next(),
+            Receiver::Reliable(receiver) => {
+                let blocks = &mut self.received_blocks;
+                let message = receiver.next(|chunk| take_block(blocks, chunk, counters));
+                self.refill_blocks();
+                message
+            }
+        };
+        if message.is_some() {
+            self.channel_counters[index].messages_delivered += 1;
+        }
+        message
+    }
+
+    /// Moves completed blocks out of the chunk receiver while there is room.
+    fn refill_blocks(&mut self) {
+        while self.received_blocks.len() < self.config.max_received_blocks {
+            match self.chunk_receiver.take_chunk() {
+                Some(chunk) => self.received_blocks.push_back(chunk),
+                None => break,
+            }
+        }
+    }
+
+    /// Takes in a datagram received at `now`: a connection packet, a slice or a slice ack.
+    ///
+    /// # Errors
+    /// A [`ReceiveError`] saying why the datagram was dropped (counted in
+    /// [`counters`](Self::counters)). A dropped packet delivers no message and acks
+    /// nothing.
+    pub fn receive_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
+        self.time = now;
+        self.counters.datagrams_received += 1;
+        let result = self.process_datagram(now, bytes);
+        if let Err(error) = &result {
+            error.count(&mut self.counters);
+        }
+        result
+    }
+
+    fn process_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
+        match bytes.first() {
+            Some(&SLICE_PACKET_TYPE) => {
+                self.chunk_receiver
+                    .receive_slice(now, bytes)
+                    .map_err(ReceiveError::Block)?;
+                self.refill_blocks();
+                return Ok(());
+            }
+            Some(&ACK_PACKET_TYPE) => {
+                return self
+                    .chunk_sender
+                    .receive_ack(now, bytes)
+                    .map_err(ReceiveError::Block);
+            }
+            _ => {}
+        }
+        // A whole packet is parsed before the endpoint sees it, so that a packet we
+        // cannot take is never acked (the peer resends its messages).
+        let parsed_early = match bytes.first() {
+            Some(prefix) if prefix & 1 == 0 => {
+                match crate::endpoint::header::PacketHeader::read(bytes) {
+                    Ok((_, header_len)) => {
+                        let mut incoming = core::mem::take(&mut self.incoming);
+                        let parsed = packet::parse(
+                            &bytes[header_len..],
+                            &self.config.channels,
+                            &self.receivers,
+                            &mut incoming,
+                        );
+                        self.incoming = incoming;
+                        parsed?;
+                        true
+                    }
+                    Err(_) => false, // the endpoint reports it
+                }
+            }
+            _ => false,
+        };
+        let received = self
+            .endpoint
+            .receive_packet(now, bytes)
+            .map_err(ReceiveError::Endpoint)?;
+        if let Some(received) = received {
+            if !parsed_early {
+                let mut incoming = core::mem::take(&mut self.incoming);
+                let parsed = packet::parse(
+                    received.payload,
+                    &self.config.channels,
+                    &self.receivers,
+                    &mut incoming,
+                );
+                self.incoming = incoming;
+                parsed?;
+            }
+            self.counters.packets_received += 1;
+            if !self.incoming.is_empty() {
+                self.ack_owed = true;
+            }
+            self.deliver_incoming();
+        }
+        self.process_acks();
+        Ok(())
+    }
+
+    /// Hands parsed messages to their channels.
+    fn deliver_incoming(&mut self) {
+        for Incoming { channel, id, item } in self.incoming.drain(..) {
+            let counters = &mut self.channel_counters[channel];
+            match &mut self.receivers[channel] {
+                Receiver::Reliable(receiver) => {
+                    let item = match item {
+                        IncomingItem::Message(message) => Item::Message(message),
+                        IncomingItem::Block(chunk) => Item::Block(chunk),
+                    };
+                    match receiver.accept(id, item) {
+                        Ok(()) => counters.messages_received += 1,
+                        Err(_) => counters.duplicates_dropped += 1,
+                    }
+                }
+                Receiver::Unreliable(receiver) => {
+                    let IncomingItem::Message(message) = item else {
+                        continue; // unreliable channels carry no blocks
+                    };
+                    match receiver.accept(id, message) {
+                        Ok(()) => counters.messages_received += 1,
+                        Err(crate::channel::unreliable::Dropped::Stale) => {
+                            counters.stale_dropped += 1
+                        }
+                        Err(crate::channel::unreliable::Dropped::QueueFull) => {
+                            counters.receive_queue_full_dropped += 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Turns the endpoint's packet acks into message acks.
+    fn process_acks(&mut self) {
+        for sequence in self.endpoint.drain_acks() {
+            for (sender, counters) in self.senders.iter_mut().zip(&mut self.channel_counters) {
+                if let Sender::Reliable(sender) = sender {
+                    counters.messages_acked += sender.on_packet_acked(sequence) as u64;
+                }
+            }
+        }
+    }
+
+    /// The next datagram to send at `now`, each at most `mtu` bytes: slice acks, then
+    /// slices of the block in flight, then a packet of messages (or of acks only, when
+    /// a packet with messages arrived since the last one sent). Call until `None` once
+    /// per frame after [`update`](Self::update).
+    pub fn poll_datagram(&mut self, now: f64) -> Option<&[u8]> {
+        self.time = now;
+        if let Some(ack) = self.chunk_receiver.poll_ack(now) {
+            self.datagram.clear();
+            self.datagram.extend_from_slice(ack);
+            self.counters.slice_acks_sent += 1;
+            return Some(&self.datagram);
+        }
+        if let Some(slice) = self.chunk_sender.poll_packet(now) {
+            self.datagram.clear();
+            self.datagram.extend_from_slice(slice);
+            self.counters.slices_sent += 1;
+            return Some(&self.datagram);
+        }
+        if self.endpoint.pending_transmits() == 0 && !self.build_packet(now) {
+            return None;
+        }
+        self.endpoint.poll_transmit().map(|transmit| transmit.data)
+    }
+
+    /// Packs a packet and hands it to the endpoint; `false` when there is nothing to send.
+    fn build_packet(&mut self, now: f64) -> bool {
+        let channels = self.config.channels.len();
+        let payload_bits = self.packet.len() as u64 * 8;
+        // Which channels have something to send, and their weights.
+        let mut weights = 0u64;
+        let mut pending = 0u64; // bit mask of channels with messages due
+        for (index, sender) in self.senders.iter().enumerate() {
+            let due = match sender {
+                Sender::Reliable(s) => s.first_due_bits(now).is_some(),
+                Sender::Unreliable(s) => s.first_bits().is_some(),
+            };
+            if due {
+                pending |= 1 << index;
+                weights += u64::from(self.config.channels[index].priority);
+            }
+        }
+        self.refill_budget(now);
+        if self.budget <= 0.0 {
+            pending = 0; // over budget: acks only
+        }
+        if pending == 0 && !self.ack_owed {
+            return false;
+        }
+        // Each channel in turn, from a rotating start, gets its weighted share of what is
+        // left, and at least room for its oldest message if that fits what is left; so
+        // every channel moves and none starves the others.
+        self.plan.clear();
+        let mut remaining = payload_bits - 1; // the final `no more channels` bit
+        let start = self.rotation % channels;
+        self.rotation = self.rotation.wrapping_add(1);
+        for step in 0..channels {
+            let index = (start + step) % channels;
+            if pending & (1 << index) == 0 {
+                continue;
+            }
+            let config = &self.config.channels[index];
+            let weight = u64::from(config.priority);
+            let share = remaining * weight / weights;
+            weights -= weight;
+            let overhead = packet::entry_overhead(channels, config);
+            if overhead >= remaining {
+                continue;
+            }
+            let (count, bits) = match &mut self.senders[index] {
+                Sender::Reliable(s) => {
+                    let selection = s.select(now, overhead, share, remaining);
+                    self.channel_counters[index].messages_resent += selection.resent as u64;
+                    (selection.count, selection.bits)
+                }
+                Sender::Unreliable(s) => s.select(overhead, share, remaining),
+            };
+            if count > 0 {
+                remaining -= overhead + bits;
+                self.channel_counters[index].messages_packed += count as u64;
+                self.plan.push((index, count));
+            }
+        }
+        let packet_sequence = self.endpoint.next_sequence();
+        let len = if self.plan.is_empty() {
+            self.counters.ack_only_packets_sent += 1;
+            0
+        } else {
+            let mut w = WriteStream::new(&mut self.packet);
+            packet::write(
+                &mut w,
+                now,
+                packet_sequence,
+                &self.config.channels,
+                &mut self.senders,
+                &self.plan,
+            )
+            .expect("the plan fits the packet budget");
+            w.finish()
+        };
+        self.ack_owed = false;
+        self.counters.packets_sent += 1;
+        if len > 0 {
+            self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;
+        }
+        self.endpoint
+            .send_packet(now, &self.packet[..len])
+            .expect("packets fit max_packet_size");
+        true
+    }
+
+    fn refill_budget(&mut self, now: f64) {
+        let elapsed = (now - self.budget_time).max(0.0);
+        self.budget_time = self.budget_time.max(now);
+        let cap = (self.config.bandwidth * self.config.budget_window).max(self.config.mtu as f64);
+        self.budget = (self.budget + elapsed * self.config.bandwidth).min(cap);
+    }
+
+    /// When the budget is positive again (now if it is).
+    fn budget_time(&self) -> f64 {
+        if self.budget > 0.0 {
+            self.time
+        } else {
+            self.budget_time + (-self.budget) / self.config.bandwidth + 1e-9
+        }
+    }
+
+    /// Advances time: recomputes the endpoint's estimates and feeds its RTT to the block
+    /// sender. Call once per frame.
+    pub fn update(&mut self, now: f64) {
+        self.time = now;
+        self.endpoint.update(now);
+        let rtt = self.endpoint.stats().rtt;
+        let has_rtt = self.endpoint.counters().packets_acked > 0;
+        self.chunk_sender.set_rtt(has_rtt.then_some(rtt));
+        let rtt_delay = if has_rtt {
+            rtt * self.config.resend_rtt_factor
+        } else {
+            0.0
+        };
+        for sender in &mut self.senders {
+            if let Sender::Reliable(sender) = sender {
+                sender.set_rtt_delay(rtt_delay);
+            }
+        }
+    }
+
+    /// When the connection next has something to send (a message due, a resend, a
+    /// slice, an ack), if anything; `time` of the last call if it has something now.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        let mut wakeup: Option<f64> = None;
+        let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w: f64| w.min(t)));
+        if self.ack_owed {
+            at(self.time);
+        }
+        let budget = self.budget_time();
+        for sender in &self.senders {
+            match sender {
+                Sender::Reliable(s) => {
+                    if let Some(t) = s.next_due_time() {
+                        at(t.max(self.time).max(budget));
+                    }
+                }
+                Sender::Unreliable(s) => {
+                    if s.len() > 0 {
+                        at(budget);
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.chunk_sender.next_send_time() {
+            at(t);
+        }
+        if let Some(t) = self.chunk_receiver.next_ack_time() {
+            at(t);
+        }
+        wakeup
+    }
+
+    /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth.
+    pub fn stats(&self) -> &Stats {
+        self.endpoint.stats()
+    }
+
+    /// The round-trip time estimate, seconds (0 until the first ack).
+    pub fn rtt(&self) -> f64 {
+        self.endpoint.stats().rtt
+    }
+
+    /// What the connection has done.
+    pub fn counters(&self) -> &ConnectionCounters {
+        &self.counters
+    }
+
+    /// What `channel` has done; `None` for an unknown channel.
+    pub fn channel_counters(&self, channel: impl Into<ChannelId>) -> Option<&ChannelCounters> {
+        self.channel_counters.get(usize::from(channel.into().0))
+    }
+
+    /// The packet endpoint (its counters, drop reasons, memory).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).
+    pub fn queued_messages(&self, channel: impl Into<ChannelId>) -> usize {
+        match self.senders.get(usize::from(channel.into().0)) {
+            Some(Sender::Reliable(s)) => s.len(),
+            Some(Sender::Unreliable(s)) => s.len(),
+            None => 0,
+        }
+    }
+
+    /// Messages received on `channel` and not yet taken.
+    pub fn received_messages(&self, channel: impl Into<ChannelId>) -> usize {
+        match self.receivers.get(usize::from(channel.into().0)) {
+            Some(Receiver::Reliable(r)) => r.len(),
+            Some(Receiver::Unreliable(r)) => r.len(),
+            None => 0,
+        }
+    }
+}
+
+/// Finds a block's bytes and decodes them.
+fn take_block<In: NetSerialize>(
+    blocks: &mut VecDeque<ReceivedChunk>,
+    chunk: u16,
+    counters: &mut ChannelCounters,
+) -> BlockState<In> {
+    let Some(position) = blocks.iter().position(|block| block.id == chunk) else {
+        return BlockState::Pending;
+    };
+    let block = blocks.remove(position).expect("position is in range");
+    let mut r = ReadStream::new(&block.data);
+    match In::decode(&mut r) {
+        Ok(message) if r.bytes_read() == block.data.len() => {
+            counters.blocks_delivered += 1;
+            BlockState::Ready(message)
+        }
+        _ => {
+            counters.blocks_failed_decode += 1;
+            BlockState::Failed
+        }
+    }
+}

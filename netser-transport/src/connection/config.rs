@@ -1,0 +1,225 @@
+//! The connection's configuration and its checks.
+
+use crate::channel::{ChannelConfig, ChannelConfigError, ChannelKind};
+use crate::chunk::{ChunkConfig, ChunkError};
+use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
+use crate::endpoint::{self};
+
+/// The default datagram budget: 1200 bytes, under any real path MTU.
+pub const DEFAULT_MTU: usize = 1200;
+
+/// The default largest block message: 256 KiB.
+pub const DEFAULT_MAX_BLOCK_SIZE: usize = 256 * 1024;
+
+/// Most channels per connection.
+pub const MAX_CHANNELS: usize = 64;
+
+/// A [`Connection`](super::Connection)'s settings. Both sides must use the same channel
+/// list, `mtu`-independent wire settings (each channel's kind, `receive_queue_size` and
+/// `max_messages_per_packet`), and chunk `slice_size` / `max_slices` / `first_chunk_id`.
+///
+/// The default has two channels: 0 reliable-ordered, 1 unreliable.
+///
+/// ```
+/// use netser_transport::channel::{ChannelConfig, ChannelKind};
+/// use netser_transport::connection::ConnectionConfig;
+/// let config = ConnectionConfig {
+///     channels: vec![
+///         ChannelConfig::reliable_ordered(),
+///         ChannelConfig::new(ChannelKind::UnreliableSequenced),
+///     ],
+///     ..ConnectionConfig::default()
+/// };
+/// assert!(config.validate().is_ok());
+/// assert_eq!(config.mtu, 1200);
+/// assert_eq!(config.max_block_size, 256 * 1024);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionConfig {
+    /// The channels, indexed by [`ChannelId`](crate::channel::ChannelId). `1..=64`.
+    pub channels: Vec<ChannelConfig>,
+    /// Largest datagram the connection produces, in bytes (endpoint header included).
+    /// Default 1200. Layers above that wrap datagrams (encryption, netcode) lower it by
+    /// their overhead.
+    pub mtu: usize,
+    /// Largest message sent as a block on a reliable channel, in encoded bytes. Default
+    /// 256 KiB; at most `chunk.max_chunk_size()`.
+    pub max_block_size: usize,
+    /// Blocks received and waiting for their turn in their channel. Default 8. When
+    /// full, the next block stays unacknowledged in the chunk receiver (the sender
+    /// waits) until the user takes messages.
+    pub max_received_blocks: usize,
+    /// Reliable messages are resent no sooner than their channel's `resend_delay`, nor
+    /// before `resend_rtt_factor` times the round-trip time, so that a long round trip
+    /// does not fill the budget with copies of messages still on their way. Default
+    /// 1.25; 0 resends after `resend_delay` whatever the RTT.
+    pub resend_rtt_factor: f64,
+    /// Budget for packets of messages, in bytes per second (each datagram charged its
+    /// length plus 28 bytes of IP and UDP headers). Default 256 000 (about 2 Mbit/s).
+    /// It also bounds the packets in flight to what the endpoint's sent and received
+    /// windows (1024 packets by default) can track over a long round trip. Blocks have
+    /// their own budget, `chunk.bandwidth`; packets of acks only are never held back.
+    pub bandwidth: f64,
+    /// Most budget saved up while idle, in seconds of `bandwidth` (at least one
+    /// packet). Default 0.1.
+    pub budget_window: f64,
+    /// The packet endpoint's settings. `fragment_above` must be at least
+    /// `mtu - 9` (the connection never fragments at the endpoint).
+    pub endpoint: endpoint::Config,
+    /// The block path's settings (slices, bandwidth, resends).
+    pub chunk: ChunkConfig,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        let payload = DEFAULT_MTU - MAX_PACKET_HEADER_BYTES;
+        Self {
+            channels: vec![
+                ChannelConfig::reliable_ordered(),
+                ChannelConfig::new(ChannelKind::Unreliable),
+            ],
+            mtu: DEFAULT_MTU,
+            max_block_size: DEFAULT_MAX_BLOCK_SIZE,
+            max_received_blocks: 8,
+            resend_rtt_factor: 1.25,
+            bandwidth: 256_000.0,
+            budget_window: 0.1,
+            endpoint: endpoint::Config {
+                max_packet_size: payload,
+                fragment_above: payload,
+                sent_packets_buffer_size: 1024,
+                received_packets_buffer_size: 1024,
+                max_reassembly_bytes: 2 * endpoint::Config::default().fragment_size,
+                ..endpoint::Config::default()
+            },
+            chunk: ChunkConfig::default(),
+        }
+    }
+}
+
+impl ConnectionConfig {
+    /// The default settings with these channels.
+    ///
+    /// ```
+    /// use netser_transport::channel::ChannelConfig;
+    /// use netser_transport::connection::ConnectionConfig;
+    /// let config = ConnectionConfig::with_channels(vec![ChannelConfig::reliable_ordered()]);
+    /// assert_eq!(config.channels.len(), 1);
+    /// ```
+    pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
+        Self {
+            channels,
+            ..Self::default()
+        }
+    }
+
+    /// Payload bytes per packet after the endpoint header: `mtu - 9`.
+    pub fn packet_payload_bytes(&self) -> usize {
+        self.mtu.saturating_sub(MAX_PACKET_HEADER_BYTES)
+    }
+
+    /// Checks every setting.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] for the first one out of range.
+    ///
+    /// ```
+    /// use netser_transport::connection::{ConfigError, ConnectionConfig};
+    /// let config = ConnectionConfig { mtu: 20, ..ConnectionConfig::default() };
+    /// assert!(matches!(config.validate(), Err(ConfigError::Field { field: "mtu", .. })));
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
+            return Err(ConfigError::field("channels", "1..=64 channels"));
+        }
+        for (index, channel) in self.channels.iter().enumerate() {
+            channel
+                .validate()
+                .map_err(|error| ConfigError::Channel { index, error })?;
+        }
+        self.endpoint.validate().map_err(ConfigError::Endpoint)?;
+        self.chunk.validate().map_err(ConfigError::Chunk)?;
+        if !(64..=65_507).contains(&self.mtu) {
+            return Err(ConfigError::field("mtu", "64..=65507 bytes"));
+        }
+        if self.endpoint.fragment_above < self.packet_payload_bytes()
+            || self.endpoint.max_packet_size < self.packet_payload_bytes()
+        {
+            return Err(ConfigError::field(
+                "endpoint",
+                "fragment_above and max_packet_size at least mtu - 9",
+            ));
+        }
+        if self.chunk.max_slice_packet_size() > self.mtu {
+            return Err(ConfigError::field(
+                "chunk",
+                "slice packets (slice_size + 9) must fit the mtu",
+            ));
+        }
+        if self.max_block_size == 0 || self.max_block_size > self.chunk.max_chunk_size() {
+            return Err(ConfigError::field(
+                "max_block_size",
+                "1..=chunk.max_chunk_size() bytes",
+            ));
+        }
+        if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
+            return Err(ConfigError::field("bandwidth", "finite and positive"));
+        }
+        if !(self.resend_rtt_factor.is_finite() && (0.0..=100.0).contains(&self.resend_rtt_factor))
+        {
+            return Err(ConfigError::field("resend_rtt_factor", "in 0..=100"));
+        }
+        if !(self.budget_window.is_finite() && self.budget_window > 0.0) {
+            return Err(ConfigError::field("budget_window", "finite and positive"));
+        }
+        if self.max_received_blocks == 0 {
+            return Err(ConfigError::field("max_received_blocks", "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// A [`ConnectionConfig`] that cannot be used.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A channel's settings.
+    Channel {
+        /// The channel's index.
+        index: usize,
+        /// What is wrong.
+        error: ChannelConfigError,
+    },
+    /// The endpoint's settings.
+    Endpoint(endpoint::ConfigError),
+    /// The chunk settings.
+    Chunk(ChunkError),
+    /// A connection setting.
+    Field {
+        /// The field.
+        field: &'static str,
+        /// What it must be.
+        reason: &'static str,
+    },
+}
+
+impl ConfigError {
+    fn field(field: &'static str, reason: &'static str) -> Self {
+        Self::Field { field, reason }
+    }
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Channel { index, error } => write!(f, "channel {index}: {error}"),
+            Self::Endpoint(error) => write!(f, "endpoint: {error}"),
+            Self::Chunk(error) => write!(f, "chunk: {error}"),
+            Self::Field { field, reason } => {
+                write!(f, "connection config: {field} must be {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,171 @@
+//! What can go wrong sending and receiving, and the connection's counters.
+
+use crate::channel::ChannelId;
+use crate::chunk::ChunkPacketError;
+use crate::endpoint;
+
+/// A message refused by [`Connection::send_message`](super::Connection::send_message).
+/// Nothing is queued when it is returned.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SendError {
+    /// No channel with this id in the configuration.
+    InvalidChannel {
+        /// The id.
+        channel: ChannelId,
+    },
+    /// The channel's send queue holds `capacity` messages not yet acked (reliable) or
+    /// not yet sent (unreliable). Try again after the next acks arrive.
+    SendQueueFull {
+        /// The channel.
+        channel: ChannelId,
+        /// The queue's size.
+        capacity: usize,
+    },
+    /// The message did not encode: a value outside its declared bounds.
+    Encode(netser::Error),
+    /// An unreliable message too large for one packet (unreliable messages are never
+    /// fragmented).
+    MessageTooLarge {
+        /// The channel.
+        channel: ChannelId,
+        /// The message's size in bits.
+        bits: u64,
+        /// The most a message on this channel can take in one packet.
+        max_bits: u64,
+    },
+    /// A reliable message larger than [`ConnectionConfig::max_block_size`](super::ConnectionConfig::max_block_size).
+    BlockTooLarge {
+        /// The channel.
+        channel: ChannelId,
+        /// The message's size in bytes.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// `chunk.max_queued_chunks` blocks already wait behind the one in flight.
+    BlockQueueFull {
+        /// The queue's capacity.
+        capacity: usize,
+    },
+}
+
+impl core::fmt::Display for SendError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::InvalidChannel { channel } => write!(f, "no {channel} in the configuration"),
+            Self::SendQueueFull { channel, capacity } => {
+                write!(f, "{channel}: send queue full ({capacity} messages)")
+            }
+            Self::Encode(error) => write!(f, "message does not encode: {error}"),
+            Self::MessageTooLarge {
+                channel,
+                bits,
+                max_bits,
+            } => write!(
+                f,
+                "{channel}: unreliable message of {bits} bits is over the {max_bits} bits one packet holds"
+            ),
+            Self::BlockTooLarge { channel, size, max } => {
+                write!(f, "{channel}: message of {size} bytes is over max_block_size {max}")
+            }
+            Self::BlockQueueFull { capacity } => {
+                write!(f, "block queue full ({capacity} blocks wait)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// A datagram dropped by [`Connection::receive_datagram`](super::Connection::receive_datagram).
+/// A dropped datagram delivers nothing and acks nothing; each is counted.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ReceiveError {
+    /// The endpoint refused the packet (duplicate, stale, malformed header...).
+    Endpoint(endpoint::ReceiveError),
+    /// A slice or slice ack was refused by the block path.
+    Block(ChunkPacketError),
+    /// A message did not decode; the whole packet is dropped.
+    Malformed(netser::Error),
+    /// A channel index beyond the configuration.
+    UnknownChannel {
+        /// The index read.
+        channel: u8,
+    },
+    /// A channel appears twice in one packet.
+    RepeatedChannel {
+        /// The channel.
+        channel: ChannelId,
+    },
+    /// Padding after the last channel is not zero, or longer than a byte.
+    TrailingBits,
+    /// A reliable message beyond what the receive queue can hold (the user has not taken
+    /// enough messages, or the peer ignores the window). The packet is not acked, so
+    /// the peer sends its messages again later.
+    ReceiveQueueFull {
+        /// The channel.
+        channel: ChannelId,
+    },
+}
+
+impl core::fmt::Display for ReceiveError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Endpoint(error) => write!(f, "packet refused: {error}"),
+            Self::Block(error) => write!(f, "block datagram refused: {error}"),
+            Self::Malformed(error) => write!(f, "message does not decode: {error}"),
+            Self::UnknownChannel { channel } => write!(f, "unknown channel {channel}"),
+            Self::RepeatedChannel { channel } => write!(f, "{channel} twice in one packet"),
+            Self::TrailingBits => write!(f, "non-zero or excess padding after the last channel"),
+            Self::ReceiveQueueFull { channel } => {
+                write!(f, "{channel}: receive queue full, packet not acked")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReceiveError {}
+
+/// What a [`Connection`](super::Connection) has done. The endpoint's own counters
+/// (drops by reason, fragments) are in [`Connection::endpoint`](super::Connection::endpoint).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionCounters {
+    /// Connection packets sent (with messages or acks only).
+    pub packets_sent: u64,
+    /// Of those, packets that carried only acks.
+    pub ack_only_packets_sent: u64,
+    /// Slice datagrams sent by the block path.
+    pub slices_sent: u64,
+    /// Slice ack datagrams sent.
+    pub slice_acks_sent: u64,
+    /// Datagrams handed to `receive_datagram`.
+    pub datagrams_received: u64,
+    /// Connection packets accepted.
+    pub packets_received: u64,
+    /// Packets dropped because a message did not decode (or the framing was wrong).
+    pub malformed_packets: u64,
+    /// Packets refused because a reliable receive queue was full.
+    pub packets_refused: u64,
+    /// Datagrams the endpoint refused (see its drop counters for why).
+    pub endpoint_drops: u64,
+    /// Slice or slice ack datagrams refused.
+    pub block_datagram_drops: u64,
+}
+
+impl ReceiveError {
+    pub(crate) fn count(&self, counters: &mut ConnectionCounters) {
+        let counter = match self {
+            Self::Endpoint(_) => &mut counters.endpoint_drops,
+            Self::Block(_) => &mut counters.block_datagram_drops,
+            Self::ReceiveQueueFull { .. } => &mut counters.packets_refused,
+            Self::Malformed(_)
+            | Self::UnknownChannel { .. }
+            | Self::RepeatedChannel { .. }
+            | Self::TrailingBits => &mut counters.malformed_packets,
+        };
+        *counter += 1;
+    }
+}
