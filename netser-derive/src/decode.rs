@@ -197,21 +197,21 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                         TokenStream::new()
                     };
                     quote!({
-                    #len
-                    let mut __set: #ty = ::core::default::Default::default();
-                    for #i in 0..__len {
-                        let __bit = #dec::bit_position(__d);
-                        let __item: #elem_ty = #value;
-                        #set_order
-                        if !__set.insert(__item) {
-                            return ::core::result::Result::Err(#krate::Error::new(
-                                #krate::ErrorKind::Custom("duplicate element in a set"),
-                                __bit,
-                            ) #inner_err);
+                        #len
+                        let mut __set: #ty = ::core::default::Default::default();
+                        for #i in 0..__len {
+                            let __bit = #dec::bit_position(__d);
+                            let __item: #elem_ty = #value;
+                            #set_order
+                            if !__set.insert(__item) {
+                                return ::core::result::Result::Err(#krate::Error::new(
+                                    #krate::ErrorKind::Custom("duplicate element in a set"),
+                                    __bit,
+                                ) #inner_err);
+                            }
                         }
-                    }
-                    __set
-                })
+                        __set
+                    })
                 }
             }
         }

@@ -63,7 +63,9 @@ impl Rng {
 
 /// 64-bit FNV-1a: the self-check of payloads and the connection's integrity tag.
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// `[id: 4][pattern][fnv of both: 8]`, `size` bytes in all (at least 12).
@@ -72,7 +74,9 @@ fn payload(stream: u64, id: u32, size: usize) -> Vec<u8> {
     let mut out = Vec::from(id.to_le_bytes());
     let mut x = (u64::from(id) << 20) ^ stream ^ 0x9e37_79b9_7f4a_7c15;
     while out.len() < size - 8 {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         out.push((x >> 56) as u8);
     }
     let tag = fnv(&out);
@@ -91,7 +95,13 @@ fn check(bytes: &[u8]) -> Option<u32> {
 
 /// The network phase at simulated time `t` (a 60-second cycle), and its name.
 fn phase(t: f64, seed: u64, final_calm: bool) -> (&'static str, SimulatorConfig) {
-    let calm = SimulatorConfig { latency: 0.05, jitter: 0.01, loss: 0.01, seed, ..Default::default() };
+    let calm = SimulatorConfig {
+        latency: 0.05,
+        jitter: 0.01,
+        loss: 0.01,
+        seed,
+        ..Default::default()
+    };
     if final_calm {
         return ("calm", calm);
     }
@@ -111,9 +121,25 @@ fn phase(t: f64, seed: u64, final_calm: bool) -> (&'static str, SimulatorConfig)
         ),
         35..=49 => (
             "terrible",
-            SimulatorConfig { latency: 10.0, jitter: 2.0, loss: 0.5, duplicate: 0.1, reorder: 0.1, seed, ..Default::default() },
+            SimulatorConfig {
+                latency: 10.0,
+                jitter: 2.0,
+                loss: 0.5,
+                duplicate: 0.1,
+                reorder: 0.1,
+                seed,
+                ..Default::default()
+            },
         ),
-        _ => ("burst 99%", SimulatorConfig { latency: 0.1, loss: 0.99, seed, ..Default::default() }),
+        _ => (
+            "burst 99%",
+            SimulatorConfig {
+                latency: 0.1,
+                loss: 0.99,
+                seed,
+                ..Default::default()
+            },
+        ),
     }
 }
 
@@ -170,7 +196,11 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
         if final_calm && layer.settled() && net.in_flight() == 0 && late.is_empty() {
             break;
         }
-        assert!(frame < max_frames, "{}: not settled 10 minutes of calm after the run", layer.name());
+        assert!(
+            frame < max_frames,
+            "{}: not settled 10 minutes of calm after the run",
+            layer.name()
+        );
         let (name, config) = phase(now, seed.wrapping_add(frame), final_calm);
         if name != current {
             current = name;
@@ -199,7 +229,11 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
                 if !final_calm && rng.chance(0.01) {
                     // A copy a second late.
                     wire[side].late_copies += 1;
-                    late.push((now + 1.0 + rng.below(1000) as f64 / 1000.0, 1 - side, d.clone()));
+                    late.push((
+                        now + 1.0 + rng.below(1000) as f64 / 1000.0,
+                        1 - side,
+                        d.clone(),
+                    ));
                 }
             }
             if !final_calm && rng.chance(0.05) {
@@ -253,10 +287,18 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
         frame += 1;
     }
     let s = net.stats().clone();
-    let mut report = format!("{} seed {seed}: {frame} frames ({now:.0} s simulated)\n", layer.name());
+    let mut report = format!(
+        "{} seed {seed}: {frame} frames ({now:.0} s simulated)\n",
+        layer.name()
+    );
     for (side, w) in wire.iter().enumerate() {
         report += &format!("  side {side} -> {}: {w:?}\n", 1 - side);
-        assert_eq!(w.delivered, w.accepted + w.refused, "{}: delivered = accepted + refused", layer.name());
+        assert_eq!(
+            w.delivered,
+            w.accepted + w.refused,
+            "{}: delivered = accepted + refused",
+            layer.name()
+        );
     }
     let into_net: u64 = wire.iter().map(|w| w.sent + w.injected).sum();
     let late_copies: u64 = wire.iter().map(|w| w.late_copies).sum();
@@ -301,7 +343,10 @@ struct EndpointTotals {
 impl EndpointLayer {
     fn new() -> Self {
         Self {
-            sides: [Endpoint::new(Config::default(), 0.0).unwrap(), Endpoint::new(Config::default(), 0.0).unwrap()],
+            sides: [
+                Endpoint::new(Config::default(), 0.0).unwrap(),
+                Endpoint::new(Config::default(), 0.0).unwrap(),
+            ],
             session: 0,
             next_id: [0; 2],
             delivered: [HashSet::new(), HashSet::new()],
@@ -332,7 +377,9 @@ impl Layer for EndpointLayer {
             };
             let id = self.next_id[side];
             let before = self.sides[side].next_sequence();
-            self.sides[side].send_packet(now, &payload(self.stream(side), id, size)).unwrap();
+            self.sides[side]
+                .send_packet(now, &payload(self.stream(side), id, size))
+                .unwrap();
             if before == u16::MAX {
                 self.totals.sequences_wrapped += 1;
             }
@@ -356,7 +403,10 @@ impl Layer for EndpointLayer {
         match result {
             Ok(Some(packet)) => {
                 match check(packet.payload) {
-                    Some(id) if packet.payload == payload(stream, id, packet.payload.len()).as_slice() => {
+                    Some(id)
+                        if packet.payload
+                            == payload(stream, id, packet.payload.len()).as_slice() =>
+                    {
                         if self.delivered[side].insert(id) {
                             self.totals.delivered_exact += 1;
                         } else {
@@ -396,7 +446,10 @@ impl Layer for EndpointLayer {
         assert!(t.self_check_failed <= t.tampered_seen, "endpoint: {t:?}");
         assert!(t.delivered_exact > 0);
         if t.packets_sent >= 160_000 {
-            assert!(t.sequences_wrapped >= 2, "both sides' sequences wrapped: {t:?}");
+            assert!(
+                t.sequences_wrapped >= 2,
+                "both sides' sequences wrapped: {t:?}"
+            );
         }
         for side in &self.sides {
             let c = side.counters();
@@ -405,7 +458,10 @@ impl Layer for EndpointLayer {
                 c.packets_received - c.packets_reassembled + c.fragments_received + c.drops.total()
             );
         }
-        format!("  endpoint totals: {t:?}\n  drops side 0: {:?}\n", self.sides[0].counters().drops)
+        format!(
+            "  endpoint totals: {t:?}\n  drops side 0: {:?}\n",
+            self.sides[0].counters().drops
+        )
     }
 }
 
@@ -434,10 +490,20 @@ struct ChunkTotals {
 
 impl ChunkLayer {
     fn new() -> Self {
-        let config = ChunkConfig { first_chunk_id: 65_530, bandwidth: 400_000.0, ..ChunkConfig::default() };
+        let config = ChunkConfig {
+            first_chunk_id: 65_530,
+            bandwidth: 400_000.0,
+            ..ChunkConfig::default()
+        };
         Self {
-            senders: [ChunkSender::new(config.clone()).unwrap(), ChunkSender::new(config.clone()).unwrap()],
-            receivers: [ChunkReceiver::new(config.clone()).unwrap(), ChunkReceiver::new(config.clone()).unwrap()],
+            senders: [
+                ChunkSender::new(config.clone()).unwrap(),
+                ChunkSender::new(config.clone()).unwrap(),
+            ],
+            receivers: [
+                ChunkReceiver::new(config.clone()).unwrap(),
+                ChunkReceiver::new(config.clone()).unwrap(),
+            ],
             config,
             session: 0,
             sent: [BTreeMap::new(), BTreeMap::new()],
@@ -457,8 +523,13 @@ impl Layer for ChunkLayer {
             let size = 12 + rng.below(48 * 1024) as usize;
             let stream = (self.session << 1) | side as u64;
             // Chunk ids are the sender's; the payload id is the chunk id too.
-            let id = self.config.first_chunk_id.wrapping_add(self.sent[side].len() as u16);
-            let id = self.senders[side].send(payload(stream, u32::from(id), size)).unwrap();
+            let id = self
+                .config
+                .first_chunk_id
+                .wrapping_add(self.sent[side].len() as u16);
+            let id = self.senders[side]
+                .send(payload(stream, u32::from(id), size))
+                .unwrap();
             if id == 0 {
                 self.totals.ids_wrapped += 1;
             }
@@ -475,13 +546,21 @@ impl Layer for ChunkLayer {
         while let Some(chunk) = self.receivers[side].take_chunk() {
             let from = 1 - side;
             let stream = (self.session << 1) | from as u64;
-            assert!(self.completed[side].insert(chunk.id), "chunk {} completed twice", chunk.id);
-            let size = *self.sent[from].get(&chunk.id).expect("a chunk that was sent");
+            assert!(
+                self.completed[side].insert(chunk.id),
+                "chunk {} completed twice",
+                chunk.id
+            );
+            let size = *self.sent[from]
+                .get(&chunk.id)
+                .expect("a chunk that was sent");
             if chunk.data == payload(stream, u32::from(chunk.id), size) {
                 self.totals.chunks_exact += 1;
                 self.totals.bytes_through += size as u64;
             } else {
-                assert!(check(&chunk.data) != Some(u32::from(chunk.id)) || chunk.data.len() != size);
+                assert!(
+                    check(&chunk.data) != Some(u32::from(chunk.id)) || chunk.data.len() != size
+                );
                 self.totals.chunks_self_check_failed += 1;
             }
         }
@@ -495,23 +574,33 @@ impl Layer for ChunkLayer {
     }
     fn reconnect(&mut self, _now: f64) {
         // Chunks still owed in the old session must complete first.
-        let owed_before = self.totals.chunks_sent - self.totals.chunks_exact - self.totals.chunks_self_check_failed;
+        let owed_before = self.totals.chunks_sent
+            - self.totals.chunks_exact
+            - self.totals.chunks_self_check_failed;
         assert!(owed_before < 64);
         let fresh = Self::new();
         let totals = std::mem::take(&mut self.totals);
         *self = fresh;
-        self.totals = ChunkTotals { chunks_sent: totals.chunks_sent - owed_before, ..totals };
+        self.totals = ChunkTotals {
+            chunks_sent: totals.chunks_sent - owed_before,
+            ..totals
+        };
         self.session += 1;
     }
     fn stop_sending(&mut self) {
         self.sending = false;
     }
     fn settled(&self) -> bool {
-        (0..2).all(|s| self.senders[s].is_idle() && self.completed[1 - s].len() == self.sent[s].len())
+        (0..2)
+            .all(|s| self.senders[s].is_idle() && self.completed[1 - s].len() == self.sent[s].len())
     }
     fn finish(&mut self) -> String {
         let t = &self.totals;
-        assert_eq!(t.chunks_sent, t.chunks_exact + t.chunks_self_check_failed, "every chunk completes once: {t:?}");
+        assert_eq!(
+            t.chunks_sent,
+            t.chunks_exact + t.chunks_self_check_failed,
+            "every chunk completes once: {t:?}"
+        );
         assert!(t.chunks_self_check_failed <= t.slices_tampered);
         format!(
             "  chunk totals: {t:?}\n  receiver 1: {:?}\n",
@@ -611,8 +700,15 @@ impl ConnectionLayer {
         for channel in 0..CHANNELS {
             while let Some(m) = self.sides[side].receive_message(channel as u8) {
                 let id = id_of(&m);
-                assert_eq!(m, message(channel, id), "channel {channel}: message {id} differs");
-                assert!(self.arrived[side][channel].insert(id), "channel {channel}: {id} twice");
+                assert_eq!(
+                    m,
+                    message(channel, id),
+                    "channel {channel}: message {id} differs"
+                );
+                assert!(
+                    self.arrived[side][channel].insert(id),
+                    "channel {channel}: {id} twice"
+                );
                 if channel == 0 {
                     assert_eq!(id, self.next_expected[side][channel], "out of order");
                     self.next_expected[side][channel] += 1;
@@ -677,10 +773,18 @@ impl Layer for ConnectionLayer {
         // session starts from id 0; count what the old one delivered and owed.
         let totals = std::mem::take(&mut self.totals);
         let owed: u64 = (0..2)
-            .map(|s| (0..CHANNELS).filter(|&c| RELIABLE[c]).map(|c| u64::from(self.next_id[s][c]) - self.arrived[1 - s][c].len() as u64).sum::<u64>())
+            .map(|s| {
+                (0..CHANNELS)
+                    .filter(|&c| RELIABLE[c])
+                    .map(|c| u64::from(self.next_id[s][c]) - self.arrived[1 - s][c].len() as u64)
+                    .sum::<u64>()
+            })
             .sum();
         *self = Self::new(now);
-        self.totals = ConnectionTotals { reliable_sent: totals.reliable_sent - owed, ..totals };
+        self.totals = ConnectionTotals {
+            reliable_sent: totals.reliable_sent - owed,
+            ..totals
+        };
     }
     fn stop_sending(&mut self) {
         self.sending = false;
@@ -696,13 +800,20 @@ impl Layer for ConnectionLayer {
         for s in 0..2 {
             for c in (0..CHANNELS).filter(|&c| RELIABLE[c]) {
                 let expected: HashSet<u32> = (0..self.next_id[s][c]).collect();
-                assert_eq!(self.arrived[1 - s][c], expected, "channel {c}: reliable ids are exactly 0..N");
+                assert_eq!(
+                    self.arrived[1 - s][c],
+                    expected,
+                    "channel {c}: reliable ids are exactly 0..N"
+                );
             }
         }
         let t = &self.totals;
         assert_eq!(t.reliable_sent, t.reliable_delivered, "{t:?}");
         assert!(t.unreliable_delivered <= t.unreliable_sent);
-        format!("  connection totals: {t:?}\n  counters side 0: {:?}\n", self.sides[0].counters())
+        format!(
+            "  connection totals: {t:?}\n  counters side 0: {:?}\n",
+            self.sides[0].counters()
+        )
     }
 }
 
@@ -718,7 +829,10 @@ fn soak(make: fn() -> Box<dyn Layer>, default_frames: u64) {
     let looping = std::env::var_os("NETSER_SOAK_LOOP").is_some();
     let start = Instant::now();
     let mut seed = env_u64("NETSER_SOAK_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
     });
     let mut runs = 0;
     loop {

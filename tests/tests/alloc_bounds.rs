@@ -122,7 +122,10 @@ fn live() -> usize {
 /// pseudo-random stream.
 fn inputs() -> Vec<Vec<u8>> {
     let mut out = vec![vec![0xff; 4096], vec![0; 4096], vec![0xff; 3], vec![]];
-    for (_, seed) in seeds("decode_derived").into_iter().chain(seeds("decode_numeric")) {
+    for (_, seed) in seeds("decode_derived")
+        .into_iter()
+        .chain(seeds("decode_numeric"))
+    {
         for i in 0..seed.len() {
             let mut s = seed.clone();
             s[i] = 0xff;
@@ -205,12 +208,36 @@ struct Everything {
 fn decoders_stay_within_max_heap_bytes() {
     let inputs = inputs();
     let report = [
-        ("Snapshot", check_decoder::<Snapshot>("Snapshot", &inputs), Snapshot::MAX_HEAP_BYTES),
-        ("Entity", check_decoder::<Entity>("Entity", &inputs), Entity::MAX_HEAP_BYTES),
-        ("Event", check_decoder::<Event>("Event", &inputs), Event::MAX_HEAP_BYTES),
-        ("Numeric", check_decoder::<Numeric>("Numeric", &inputs), Numeric::MAX_HEAP_BYTES),
-        ("Everything", check_decoder::<Everything>("Everything", &inputs), Everything::MAX_HEAP_BYTES),
-        ("Rows", check_decoder::<Rows>("Rows", &inputs), Rows::MAX_HEAP_BYTES),
+        (
+            "Snapshot",
+            check_decoder::<Snapshot>("Snapshot", &inputs),
+            Snapshot::MAX_HEAP_BYTES,
+        ),
+        (
+            "Entity",
+            check_decoder::<Entity>("Entity", &inputs),
+            Entity::MAX_HEAP_BYTES,
+        ),
+        (
+            "Event",
+            check_decoder::<Event>("Event", &inputs),
+            Event::MAX_HEAP_BYTES,
+        ),
+        (
+            "Numeric",
+            check_decoder::<Numeric>("Numeric", &inputs),
+            Numeric::MAX_HEAP_BYTES,
+        ),
+        (
+            "Everything",
+            check_decoder::<Everything>("Everything", &inputs),
+            Everything::MAX_HEAP_BYTES,
+        ),
+        (
+            "Rows",
+            check_decoder::<Rows>("Rows", &inputs),
+            Rows::MAX_HEAP_BYTES,
+        ),
         (
             "tuple",
             check_decoder::<(Option<u16>, [bool; 3], Box<u64>)>("tuple", &inputs),
@@ -218,7 +245,10 @@ fn decoders_stay_within_max_heap_bytes() {
         ),
     ];
     for (name, usage, bound) in report {
-        println!("{name}: peak {} largest {} of MAX_HEAP_BYTES {bound}", usage.peak, usage.largest);
+        println!(
+            "{name}: peak {} largest {} of MAX_HEAP_BYTES {bound}",
+            usage.peak, usage.largest
+        );
     }
     // The figures are not vacuous: the all-0xff input drives the lengths to their maxima.
     assert!(report[0].1.peak > 0);
@@ -235,7 +265,10 @@ fn framing_stays_within_the_body_bound() {
     for (_, seed) in seeds("decode_derived") {
         let packet = &seed[1..];
         let usage = measure(|| read_packet::<Snapshot>(PROTOCOL_ID, packet));
-        assert!(usage.peak <= bound && usage.largest <= bound, "{usage:?} over {bound}");
+        assert!(
+            usage.peak <= bound && usage.largest <= bound,
+            "{usage:?} over {bound}"
+        );
     }
 }
 
@@ -252,7 +285,11 @@ fn flood_datagrams(config: &Config) -> Vec<Vec<u8>> {
         x
     };
     for round in 0..24u64 {
-        let size = if round % 3 == 0 { config.max_packet_size } else { 1 + (next() as usize % config.max_packet_size) };
+        let size = if round % 3 == 0 {
+            config.max_packet_size
+        } else {
+            1 + (next() as usize % config.max_packet_size)
+        };
         sender.send_packet(0.0, &vec![round as u8; size]).unwrap();
         let mut fragments = Vec::new();
         while let Some(t) = sender.poll_transmit() {
@@ -279,7 +316,10 @@ fn flood_datagrams(config: &Config) -> Vec<Vec<u8>> {
 fn endpoint_under_a_flood_stays_within_its_memory_bound() {
     for config in [
         Config::default(),
-        Config { max_reassembly_bytes: 300 * 1024, ..Config::default() },
+        Config {
+            max_reassembly_bytes: 300 * 1024,
+            ..Config::default()
+        },
     ] {
         let bound = config.memory_bound();
         let flood = flood_datagrams(&config);
@@ -295,13 +335,25 @@ fn endpoint_under_a_flood_stays_within_its_memory_bound() {
             }
             drops = e.counters().drops.total();
         });
-        println!("endpoint: {usage:?}, most held {held}, bound {bound}, {} datagrams", flood.len());
+        println!(
+            "endpoint: {usage:?}, most held {held}, bound {bound}, {} datagrams",
+            flood.len()
+        );
         assert!(held <= bound, "held {held} over {bound}");
-        assert!(usage.largest <= bound, "allocation {} over {bound}", usage.largest);
+        assert!(
+            usage.largest <= bound,
+            "allocation {} over {bound}",
+            usage.largest
+        );
         // While the reassembly pool grows (geometrically, up to its bound) the old block
         // and the new one are both live for the copy: up to half the pool more.
         let pool = config.max_reassembly_bytes / config.fragment_size * config.fragment_size;
-        assert!(usage.peak <= bound + pool / 2, "peak {} over {bound} + {}", usage.peak, pool / 2);
+        assert!(
+            usage.peak <= bound + pool / 2,
+            "peak {} over {bound} + {}",
+            usage.peak,
+            pool / 2
+        );
         assert!(drops > 0);
     }
 }
@@ -318,7 +370,11 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
     ];
     // Then every chunk size from a real sender, each cancelled after its first slices by
     // the next, growing and shrinking, and whole chunks taken by the user.
-    let mut sender = ChunkSender::new(ChunkConfig { initial_burst: true, ..config.clone() }).unwrap();
+    let mut sender = ChunkSender::new(ChunkConfig {
+        initial_burst: true,
+        ..config.clone()
+    })
+    .unwrap();
     for count in [1usize, 256, 2, 255, 256, 17, 256, 128, 256] {
         sender.send(vec![count as u8; count * 1024 - 3]).unwrap();
         let mut n = 0;
@@ -341,7 +397,15 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
         }
     });
     println!("chunk receiver: {usage:?}, bound {bound}");
-    assert!(usage.largest <= bound, "one allocation of {} bytes, over {bound}", usage.largest);
-    assert!(usage.peak <= bound, "{} bytes live, over {bound}", usage.peak);
+    assert!(
+        usage.largest <= bound,
+        "one allocation of {} bytes, over {bound}",
+        usage.largest
+    );
+    assert!(
+        usage.peak <= bound,
+        "{} bytes live, over {bound}",
+        usage.peak
+    );
     assert!(receiver.stats().abandoned_chunks >= 1);
 }
