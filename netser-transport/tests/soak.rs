@@ -175,6 +175,8 @@ struct Wire {
 }
 
 /// Runs one layer for `frames` frames plus the final calm phase.
+// Sides and channels index several parallel arrays: a range reads best.
+#[allow(clippy::needless_range_loop)]
 fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
     let mut rng = Rng(seed | 1);
     let mut now = 0.0;
@@ -220,9 +222,7 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
         }
         for side in 0..2 {
             out.clear();
-            if !final_calm || true {
-                layer.frame(now, side, &mut rng, &mut out);
-            }
+            layer.frame(now, side, &mut rng, &mut out);
             for d in &out {
                 wire[side].sent += 1;
                 net.send(now, side, 1 - side, d);
@@ -624,7 +624,7 @@ const RELIABLE: [bool; CHANNELS] = [true, true, false, false];
 fn message(channel: usize, id: u32) -> Message {
     let h = u64::from(id).wrapping_mul(0x9e37_79b9) ^ channel as u64;
     let bytes = |n: usize| payload(h, id, n);
-    if RELIABLE[channel] && h % 97 == 0 {
+    if RELIABLE[channel] && h.is_multiple_of(97) {
         Message::Large(id, bytes(2000 + (h % 15_000) as usize))
     } else {
         Message::Small(id, bytes(12 + (h % 50) as usize))
@@ -681,6 +681,7 @@ fn connection_config() -> ConnectionConfig {
     }
 }
 
+#[allow(clippy::needless_range_loop)]
 impl ConnectionLayer {
     fn new(now: f64) -> Self {
         Self {
@@ -726,6 +727,7 @@ impl ConnectionLayer {
     }
 }
 
+#[allow(clippy::needless_range_loop)]
 impl Layer for ConnectionLayer {
     fn name(&self) -> &'static str {
         "connection"

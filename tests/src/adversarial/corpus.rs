@@ -49,7 +49,7 @@ fn entity(i: u16) -> Entity {
         id: i * 97 % 4096,
         position: [f32::from(i) * 1.5, -3.25, 1e6],
         speed: f64::from(i) / 7.0,
-        name: (i % 2 == 0).then(|| format!("e{i}")),
+        name: i.is_multiple_of(2).then(|| format!("e{i}")),
         flags: (i % 32) as u8,
     }
 }
