@@ -159,6 +159,10 @@ trait Layer {
     fn settled(&self) -> bool;
     /// Checks the end counters (panics on a violation) and returns them, printable.
     fn finish(&mut self) -> String;
+    /// What is still owed, for a failure message.
+    fn owed(&self) -> String {
+        String::new()
+    }
 }
 
 /// Datagram accounting of one direction.
@@ -200,8 +204,9 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
         }
         assert!(
             frame < max_frames,
-            "{}: not settled 10 minutes of calm after the run",
-            layer.name()
+            "{} seed {seed}: not settled 10 minutes of calm after the run: {}",
+            layer.name(),
+            layer.owed()
         );
         let (name, config) = phase(now, seed.wrapping_add(frame), final_calm);
         if name != current {
@@ -593,6 +598,24 @@ impl Layer for ChunkLayer {
     fn settled(&self) -> bool {
         (0..2)
             .all(|s| self.senders[s].is_idle() && self.completed[1 - s].len() == self.sent[s].len())
+    }
+    fn owed(&self) -> String {
+        (0..2)
+            .map(|s| {
+                format!(
+                    "side {s}: sent {} completed by peer {}, sender {:?} idle {} queued {} stats {:?}; peer receiver {:?} ready {} stats {:?}\n",
+                    self.sent[s].len(),
+                    self.completed[1 - s].len(),
+                    self.senders[s].progress(),
+                    self.senders[s].is_idle(),
+                    self.senders[s].queued_chunks(),
+                    self.senders[s].stats(),
+                    self.receivers[1 - s].progress(),
+                    self.receivers[1 - s].is_ready(),
+                    self.receivers[1 - s].stats(),
+                )
+            })
+            .collect()
     }
     fn finish(&mut self) -> String {
         let t = &self.totals;
