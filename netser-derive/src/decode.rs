@@ -262,7 +262,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     // An ordered set is written in order: any other order would decode
                     // to a value that encodes to other bits.
                     let set_order = if is_btree(ty) {
-                        quote!(if __set.last().is_some_and(|__last| __item <= *__last) {
+                        quote!(if __set.last().is_some_and(|__last| __item < *__last) {
                             return ::core::result::Result::Err(#krate::Error::new(
                                 #krate::ErrorKind::Custom("set elements not in increasing order"),
                                 __bit,
@@ -272,21 +272,21 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                         TokenStream::new()
                     };
                     quote!({
-                    #len
-                    let mut __set: #ty = ::core::default::Default::default();
-                    for #i in 0..__len {
-                        let __bit = #dec::bit_position(__d);
-                        let __item: #elem_ty = #value;
-                        #set_order
-                        if !__set.insert(__item) {
-                            return ::core::result::Result::Err(#krate::Error::new(
-                                #krate::ErrorKind::Custom("duplicate element in a set"),
-                                __bit,
-                            ) #inner_err);
+                        #len
+                        let mut __set: #ty = ::core::default::Default::default();
+                        for #i in 0..__len {
+                            let __bit = #dec::bit_position(__d);
+                            let __item: #elem_ty = #value;
+                            #set_order
+                            if !__set.insert(__item) {
+                                return ::core::result::Result::Err(#krate::Error::new(
+                                    #krate::ErrorKind::Custom("duplicate element in a set"),
+                                    __bit,
+                                ) #inner_err);
+                            }
                         }
-                    }
-                    __set
-                })
+                        __set
+                    })
                 }
             }
         }
@@ -332,7 +332,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
             // An ordered map is written in key order: any other order would decode to a
             // value that encodes to other bits.
             let map_order = if is_btree(ty) {
-                quote!(if __map.last_key_value().is_some_and(|(__last, _)| __key <= *__last) {
+                quote!(if __map.last_key_value().is_some_and(|(__last, _)| __key < *__last) {
                     return ::core::result::Result::Err(#krate::Error::new(
                         #krate::ErrorKind::Custom("map keys not in increasing order"),
                         __bit,

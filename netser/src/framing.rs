@@ -200,6 +200,9 @@ where
     let mut r = ReadStream::new(body);
     let value = read_body(&mut r)?;
     r.read_check(END_OF_PACKET)?;
+    // The writer pads the last byte with zeros: other padding would read as the same
+    // value and write back as other bytes.
+    r.read_align()?;
     let used = r.bytes_read();
     if used != body.len() {
         return Err(Error::new(

@@ -166,7 +166,11 @@ pub const fn table_heap_bytes(len: u64, entry: u64) -> u64 {
     }
     let mut buckets: u64 = 4;
     loop {
-        let capacity = if buckets < 8 { buckets - 1 } else { buckets / 8 * 7 };
+        let capacity = if buckets < 8 {
+            buckets - 1
+        } else {
+            buckets / 8 * 7
+        };
         if capacity >= len || buckets > u64::MAX / 4 {
             break;
         }
@@ -273,8 +277,8 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     const MIN_BITS: u64 = T::MIN_BITS.saturating_mul(N as u64);
     const MAX_BITS: u64 = T::MAX_BITS.saturating_mul(N as u64);
     // Built in a vector of exactly N elements, then moved out.
-    const MAX_HEAP_BYTES: u64 =
-        (N as u64).saturating_mul((core::mem::size_of::<T>() as u64).saturating_add(T::MAX_HEAP_BYTES));
+    const MAX_HEAP_BYTES: u64 = (N as u64)
+        .saturating_mul((core::mem::size_of::<T>() as u64).saturating_add(T::MAX_HEAP_BYTES));
     const SCHEMA_HASH: u64 = combine(combine(fnv1a(b"[T; N]"), N as u64), T::SCHEMA_HASH);
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {

@@ -189,8 +189,16 @@ fn read_packet<D: Decoder>(d: &mut D) -> Result<Packet> {
             for _ in 0..len {
                 let bit = d.bit_position();
                 let k: u8 = d.read_value()?;
+                let v = d.read_int(0, 999)?;
+                // Keys go in increasing order (the order they are written back in).
+                if scores.last_key_value().is_some_and(|(last, _)| k < *last) {
+                    return Err(netser::Error::new(
+                        netser::ErrorKind::Custom("map keys not in increasing order"),
+                        bit,
+                    ));
+                }
                 // A repeated key would silently lose a score: refuse it.
-                if scores.insert(k, d.read_int(0, 999)?).is_some() {
+                if scores.insert(k, v).is_some() {
                     return Err(netser::Error::new(
                         netser::ErrorKind::Custom("duplicate key in a map"),
                         bit,

@@ -45,7 +45,12 @@ fn checked_in_seeds_are_the_writers_output() {
             let path = dir.join(format!("seed_{name}"));
             let found = std::fs::read(&path)
                 .unwrap_or_else(|e| panic!("{}: {e} (regenerate the corpus)", path.display()));
-            assert_eq!(&found, bytes, "{} is stale: regenerate the corpus", path.display());
+            assert_eq!(
+                &found,
+                bytes,
+                "{} is stale: regenerate the corpus",
+                path.display()
+            );
         }
     }
 }

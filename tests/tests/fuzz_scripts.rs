@@ -4,10 +4,12 @@
 //! `PROPTEST_CASES` raises the count.
 
 use arbitrary::{Arbitrary, Unstructured};
-use netser_tests::adversarial::decode::{decode_derived, decode_numeric, round_trip};
-use netser_tests::adversarial::script::{run_chunk_script, run_endpoint_script, ChunkScript, EndpointScript};
-use netser_tests::adversarial::types::Snapshot;
 use netser::NetSerialize;
+use netser_tests::adversarial::decode::{decode_derived, decode_numeric, round_trip};
+use netser_tests::adversarial::script::{
+    run_chunk_script, run_endpoint_script, ChunkScript, EndpointScript,
+};
+use netser_tests::adversarial::types::Snapshot;
 use proptest::prelude::*;
 
 proptest! {

@@ -5,6 +5,10 @@ use super::packet::{bitfield_bytes, AckPacket, SlicePacket, ACK_HEADER_BYTES};
 use super::{ChunkConfig, ChunkError, ChunkId, ChunkPacketError, ChunkRejections};
 use crate::sequence::sequence_greater_than;
 
+/// Slices of an older chunk refused, with no progress on the current one, before the
+/// receiver goes back to that older chunk (see [`ChunkReceiver::receive_slice`]).
+const RETURN_AFTER_REFUSED_SLICES: u32 = 16;
+
 /// Reassembles chunks from slice packets and acks them.
 ///
 /// Call [`receive_slice`](Self::receive_slice) with every slice packet,
@@ -47,6 +51,12 @@ pub struct ChunkReceiver {
     ack_current: bool,
     ack_previous: bool,
     last_ack_time: Option<f64>,
+    /// The chunk expected before the receiver last moved forward to a newer chunk id
+    /// without completing one, while that move is unconfirmed (see `receive_slice`).
+    jumped_from: Option<ChunkId>,
+    /// Slices of chunks in `jumped_from..chunk_id` refused since the current chunk last
+    /// stored a new slice.
+    older_since_progress: u32,
     /// Latest `now` seen.
     now: f64,
     packet: Vec<u8>,
@@ -73,6 +83,9 @@ pub struct ChunkReceiverStats {
     pub discarded_while_ready: u64,
     /// Partial chunks dropped because the sender moved on (it cancelled them).
     pub abandoned_chunks: u64,
+    /// Returns to an older chunk whose slices kept coming after a move to a newer chunk
+    /// id that made no progress (a forged or corrupted slice had moved it).
+    pub returned_to_older_chunk: u64,
     /// Chunks completed.
     pub chunks_completed: u64,
     /// Ack packets produced.
@@ -151,6 +164,8 @@ impl ChunkReceiver {
             ack_current: false,
             ack_previous: false,
             last_ack_time: None,
+            jumped_from: None,
+            older_since_progress: 0,
             now: 0.0,
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
@@ -175,7 +190,11 @@ impl ChunkReceiver {
     /// chunk taken last, only asks for an ack (the sender evidently missed ours); a slice
     /// of a newer chunk means the sender cancelled the current one, which is dropped,
     /// unless a completed chunk waits to be taken, in which case the slice is dropped
-    /// (the sender resends it).
+    /// (the sender resends it). Slice packets carry no authentication: if, after such a
+    /// move, more than 16 slices of a chunk between the one expected before it and the
+    /// new one arrive while the new one gains no slice, the move was a forgery or a
+    /// corrupted id, and the receiver goes back to that chunk (counted in
+    /// [`ChunkReceiverStats::returned_to_older_chunk`]).
     ///
     /// # Errors
     /// A malformed packet ([`SlicePacket::decode`]: slice id out of range, impossible last
@@ -234,10 +253,32 @@ impl ChunkReceiver {
             if self.receiving {
                 self.stats.abandoned_chunks += 1;
             }
+            self.jumped_from.get_or_insert(self.chunk_id);
             self.chunk_id = slice.chunk_id;
             self.start(slice.slice_count, now);
             self.store(&slice);
             return Ok(());
+        }
+        // An older chunk the sender evidently still sends: the move forward came from a
+        // forged or corrupted slice, or from a cancel whose late copies are still
+        // arriving. Once its slices keep coming while the current chunk makes no
+        // progress, go back to it; a wrong guess corrects itself the same way, so one
+        // bad packet can never wedge the transfer.
+        if let Some(from) = self.jumped_from {
+            let behind = self.chunk_id.wrapping_sub(slice.chunk_id);
+            if !self.ready && behind > 0 && behind <= self.chunk_id.wrapping_sub(from) {
+                self.older_since_progress += 1;
+                if self.older_since_progress > RETURN_AFTER_REFUSED_SLICES {
+                    if self.receiving {
+                        self.stats.abandoned_chunks += 1;
+                    }
+                    self.stats.returned_to_older_chunk += 1;
+                    self.chunk_id = slice.chunk_id;
+                    self.start(slice.slice_count, now);
+                    self.store(&slice);
+                    return Ok(());
+                }
+            }
         }
         Err(self
             .stats
@@ -402,6 +443,7 @@ impl ChunkReceiver {
     }
 
     fn start(&mut self, slice_count: u16, now: f64) {
+        self.older_since_progress = 0;
         self.receiving = true;
         self.ready = false;
         self.slice_count = slice_count;
@@ -435,6 +477,7 @@ impl ChunkReceiver {
         let start = i * self.config.slice_size;
         self.data[start..start + slice.data.len()].copy_from_slice(slice.data);
         self.received[byte] |= bit;
+        self.older_since_progress = 0;
         self.received_count += 1;
         self.received_bytes += slice.data.len();
         self.stats.slices_received += 1;
@@ -442,6 +485,7 @@ impl ChunkReceiver {
             self.chunk_size = Some(start + slice.data.len());
         }
         if self.received_count == usize::from(self.slice_count) {
+            self.jumped_from = None;
             self.receiving = false;
             self.ready = true;
             self.stats.chunks_completed += 1;
@@ -643,6 +687,35 @@ mod tests {
                 r.data.capacity()
             );
         }
+    }
+
+    /// Found by the soak harness (seed 16860533148717494462): one slice with a corrupted
+    /// (or forged) chunk id far ahead moved the receiver to that id, and every genuine
+    /// slice of the chunk being sent was refused from then on, forever.
+    #[test]
+    fn a_forged_newer_chunk_id_does_not_wedge_the_transfer() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 3, &[1; 4])).unwrap();
+        // A bit flip: chunk 256 instead of 0.
+        r.receive_slice(0.0, &slice(256, 1, 3, &[2; 4])).unwrap();
+        assert_eq!(r.progress().unwrap().chunk_id, 256);
+        // The sender keeps resending chunk 0: refused at first...
+        for _ in 0..RETURN_AFTER_REFUSED_SLICES {
+            assert!(r.receive_slice(0.0, &slice(0, 1, 3, &[2; 4])).is_err());
+        }
+        // ...then the receiver goes back to it and the transfer completes.
+        for i in 0..3 {
+            let data: &[u8] = if i == 2 { &[3] } else { &[i as u8 + 1; 4] };
+            r.receive_slice(0.1, &slice(0, i, 3, data)).unwrap();
+        }
+        assert_eq!(r.stats().returned_to_older_chunk, 1);
+        let chunk = r.take_chunk().unwrap();
+        assert_eq!((chunk.id, chunk.data), (0, vec![1, 1, 1, 1, 2, 2, 2, 2, 3]));
+        // A genuine cancel still works: late copies of the cancelled chunk stop coming.
+        r.receive_slice(0.2, &slice(1, 0, 2, &[5; 4])).unwrap();
+        r.receive_slice(0.2, &slice(2, 0, 1, &[6])).unwrap();
+        assert!(r.receive_slice(0.2, &slice(1, 1, 2, &[5])).is_err());
+        assert_eq!(r.take_chunk().unwrap().id, 2);
     }
 
     #[test]

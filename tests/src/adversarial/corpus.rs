@@ -11,7 +11,12 @@ use super::decode::PROTOCOL_ID;
 use super::types::{Entity, Event, Numeric, Snapshot};
 
 /// The fuzz targets, by name (as in `fuzz/fuzz_targets/` and `fuzz/corpus/`).
-pub const TARGETS: [&str; 4] = ["decode_derived", "decode_numeric", "endpoint_script", "chunk_script"];
+pub const TARGETS: [&str; 4] = [
+    "decode_derived",
+    "decode_numeric",
+    "endpoint_script",
+    "chunk_script",
+];
 
 /// Runs target `name` on `data`.
 ///
@@ -23,12 +28,15 @@ pub fn run(name: &str, data: &[u8]) {
         "decode_derived" => super::decode::decode_derived(data),
         "decode_numeric" => super::decode::decode_numeric(data),
         "endpoint_script" => {
-            if let Ok(s) = super::script::EndpointScript::arbitrary_take_rest(Unstructured::new(data)) {
+            if let Ok(s) =
+                super::script::EndpointScript::arbitrary_take_rest(Unstructured::new(data))
+            {
                 super::script::run_endpoint_script(&s);
             }
         }
         "chunk_script" => {
-            if let Ok(s) = super::script::ChunkScript::arbitrary_take_rest(Unstructured::new(data)) {
+            if let Ok(s) = super::script::ChunkScript::arbitrary_take_rest(Unstructured::new(data))
+            {
                 super::script::run_chunk_script(&s);
             }
         }
@@ -41,7 +49,7 @@ fn entity(i: u16) -> Entity {
         id: i * 97 % 4096,
         position: [f32::from(i) * 1.5, -3.25, 1e6],
         speed: f64::from(i) / 7.0,
-        name: (i % 2 == 0).then(|| format!("e{i}")),
+        name: i.is_multiple_of(2).then(|| format!("e{i}")),
         flags: (i % 32) as u8,
     }
 }
@@ -62,7 +70,9 @@ fn snapshot(n: u16) -> Snapshot {
                 ]
             })
             .collect(),
-        scores: (0..n.min(4) as u8).map(|p| (p, i32::from(p) * 250 - 500)).collect::<BTreeMap<_, _>>(),
+        scores: (0..n.min(4) as u8)
+            .map(|p| (p, i32::from(p) * 250 - 500))
+            .collect::<BTreeMap<_, _>>(),
         seen: (0..n.min(6)).map(|p| p * 11).collect::<BTreeSet<_>>(),
         last: (n % 2 == 1).then_some(Event::Hit(100, true)),
     }
@@ -96,20 +106,38 @@ pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
     match name {
         "decode_derived" => {
             for n in [0u16, 1, 3, 8] {
-                out.push((format!("snapshot_{n}"), tagged(0, snapshot(n).to_vec().unwrap())));
+                out.push((
+                    format!("snapshot_{n}"),
+                    tagged(0, snapshot(n).to_vec().unwrap()),
+                ));
                 let mut buf = vec![0u8; 4096];
                 let len = write_packet(PROTOCOL_ID, &mut buf, &snapshot(n)).unwrap();
                 out.push((format!("framed_{n}"), tagged(4, buf[..len].to_vec())));
                 out.push((format!("framed_body_{n}"), tagged(5, buf[4..len].to_vec())));
             }
             out.push(("entity".into(), tagged(1, entity(5).to_vec().unwrap())));
-            for (i, e) in [Event::Ping, Event::Hit(3, true), Event::Chat { to: vec![1, 2, 3, 4], text: "hello".into() }]
-                .iter()
-                .enumerate()
+            for (i, e) in [
+                Event::Ping,
+                Event::Hit(3, true),
+                Event::Chat {
+                    to: vec![1, 2, 3, 4],
+                    text: "hello".into(),
+                },
+            ]
+            .iter()
+            .enumerate()
             {
                 out.push((format!("event_{i}"), tagged(2, e.to_vec().unwrap())));
             }
-            out.push(("tuple".into(), tagged(3, (Some(7u16), [true, false, true], u64::MAX).to_vec().unwrap())));
+            out.push((
+                "tuple".into(),
+                tagged(
+                    3,
+                    (Some(7u16), [true, false, true], u64::MAX)
+                        .to_vec()
+                        .unwrap(),
+                ),
+            ));
         }
         "decode_numeric" => {
             let values = [
@@ -119,14 +147,23 @@ pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
                 (0.05, -90.0, 1.25, [0.0, 0.70710677, 0.0, 0.70710677]),
             ];
             for (i, (level, angle, x, q)) in values.into_iter().enumerate() {
-                let v = Numeric { level, angle, x, coarse: q, fine: q };
+                let v = Numeric {
+                    level,
+                    angle,
+                    x,
+                    coarse: q,
+                    fine: q,
+                };
                 out.push((format!("numeric_{i}"), v.to_vec().unwrap()));
             }
         }
         "endpoint_script" | "chunk_script" => {
             for i in 0..6u64 {
                 let len = [64, 256, 1024, 2048, 4096, 512][i as usize];
-                out.push((format!("script_{i}"), noise(i + 1 + name.len() as u64 * 100, len)));
+                out.push((
+                    format!("script_{i}"),
+                    noise(i + 1 + name.len() as u64 * 100, len),
+                ));
             }
         }
         _ => panic!("no target {name}"),

@@ -29,14 +29,25 @@ pub fn round_trip<T: NetSerialize + std::fmt::Debug>(data: &[u8]) -> Option<T> {
     let mut r = ReadStream::new(data);
     let value = T::decode(&mut r).ok()?;
     let read = r.bit_position();
-    assert!(read <= T::MAX_BITS, "read {read} bits, more than MAX_BITS {}", T::MAX_BITS);
-    assert!(read >= T::MIN_BITS, "read {read} bits, fewer than MIN_BITS {}", T::MIN_BITS);
+    assert!(
+        read <= T::MAX_BITS,
+        "read {read} bits, more than MAX_BITS {}",
+        T::MAX_BITS
+    );
+    assert!(
+        read >= T::MIN_BITS,
+        "read {read} bits, fewer than MIN_BITS {}",
+        T::MIN_BITS
+    );
     let bytes = match value.to_vec() {
         Ok(bytes) => bytes,
         Err(e) => panic!("{value:?} decoded from {data:02x?} does not encode: {e}"),
     };
     let written = value.measure_bits().expect("measured");
-    assert_eq!(written, read, "{value:?}: read {read} bits, writes {written}");
+    assert_eq!(
+        written, read,
+        "{value:?}: read {read} bits, writes {written}"
+    );
     assert!(
         same_bits(data, &bytes, read),
         "{value:?}: encodes to other bits than it was read from\n read: {data:02x?}\nwrote: {bytes:02x?}"
@@ -87,6 +98,10 @@ fn framing(data: &[u8], fix_crc: bool) {
     };
     let mut buf = vec![0u8; packet.len() + 16];
     let len = write_packet(PROTOCOL_ID, &mut buf, &value).expect("a read packet writes");
-    assert_eq!(&buf[..len], &packet[..], "{value:?}: framed packet written back differs");
+    assert_eq!(
+        &buf[..len],
+        &packet[..],
+        "{value:?}: framed packet written back differs"
+    );
     assert!(packet.len() >= HEADER_BYTES);
 }

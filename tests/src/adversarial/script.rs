@@ -217,8 +217,8 @@ pub fn run_endpoint_script(script: &EndpointScript) {
                 }
             }
             EndpointOp::Flush => {
-                for s in 0..2 {
-                    while let Some(d) = wire[s].pop_front() {
+                for (s, queue) in wire.iter_mut().enumerate() {
+                    while let Some(d) = queue.pop_front() {
                         deliver(1 - s, &d, now, &mut sides, &sent, &mut delivered, clean);
                     }
                 }
