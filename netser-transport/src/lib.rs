@@ -1,7 +1,7 @@
-//! netser-transport: a sans-IO game network transport.
+//! netser-transport: a game network transport, sans-IO up to its thin UDP driver.
 //!
-//! Layers, bottom up, one module each (each module's docs explain its layer and show it
-//! in use):
+//! Layers, bottom up, one module each, each using only the ones above it in this list
+//! (each module's docs explain its layer and show it in use):
 //!
 //! * [`sequence`]: 16-bit sequence numbers that wrap, and the sequence buffers every
 //!   layer keeps its windows in.
@@ -11,14 +11,24 @@
 //!   Wire-compatible with the `reliable` library.
 //! * [`chunk`]: large blocks (a world state on join) sent as slices and acked, quickly
 //!   and reliably over loss.
-//! * [`simulator`]: a seeded network of latency, jitter, loss and duplicates to put
-//!   between two sides in tests.
+//! * [`channel`]: message channels: reliable-ordered (the articles' algorithm),
+//!   reliable-unordered, unreliable-sequenced and unreliable.
+//! * [`connection`]: one peer: the endpoint, its channels and the block path behind one
+//!   interface of typed messages in and datagrams out ([`connection::Connection`]).
+//! * [`netcode`]: secure connections with connect tokens (the netcode 1.02 protocol,
+//!   wire-compatible with the `renetcode` crate), and the sans-IO game
+//!   [`netcode::Server`] (client slots, one connection each) and [`netcode::Client`].
+//! * [`udp`]: the driver that runs a server or a client on a `std::net::UdpSocket`
+//!   ([`udp::UdpServer`], [`udp::UdpClient`]), optionally through the simulator.
 //!
-//! The bytes each layer puts on the wire are specified in the repository's `WIRE.md`
-//! (section 3, the packet endpoint; section 4, chunk packets).
+//! Beside them, [`simulator`]: a seeded network of latency, jitter, loss, duplicates and
+//! reordering to put between two sides in tests, or on a real socket.
 //!
-//! Nothing in this crate reads a clock or touches a socket: time is an argument, and
-//! datagrams go in and out as byte slices.
+//! The bytes each layer puts on the wire are specified in the repository's `WIRE.md`.
+//!
+//! Below [`udp`], nothing reads a clock or touches a socket: time is an argument, and
+//! datagrams go in and out as byte slices, so a game can drive [`netcode::Server`] from
+//! its own socket or engine, and every test is deterministic.
 //!
 //! ```
 //! use netser_transport::endpoint::{Config, Endpoint};
