@@ -766,7 +766,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    /// assert_eq!(a.stats().packet_loss, 0.0);
+    /// // Nothing sent yet: loss and bandwidth are not known, not zero.
+    /// assert_eq!(a.stats().packet_loss, None);
+    /// assert_eq!(a.stats().sent_kbps, None);
     /// ```
     pub fn stats(&self) -> &Stats {
         self.endpoint.stats()
