@@ -43,7 +43,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use crate::bits::bits_required;
-use crate::error::{Error, ErrorKind, Num, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The largest `delta / res` the reference allows (the largest float32 below 2^32).
 const MAX_VALUES: f32 = 4_294_967_040.0;
@@ -182,8 +182,8 @@ impl Quantize {
     /// The integer sent for `value`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
-    /// the range unless clamping (the range reaches up to [`Quantize::top`], the value the
+    /// [`ErrorKind::NotFinite`] for NaN or an infinity,
+    /// [`ErrorKind::QuantizedOutOfRange`] outside the range unless clamping (the range reaches up to [`Quantize::top`], the value the
     /// top integer decodes to); `bit` is the offset reported in the error.
     #[inline(always)]
     pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
@@ -224,11 +224,7 @@ impl Quantize {
         }
         if !self.clamp {
             return Err(Error::new(
-                ErrorKind::OutOfRange {
-                    value: Num::Float(value as f64),
-                    min: Num::Float(self.min as f64),
-                    max: Num::Float(self.max as f64),
-                },
+                ErrorKind::quantized_write(value as f64, self),
                 bit,
             ));
         }
@@ -329,10 +325,21 @@ mod tests {
     #[test]
     fn out_of_range_is_an_error_unless_clamping() {
         let q = Quantize::new(-1.0, 1.0, 0.01);
-        assert!(matches!(
-            q.quantize(1.5, 9).unwrap_err().kind(),
-            ErrorKind::OutOfRange { .. }
-        ));
+        let e = q.quantize(1.5, 9).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::QuantizedOutOfRange {
+                value: 1.5,
+                min: -1.0,
+                max: 1.0,
+                step: 0.01
+            }
+        );
+        assert_eq!(e.bit(), 9);
+        assert_eq!(
+            q.quantize(-1.01, 0).unwrap_err().to_string(),
+            "value -1.01 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+        );
         assert_eq!(
             q.clamping().quantize(1.5, 0).unwrap(),
             q.max_integer_value()

@@ -273,8 +273,8 @@ pub trait Encoder: Sized {
     /// A compressed float: `value` quantized by `q`, in `q.bits()` bits.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFinite`] for NaN or infinities, [`ErrorKind::OutOfRange`] outside
-    /// the range unless `q` clamps, [`ErrorKind::BufferFull`].
+    /// [`ErrorKind::NotFinite`] for NaN or infinities, [`ErrorKind::QuantizedOutOfRange`]
+    /// outside the range unless `q` clamps, [`ErrorKind::BufferFull`].
     #[inline(always)]
     fn write_compressed_f32(&mut self, value: f32, q: &Quantize) -> Result<()> {
         let start = self.bit_position();
@@ -293,14 +293,7 @@ pub trait Encoder: Sized {
     fn write_compressed_f64(&mut self, value: f64, q: &Quantize) -> Result<()> {
         let start = self.bit_position();
         if value.is_finite() && !(value as f32).is_finite() && !q.is_clamping() {
-            return Err(Error::new(
-                ErrorKind::OutOfRange {
-                    value: Num::Float(value),
-                    min: Num::Float(q.min() as f64),
-                    max: Num::Float(q.max() as f64),
-                },
-                start,
-            ));
+            return Err(Error::new(ErrorKind::quantized_write(value, q), start));
         }
         if !value.is_finite() {
             return Err(Error::new(ErrorKind::NotFinite { value }, start));
@@ -786,21 +779,15 @@ pub trait Decoder: Sized {
     /// A compressed float quantized by `q`.
     ///
     /// # Errors
-    /// [`ErrorKind::OutOfRange`] when the integer is above `q.max_integer_value()`,
-    /// [`ErrorKind::EndOfBuffer`].
+    /// [`ErrorKind::QuantizedOutOfRange`] when the integer is above
+    /// `q.max_integer_value()` (reported as the value it stands for, in the units of the
+    /// write error), [`ErrorKind::EndOfBuffer`].
     #[inline(always)]
     fn read_compressed_f32(&mut self, q: &Quantize) -> Result<f32> {
         let start = self.bit_position();
         let integer = self.get_bits(q.bits())?;
         if integer > q.max_integer_value() as u64 {
-            return Err(Error::new(
-                ErrorKind::OutOfRange {
-                    value: Num::Uint(integer as u128),
-                    min: Num::Uint(0),
-                    max: Num::Uint(q.max_integer_value() as u128),
-                },
-                start,
-            ));
+            return Err(Error::new(ErrorKind::quantized_read(integer, q), start));
         }
         let v = q.dequantize(integer as u32);
         self.trace(start, TraceValue::F32(v));
