@@ -27,6 +27,11 @@ pub struct MeasureStream<T: Tracer = NoTrace> {
 
 impl MeasureStream {
     /// An empty measure stream.
+    ///
+    /// ```
+    /// use netser::MeasureStream;
+    /// assert_eq!(MeasureStream::new().bits(), 0);
+    /// ```
     pub fn new() -> Self {
         MeasureStream {
             counter: BitCounter::default(),
@@ -37,6 +42,15 @@ impl MeasureStream {
 
 impl<T: Tracer> MeasureStream<T> {
     /// A measure stream that reports to `tracer`.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Encoder, MeasureStream};
+    /// let mut m = MeasureStream::with_tracer(Trace::new());
+    /// m.write_int(-3i8, -8, 7)?;
+    /// let trace = m.into_tracer();
+    /// assert_eq!((trace.entries()[0].start, trace.entries()[0].bits), (0, 4));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn with_tracer(tracer: T) -> Self {
         MeasureStream {
             counter: BitCounter::default(),
@@ -45,16 +59,41 @@ impl<T: Tracer> MeasureStream<T> {
     }
 
     /// Bits counted so far.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_int(50u8, 0, 100)?;
+    /// m.write_string("gg", 31)?; // 5 bits of length, 4 of padding, 16 of bytes
+    /// assert_eq!(m.bits(), 7 + 5 + 4 + 16);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bits(&self) -> u64 {
         self.counter.bits()
     }
 
     /// Bytes a write stream would produce: `ceil(bits / 8)`.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_bits(0, 9)?;
+    /// assert_eq!(m.bytes(), 2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bytes(&self) -> u64 {
         self.counter.bits().div_ceil(8)
     }
 
     /// Returns the tracer.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Encoder, MeasureStream};
+    /// let mut m = MeasureStream::with_tracer(Trace::new());
+    /// m.write_bool(true)?;
+    /// assert_eq!(m.into_tracer().entries().len(), 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn into_tracer(self) -> T {
         self.tracer
     }

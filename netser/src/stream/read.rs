@@ -23,6 +23,12 @@ pub struct ReadStream<'a, T: Tracer = NoTrace> {
 
 impl<'a> ReadStream<'a> {
     /// A read stream over `bytes`.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let r = ReadStream::new(&[0, 0]);
+    /// assert_eq!(r.bits_remaining(), 16);
+    /// ```
     pub fn new(bytes: &'a [u8]) -> Self {
         ReadStream {
             bits: BitReader::new(bytes),
@@ -33,6 +39,16 @@ impl<'a> ReadStream<'a> {
 
 impl<'a, T: Tracer> ReadStream<'a, T> {
     /// A read stream over `bytes` that reports to `tracer`.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Decoder, ReadStream};
+    /// let mut r = ReadStream::with_tracer(&[0b1011], Trace::new());
+    /// assert_eq!(r.read_int(0u8, 7)?, 3);
+    /// assert!(r.read_bool()?);
+    /// let trace = r.into_tracer();
+    /// assert_eq!(trace.entries().len(), 2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn with_tracer(bytes: &'a [u8], tracer: T) -> Self {
         ReadStream {
             bits: BitReader::new(bytes),
@@ -41,16 +57,38 @@ impl<'a, T: Tracer> ReadStream<'a, T> {
     }
 
     /// Bytes touched so far: `ceil(bits read / 8)`.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0xff, 0xff, 0xff]);
+    /// r.read_bits(9)?;
+    /// assert_eq!(r.bytes_read(), 2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bytes_read(&self) -> usize {
         self.bits.bits_read().div_ceil(8) as usize
     }
 
     /// The whole input.
+    ///
+    /// ```
+    /// use netser::ReadStream;
+    /// let packet = [1u8, 2, 3];
+    /// assert_eq!(ReadStream::new(&packet).input(), &packet);
+    /// ```
     pub fn input(&self) -> &'a [u8] {
         self.bits.bytes()
     }
 
     /// Returns the tracer.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Decoder, ReadStream};
+    /// let mut r = ReadStream::with_tracer(&[1], Trace::new());
+    /// r.read_bool()?;
+    /// assert_eq!(r.into_tracer().entries().len(), 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn into_tracer(self) -> T {
         self.tracer
     }

@@ -26,6 +26,13 @@ pub struct WriteStream<'a, T: Tracer = NoTrace> {
 
 impl<'a> WriteStream<'a> {
     /// A write stream over `buf`.
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 16];
+    /// let w = WriteStream::new(&mut buf);
+    /// assert_eq!(w.bits_available(), 128);
+    /// ```
     pub fn new(buf: &'a mut [u8]) -> Self {
         WriteStream {
             bits: BitWriter::new(buf),
@@ -36,6 +43,18 @@ impl<'a> WriteStream<'a> {
 
 impl<'a, T: Tracer> WriteStream<'a, T> {
     /// A write stream over `buf` that reports to `tracer` (see [`crate::trace`]).
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Encoder, WriteStream};
+    /// let mut buf = [0u8; 16];
+    /// let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+    /// w.write_int(3u8, 0, 7)?;
+    /// w.write_bool(true)?;
+    /// let trace = w.into_tracer();
+    /// assert_eq!(trace.entries().len(), 2);
+    /// assert_eq!((trace.entries()[1].start, trace.entries()[1].bits), (3, 1));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn with_tracer(buf: &'a mut [u8], tracer: T) -> Self {
         WriteStream {
             bits: BitWriter::new(buf),
@@ -44,16 +63,46 @@ impl<'a, T: Tracer> WriteStream<'a, T> {
     }
 
     /// Flushes and returns the packet length in bytes, `ceil(bits / 8)`.
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 16];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_int(300u16, 0, 1000)?; // 10 bits
+    /// assert_eq!(w.finish(), 2);
+    /// assert_eq!(&buf[..2], &300u16.to_le_bytes());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn finish(mut self) -> usize {
         self.bits.flush()
     }
 
     /// Flushes and returns the length so far, keeping the stream open.
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 16];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_bool(true)?;
+    /// assert_eq!(w.flush(), 1);
+    /// w.write_bits(0xff, 8)?;
+    /// assert_eq!(w.finish(), 2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn flush(&mut self) -> usize {
         self.bits.flush()
     }
 
     /// Flushes and returns the tracer.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+    /// w.write_bool(false)?;
+    /// assert_eq!(w.into_tracer().entries().len(), 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn into_tracer(mut self) -> T {
         self.bits.flush();
         self.tracer
