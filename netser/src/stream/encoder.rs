@@ -44,6 +44,17 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`], [`ErrorKind::ValueTooWide`] or
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, WriteStream};
+    /// let mut buf = [0u8; 2];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.put_bits(0b101, 3)?;
+    /// let e = w.put_bits(0b1_0000, 4).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::ValueTooWide { value: 16, bits: 4 });
+    /// assert_eq!(w.bit_position(), 3);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn put_bits(&mut self, value: u64, bits: u32) -> Result<()>;
 
     /// Writes `value`, which the caller guarantees is below `2^bits` with `bits <= 64`
@@ -52,6 +63,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, WriteStream};
+    /// let mut buf = [0u8; 1];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.put_bits_bounded(0b11, 2)?;
+    /// let e = w.put_bits_bounded(0, 7).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::BufferFull { .. }));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         self.put_bits(value, bits)
@@ -77,24 +98,85 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_bool(true)?;
+    /// m.write_align()?;
+    /// assert_eq!(m.bits(), 8);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_align(&mut self) -> Result<()>;
 
     /// Aligns, then writes `data` as raw bytes (the length is not sent).
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_bool(true)?;
+    /// w.write_bytes(&[0xab, 0xcd])?;
+    /// let len = w.finish();
+    /// assert_eq!(&buf[..len], &[0x01, 0xab, 0xcd]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_bytes(&mut self, data: &[u8]) -> Result<()>;
 
     /// Bits written (or counted) so far.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_int(5u8, 0, 9)?;
+    /// assert_eq!(m.bit_position(), 4);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn bit_position(&self) -> u64;
 
     /// Room left, in bits (`u64::MAX` for a measure stream).
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_bool(true)?;
+    /// assert_eq!(w.bits_available(), 31);
+    /// assert_eq!(MeasureStream::new().bits_available(), u64::MAX);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn bits_available(&self) -> u64;
 
     /// The stream's tracer.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+    /// w.write_bool(true)?;
+    /// assert_eq!(w.tracer().entries().len(), 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn tracer(&mut self) -> &mut Self::Tracer;
 
     /// Records `value` as the primitive that took bits `start..` up to the position now.
+    ///
+    /// ```
+    /// use netser::trace::{Trace, TraceValue};
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::with_tracer(&mut buf, Trace::new());
+    /// // A hand-written primitive: untraced bits, then one trace entry for them.
+    /// let start = w.bit_position();
+    /// w.put_bits(0b101, 3)?;
+    /// w.trace(start, TraceValue::Bits(0b101));
+    /// let e = &w.tracer().entries()[0];
+    /// assert_eq!((e.start, e.bits), (0, 3));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn trace(&mut self, start: u64, value: TraceValue<'_>) {
         let end = self.bit_position();
@@ -105,6 +187,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// As [`Encoder::put_bits`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 2];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_bits(0xabc, 12)?;
+    /// assert_eq!(w.finish(), 2);
+    /// assert_eq!(buf, [0xbc, 0x0a]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         let start = self.bit_position();
@@ -117,6 +209,18 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 1];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// for b in [true, false, true] {
+    ///     w.write_bool(b)?;
+    /// }
+    /// assert_eq!(w.finish(), 1);
+    /// assert_eq!(buf, [0b101]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_bool(&mut self, value: bool) -> Result<()> {
         let start = self.bit_position();
@@ -131,6 +235,19 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] outside the range, [`ErrorKind::InvalidRange`] when
     /// `min > max`, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_int(-3i32, -10, 10)?; // 21 values: 5 bits, sent as -3 - -10 = 7
+    /// assert_eq!(w.bit_position(), 5);
+    /// let e = w.write_int(11i32, -10, 10).unwrap_err();
+    /// assert_eq!(e.to_string(), "value 11 out of range -10..=10 at bit 5");
+    /// w.finish();
+    /// assert_eq!(buf[0], 7);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_int<I: RangedInt>(&mut self, value: I, min: I, max: I) -> Result<()> {
         let start = self.bit_position();
@@ -152,6 +269,18 @@ pub trait Encoder: Sized {
     /// [`ErrorKind::ValueTooWide`] when `value >= 2^bits` or it is negative,
     /// [`ErrorKind::InvalidBitCount`] above the type's width (or a signed type's sign
     /// bit, as [`Decoder::read_uint_bits`]), [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_uint_bits(5u32, 3)?;
+    /// assert_eq!(m.bits(), 3);
+    /// let e = m.write_uint_bits(8u32, 3).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::ValueTooWide { value: 8, bits: 3 });
+    /// let e = m.write_uint_bits(1u8, 9).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 9 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_uint_bits<I: RangedInt>(&mut self, value: I, bits: u32) -> Result<()> {
         let start = self.bit_position();
@@ -183,6 +312,16 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::InvalidRange`] when a bound overflows the type once scaled, and the
     /// errors of [`Encoder::write_int`].
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// // 2.5 with 4 fraction bits is 40, in -8.0..=8.0 (raw -128..=128: 9 bits).
+    /// m.write_fixed(40i32, 4, -8, 8)?;
+    /// assert_eq!(m.bits(), 9);
+    /// assert!(m.write_fixed(129i32, 4, -8, 8).is_err()); // 8.0625 is above 8.0
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_fixed<I: RangedInt>(
         &mut self,
@@ -199,6 +338,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_f32(1.5)?;
+    /// assert_eq!(w.finish(), 4);
+    /// assert_eq!(buf, 1.5f32.to_bits().to_le_bytes());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_f32(&mut self, value: f32) -> Result<()> {
         let start = self.bit_position();
@@ -211,6 +360,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_f64(-0.1)?;
+    /// assert_eq!(w.finish(), 8);
+    /// assert_eq!(buf, (-0.1f64).to_bits().to_le_bytes());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_f64(&mut self, value: f64) -> Result<()> {
         let start = self.bit_position();
@@ -224,6 +383,27 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::NotFinite`] for NaN or infinities, [`ErrorKind::QuantizedOutOfRange`]
     /// outside the range unless `q` clamps, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, Quantize, ReadStream, WriteStream};
+    /// let q = Quantize::new(-1.0, 1.0, 0.01); // 200 steps: 8 bits
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_compressed_f32(0.5, &q)?;
+    /// assert_eq!(w.bit_position(), 8);
+    /// let e = w.write_compressed_f32(1.5, &q).unwrap_err();
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "value 1.5 out of range -1..=1 (quantized in steps of 0.01) at bit 8"
+    /// );
+    /// // A clamping quantization sends the nearest end instead.
+    /// w.write_compressed_f32(1.5, &q.clamping())?;
+    /// let len = w.finish();
+    /// let mut r = ReadStream::new(&buf[..len]);
+    /// assert_eq!(r.read_compressed_f32(&q)?, 0.5);
+    /// assert_eq!(r.read_compressed_f32(&q)?, 1.0);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_compressed_f32(&mut self, value: f32, q: &Quantize) -> Result<()> {
         let start = self.bit_position();
@@ -238,6 +418,18 @@ pub trait Encoder: Sized {
     /// # Errors
     /// As [`Encoder::write_compressed_f32`]; a finite `f64` too large for `f32` is out of
     /// range.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, Quantize, ReadStream, WriteStream};
+    /// let q = Quantize::new(-1.0, 1.0, 0.01);
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_compressed_f64(-0.25, &q)?;
+    /// assert!(w.write_compressed_f64(1e300, &q).is_err());
+    /// let len = w.finish();
+    /// assert_eq!(ReadStream::new(&buf[..len]).read_compressed_f64(&q)?, -0.25);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_compressed_f64(&mut self, value: f64, q: &Quantize) -> Result<()> {
         let start = self.bit_position();
@@ -260,6 +452,17 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// As [`Encoder::write_compressed_f32`], for the first component that fails.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream, Quantize};
+    /// let q = Quantize::new(0.0, 1.0, 0.5); // 2 steps: 2 bits
+    /// let mut m = MeasureStream::new();
+    /// m.write_compressed_f32s(&[0.0, 0.5, 1.0], &q)?;
+    /// assert_eq!(m.bits(), 6);
+    /// let e = m.write_compressed_f32s(&[0.5, 2.0], &q).unwrap_err();
+    /// assert_eq!(e.path(), "[1]");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_compressed_f32s(&mut self, values: &[f32], q: &Quantize) -> Result<()> {
         for (i, &v) in values.iter().enumerate() {
@@ -273,6 +476,20 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::InvalidQuaternion`] for zero-length or non-finite input,
     /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 32`, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ErrorKind, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_quat([0.0, 0.0, 0.0, 1.0], 9)?; // 2 + 3 * 9 bits
+    /// assert_eq!(w.bit_position(), 29);
+    /// let e = w.write_quat([0.0; 4], 9).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidQuaternion);
+    /// let len = w.finish();
+    /// let back = ReadStream::new(&buf[..len]).read_quat(9)?;
+    /// assert!((back[3] - 1.0).abs() < 1e-3 && back[0].abs() < 1e-2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_quat(&mut self, q: [f32; 4], bits: u32) -> Result<()> {
         let start = self.bit_position();
@@ -299,6 +516,17 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_bool(true)?;
+    /// m.align()?;
+    /// assert_eq!(m.bits(), 8);
+    /// m.align()?; // already aligned: nothing
+    /// assert_eq!(m.bits(), 8);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn align(&mut self) -> Result<()> {
         let start = self.bit_position();
@@ -313,6 +541,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::LengthTooLong`] when `len > max_len`, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_len(3, 10)?; // 0..=10: 4 bits
+    /// assert_eq!(m.bits(), 4);
+    /// let e = m.write_len(11, 10).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::LengthTooLong { len: 11, max: 10 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_len(&mut self, len: usize, max_len: usize) -> Result<()> {
         let start = self.bit_position();
@@ -341,6 +579,18 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::LengthTooLong`], [`ErrorKind::NulInString`] (the reference cannot
     /// carry NUL), [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_string("hi", 15)?; // 4 bits of length, 4 of padding, 2 bytes
+    /// let e = w.write_string("a\0b", 15).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::NulInString { position: 1 });
+    /// let len = w.finish();
+    /// assert_eq!(&buf[..len], &[2, b'h', b'i']);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_string(&mut self, s: &str, max_len: usize) -> Result<()> {
         let start = self.bit_position();
         if let Some(position) = s.bytes().position(|b| b == 0) {
@@ -363,6 +613,15 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::LengthTooLong`], [`ErrorKind::NulInString`], [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_wstring("hé", 7)?; // 3 bits of length, then 32 bits per UTF-16 unit
+    /// assert_eq!(m.bits(), 3 + 2 * 32);
+    /// assert!(m.write_wstring("too long", 7).is_err());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_wstring(&mut self, s: &str, max_units: usize) -> Result<()> {
         let start = self.bit_position();
         if let Some(position) = s.bytes().position(|b| b == 0) {
@@ -384,6 +643,18 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::NotIncreasing`] unless `previous < current`, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_int_relative(10, 11)?; // +1: one bit
+    /// assert_eq!(m.bits(), 1);
+    /// m.write_int_relative(11, 14)?; // +3: two flags and 3 bits
+    /// assert_eq!(m.bits(), 1 + 5);
+    /// let e = m.write_int_relative(14, 14).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::NotIncreasing { previous: 14, current: 14 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_int_relative(&mut self, previous: i32, current: i32) -> Result<()> {
         let start = self.bit_position();
         if current <= previous {
@@ -424,6 +695,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_check(0x1234_5678)?;
+    /// assert_eq!(w.finish(), 4);
+    /// assert_eq!(buf, [0x78, 0x56, 0x34, 0x12]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_check(&mut self, magic: u32) -> Result<()> {
         let start = self.bit_position();
@@ -436,6 +717,16 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::UnknownTag`] when `tag >= variants`, [`ErrorKind::BufferFull`].
+    ///
+    /// ```
+    /// use netser::{Encoder, ErrorKind, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_tag(2, 5)?; // tags 0..=4: 3 bits
+    /// assert_eq!(m.bits(), 3);
+    /// let e = m.write_tag(5, 5).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::UnknownTag { tag: 5, variants: 5 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn write_tag(&mut self, tag: u32, variants: u32) -> Result<()> {
         let start = self.bit_position();
@@ -457,6 +748,14 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// Whatever the value's encoder returns.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_value(&(true, 7u8))?;
+    /// assert_eq!(m.bits(), 1 + 8);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn write_value<T: NetSerialize>(&mut self, value: &T) -> Result<()> {
         value.encode(self)
@@ -466,6 +765,19 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::LengthTooLong`], or the first element's error (with its index).
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ErrorKind, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_seq(&[1u8, 2, 3], 7)?; // 3 bits of length, then 3 x 8 bits
+    /// assert_eq!(w.bit_position(), 3 + 24);
+    /// let e = w.write_seq(&[0u8; 8], 7).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::LengthTooLong { len: 8, max: 7 });
+    /// let len = w.finish();
+    /// assert_eq!(ReadStream::new(&buf[..len]).read_seq::<u8>(7)?, [1, 2, 3]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_seq<T: NetSerialize>(&mut self, items: &[T], max_len: usize) -> Result<()> {
         self.write_len(items.len(), max_len)?;
         for (i, item) in items.iter().enumerate() {
@@ -478,6 +790,15 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// Whatever the value's encoder returns.
+    ///
+    /// ```
+    /// use netser::{Encoder, MeasureStream};
+    /// let mut m = MeasureStream::new();
+    /// m.write_option(Some(&5u8))?; // presence bit, then the value
+    /// m.write_option::<u8>(None)?; // presence bit only
+    /// assert_eq!(m.bits(), 1 + 8 + 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_option<T: NetSerialize>(&mut self, value: Option<&T>) -> Result<()> {
         self.write_bool(value.is_some())?;
         match value {
@@ -498,6 +819,25 @@ pub trait Encoder: Sized {
     /// # Errors
     /// [`ErrorKind::LengthTooLong`] when `len > i32::MAX as usize`, or whatever
     /// `write_item` returns.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// // Two of 64 entities changed: the few-changed form, indices relative to each other.
+    /// let health = [100u8; 64];
+    /// let mut buf = [0u8; 16];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_subset(64, |i| i == 2 || i == 40, |w, i| w.write_int(health[i], 0, 100))?;
+    /// assert!(w.bit_position() < 64); // less than a bit per entity
+    /// let len = w.finish();
+    ///
+    /// let mut got = Vec::new();
+    /// ReadStream::new(&buf[..len]).read_subset(64, |r, i| {
+    ///     got.push((i, r.read_int(0u8, 100)?));
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(got, [(2, 100), (40, 100)]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn write_subset<F, W>(&mut self, len: usize, mut changed: F, mut write_item: W) -> Result<()>
     where
         F: FnMut(usize) -> bool,
