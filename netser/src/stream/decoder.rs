@@ -39,6 +39,15 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`] or [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// let mut r = ReadStream::new(&[0xab]);
+    /// assert_eq!(r.get_bits(4)?, 0xb);
+    /// let e = r.get_bits(65).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 65 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn get_bits(&mut self, bits: u32) -> Result<u64>;
 
     /// Fills `words` with 64-bit reads, then reads and returns `last_bits` (`< 64`)
@@ -61,24 +70,85 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::NonZeroPadding`] or [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// let mut r = ReadStream::new(&[0x01, 0xff]);
+    /// assert!(r.read_bool()?);
+    /// r.read_align()?;
+    /// assert_eq!(r.bit_position(), 8);
+    /// // Padding that is not zero was not written by a writer.
+    /// let mut r = ReadStream::new(&[0x03]);
+    /// r.read_bool()?;
+    /// assert!(matches!(r.read_align().unwrap_err().kind(), ErrorKind::NonZeroPadding { .. }));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_align(&mut self) -> Result<()>;
 
     /// Aligns, then fills `out` with raw bytes.
     ///
     /// # Errors
     /// As [`Decoder::read_align`]; [`ErrorKind::EndOfBuffer`] when too few bytes remain.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0x01, b'h', b'i']);
+    /// r.read_bool()?;
+    /// let mut out = [0u8; 2];
+    /// r.read_bytes(&mut out)?;
+    /// assert_eq!(&out, b"hi");
+    /// assert!(r.read_bytes(&mut [0u8; 1]).is_err());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_bytes(&mut self, out: &mut [u8]) -> Result<()>;
 
     /// Bits read so far.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0, 0]);
+    /// r.read_bits(5)?;
+    /// assert_eq!(r.bit_position(), 5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn bit_position(&self) -> u64;
 
     /// Bits left.
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0, 0]);
+    /// r.read_bits(3)?;
+    /// assert_eq!(r.bits_remaining(), 13);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn bits_remaining(&self) -> u64;
 
     /// The stream's tracer.
+    ///
+    /// ```
+    /// use netser::{trace::Trace, Decoder, ReadStream};
+    /// let mut r = ReadStream::with_tracer(&[1], Trace::new());
+    /// r.read_bool()?;
+    /// assert_eq!(r.tracer().entries().len(), 1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn tracer(&mut self) -> &mut Self::Tracer;
 
     /// Records `value` as the primitive that took bits `start..` up to the position now.
+    ///
+    /// ```
+    /// use netser::trace::{Trace, TraceValue};
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::with_tracer(&[0b101], Trace::new());
+    /// // A hand-written primitive: untraced bits, then one trace entry for them.
+    /// let start = r.bit_position();
+    /// let v = r.get_bits(3)?;
+    /// r.trace(start, TraceValue::Bits(v));
+    /// let e = &r.tracer().entries()[0];
+    /// assert_eq!((e.start, e.bits), (0, 3));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn trace(&mut self, start: u64, value: TraceValue<'_>) {
         let end = self.bit_position();
@@ -89,6 +159,14 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// As [`Decoder::get_bits`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0xbc, 0x0a]);
+    /// assert_eq!(r.read_bits(12)?, 0xabc);
+    /// assert!(r.read_bits(5).is_err()); // 4 bits left
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_bits(&mut self, bits: u32) -> Result<u64> {
         let start = self.bit_position();
@@ -101,6 +179,13 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0b101]);
+    /// assert_eq!([r.read_bool()?, r.read_bool()?, r.read_bool()?], [true, false, true]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_bool(&mut self) -> Result<bool> {
         let start = self.bit_position();
@@ -114,6 +199,15 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] when the offset read is above `max - min`,
     /// [`ErrorKind::InvalidRange`], [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// assert_eq!(ReadStream::new(&[7]).read_int(-10i32, 10)?, -3); // offset 7 from -10
+    /// // 5 bits carry 0..=31: an offset above 20 is refused, in the range's own units.
+    /// let e = ReadStream::new(&[31]).read_int(-10i32, 10).unwrap_err();
+    /// assert_eq!(e.to_string(), "value 21 out of range -10..=10 at bit 0");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_int<I: RangedInt>(&mut self, min: I, max: I) -> Result<I> {
         let start = self.bit_position();
@@ -140,6 +234,15 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`] above the type's width (or a negative type's sign
     /// bit), [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// assert_eq!(ReadStream::new(&[0b1101]).read_uint_bits::<u8>(3)?, 5);
+    /// // A signed type's sign bit is never part of the field.
+    /// let e = ReadStream::new(&[0]).read_uint_bits::<i8>(8).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 8 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_uint_bits<I: RangedInt>(&mut self, bits: u32) -> Result<I> {
         let start = self.bit_position();
@@ -157,6 +260,17 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// As [`Decoder::read_int`], and [`ErrorKind::InvalidRange`] for bounds that overflow.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_fixed(40i32, 4, -8, 8)?; // 2.5 with 4 fraction bits
+    /// let len = w.finish();
+    /// let raw = ReadStream::new(&buf[..len]).read_fixed::<i32>(4, -8, 8)?;
+    /// assert_eq!(raw as f32 / 16.0, 2.5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_fixed<I: RangedInt>(
         &mut self,
@@ -172,6 +286,13 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let bytes = 1.5f32.to_bits().to_le_bytes();
+    /// assert_eq!(ReadStream::new(&bytes).read_f32()?, 1.5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_f32(&mut self) -> Result<f32> {
         let start = self.bit_position();
@@ -184,6 +305,13 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let bytes = (-0.1f64).to_bits().to_le_bytes();
+    /// assert_eq!(ReadStream::new(&bytes).read_f64()?, -0.1);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_f64(&mut self) -> Result<f64> {
         let start = self.bit_position();
@@ -198,6 +326,19 @@ pub trait Decoder: Sized {
     /// [`ErrorKind::QuantizedOutOfRange`] when the integer is above
     /// `q.max_integer_value()` (reported as the value it stands for, in the units of the
     /// write error), [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Quantize, ReadStream};
+    /// let q = Quantize::new(-1.0, 1.0, 0.01); // 200 steps in 8 bits
+    /// assert_eq!(ReadStream::new(&[150]).read_compressed_f32(&q)?, 0.5);
+    /// // 255 is from the headroom above 200: reported as the value it stands for.
+    /// let e = ReadStream::new(&[255]).read_compressed_f32(&q).unwrap_err();
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "value 1.55 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+    /// );
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_compressed_f32(&mut self, q: &Quantize) -> Result<f32> {
         let start = self.bit_position();
@@ -214,6 +355,13 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// As [`Decoder::read_compressed_f32`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Quantize, ReadStream};
+    /// let q = Quantize::new(-1.0, 1.0, 0.01);
+    /// assert_eq!(ReadStream::new(&[100]).read_compressed_f64(&q)?, 0.0);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_compressed_f64(&mut self, q: &Quantize) -> Result<f64> {
         self.read_compressed_f32(q).map(f64::from)
@@ -223,6 +371,17 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// As [`Decoder::read_compressed_f32`], with the failing component's index.
+    ///
+    /// ```
+    /// use netser::{Decoder, Quantize, ReadStream};
+    /// let q = Quantize::new(0.0, 1.0, 0.5); // integers 0..=2 in 2 bits
+    /// let mut out = [0.0f32; 3];
+    /// ReadStream::new(&[0 | 1 << 2 | 2 << 4]).read_compressed_f32s(&mut out, &q)?;
+    /// assert_eq!(out, [0.0, 0.5, 1.0]);
+    /// let e = ReadStream::new(&[3 << 2]).read_compressed_f32s(&mut out, &q).unwrap_err();
+    /// assert_eq!(e.path(), "[1]");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_compressed_f32s(&mut self, out: &mut [f32], q: &Quantize) -> Result<()> {
         for (i, v) in out.iter_mut().enumerate() {
@@ -235,6 +394,19 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`], [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let h = std::f32::consts::FRAC_1_SQRT_2;
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_quat([0.0, h, 0.0, h], 12)?;
+    /// let len = w.finish();
+    /// let q = ReadStream::new(&buf[..len]).read_quat(12)?;
+    /// assert!((q[1] - h).abs() < 1e-3 && (q[3] - h).abs() < 1e-3);
+    /// assert!(ReadStream::new(&buf[..len]).read_quat(21).is_err()); // above quat::MAX_BITS
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_quat(&mut self, bits: u32) -> Result<[f32; 4]> {
         let start = self.bit_position();
@@ -263,6 +435,15 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// As [`Decoder::read_align`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ReadStream};
+    /// let mut r = ReadStream::new(&[0x01, 0x02]);
+    /// r.read_bool()?;
+    /// r.align()?;
+    /// assert_eq!(r.read_bits(8)?, 2);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn align(&mut self) -> Result<()> {
         let start = self.bit_position();
@@ -278,6 +459,14 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::LengthTooLong`] when the value read is above `max_len`,
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// assert_eq!(ReadStream::new(&[3]).read_len(10)?, 3);
+    /// let e = ReadStream::new(&[11]).read_len(10).unwrap_err(); // 4 bits hold 11
+    /// assert_eq!(e.kind(), &ErrorKind::LengthTooLong { len: 11, max: 10 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_len(&mut self, max_len: usize) -> Result<usize> {
         let start = self.bit_position();
@@ -301,6 +490,16 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::LengthTooLong`], [`ErrorKind::NonZeroPadding`],
     /// [`ErrorKind::EndOfBuffer`], [`ErrorKind::InvalidUtf8`], [`ErrorKind::NulInString`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// assert_eq!(ReadStream::new(&[2, b'h', b'i']).read_string(15)?, "hi");
+    /// let e = ReadStream::new(&[1, 0xff]).read_string(15).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidUtf8 { valid_up_to: 0 });
+    /// // A length the packet cannot hold is refused before anything is allocated.
+    /// assert!(ReadStream::new(&[15]).read_string(15).is_err());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_string(&mut self, max_len: usize) -> Result<String> {
         let start = self.bit_position();
         let len = self.read_len(max_len)?;
@@ -331,6 +530,16 @@ pub trait Decoder: Sized {
     /// [`ErrorKind::LengthTooLong`], [`ErrorKind::EndOfBuffer`],
     /// [`ErrorKind::InvalidUtf16`] for a unit above 0xFFFF, a zero unit or an unpaired
     /// surrogate.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 16];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_wstring("hé", 7)?;
+    /// let len = w.finish();
+    /// assert_eq!(ReadStream::new(&buf[..len]).read_wstring(7)?, "hé");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_wstring(&mut self, max_units: usize) -> Result<String> {
         let start = self.bit_position();
         let n = self.read_len(max_units)?;
@@ -372,6 +581,21 @@ pub trait Decoder: Sized {
     /// [`ErrorKind::OutOfRange`] for a payload in a tier's headroom,
     /// [`ErrorKind::NotIncreasing`] when the result is not above `previous`,
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_int_relative(10, 11)?;
+    /// w.write_int_relative(11, 14)?;
+    /// w.write_int_relative(14, 1_000_000)?;
+    /// let len = w.finish();
+    /// let mut r = ReadStream::new(&buf[..len]);
+    /// assert_eq!(r.read_int_relative(10)?, 11);
+    /// assert_eq!(r.read_int_relative(11)?, 14);
+    /// assert_eq!(r.read_int_relative(14)?, 1_000_000);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_int_relative(&mut self, previous: i32) -> Result<i32> {
         let start = self.bit_position();
         let current = if self.get_bits(1)? == 1 {
@@ -422,6 +646,14 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::CheckMismatch`], [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// ReadStream::new(&[0x78, 0x56, 0x34, 0x12]).read_check(0x1234_5678)?;
+    /// let e = ReadStream::new(&[0; 4]).read_check(0x1234_5678).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::CheckMismatch { expected: 0x1234_5678, found: 0 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_check(&mut self, magic: u32) -> Result<()> {
         let start = self.bit_position();
@@ -444,6 +676,14 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::UnknownTag`] when the tag read names no variant,
     /// [`ErrorKind::EndOfBuffer`].
+    ///
+    /// ```
+    /// use netser::{Decoder, ErrorKind, ReadStream};
+    /// assert_eq!(ReadStream::new(&[2]).read_tag(5)?, 2); // 3 bits
+    /// let e = ReadStream::new(&[7]).read_tag(5).unwrap_err();
+    /// assert_eq!(e.kind(), &ErrorKind::UnknownTag { tag: 7, variants: 5 });
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     fn read_tag(&mut self, variants: u32) -> Result<u32> {
         let start = self.bit_position();
@@ -465,6 +705,16 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// Whatever the type's decoder returns.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_value(&(true, 7u8))?;
+    /// let len = w.finish();
+    /// assert_eq!(ReadStream::new(&buf[..len]).read_value::<(bool, u8)>()?, (true, 7));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     fn read_value<T: NetSerialize>(&mut self) -> Result<T> {
         T::decode(self)
@@ -475,6 +725,19 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::LengthTooLong`], or the first element's error with its index.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_seq(&[1u8, 2, 3], 7)?;
+    /// let len = w.finish();
+    /// assert_eq!(ReadStream::new(&buf[..len]).read_seq::<u8>(7)?, [1, 2, 3]);
+    /// // A length of 7 with 5 bits left: the first element fails, with its index.
+    /// let e = ReadStream::new(&[7]).read_seq::<u8>(7).unwrap_err();
+    /// assert_eq!(e.path(), "[0]");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_seq<T: NetSerialize>(&mut self, max_len: usize) -> Result<Vec<T>> {
         let len = self.read_len(max_len)?;
         let mut items = Vec::with_capacity(seq_capacity::<T>(len, self.bits_remaining()));
@@ -488,6 +751,19 @@ pub trait Decoder: Sized {
     ///
     /// # Errors
     /// Whatever the value's decoder returns.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_option(Some(&5u8))?;
+    /// w.write_option::<u8>(None)?;
+    /// let len = w.finish();
+    /// let mut r = ReadStream::new(&buf[..len]);
+    /// assert_eq!(r.read_option::<u8>()?, Some(5));
+    /// assert_eq!(r.read_option::<u8>()?, None);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_option<T: NetSerialize>(&mut self) -> Result<Option<T>> {
         if self.read_bool()? {
             T::decode(self).map(Some)
@@ -502,6 +778,23 @@ pub trait Decoder: Sized {
     /// # Errors
     /// [`ErrorKind::OutOfRange`] for an index at or beyond `len`, the errors of
     /// [`Decoder::read_int_relative`], or whatever `read_item` returns.
+    ///
+    /// ```
+    /// use netser::{Decoder, Encoder, ReadStream, WriteStream};
+    /// let mut buf = [0u8; 8];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// // Most of 4 elements changed: the bit-per-element form.
+    /// w.write_subset(4, |i| i != 1, |w, i| w.write_int(i as u8, 0, 3))?;
+    /// let len = w.finish();
+    /// let mut got = Vec::new();
+    /// ReadStream::new(&buf[..len]).read_subset(4, |r, i| {
+    ///     assert_eq!(r.read_int(0u8, 3)?, i as u8);
+    ///     got.push(i);
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(got, [0, 2, 3]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn read_subset<R>(&mut self, len: usize, mut read_item: R) -> Result<()>
     where
         R: FnMut(&mut Self, usize) -> Result<()>,
