@@ -393,7 +393,8 @@ pub trait Decoder: Sized {
     /// A smallest-three quaternion (see [`Encoder::write_quat`]).
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidBitCount`], [`ErrorKind::EndOfBuffer`].
+    /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 20`, [`ErrorKind::EndOfBuffer`],
+    /// [`ErrorKind::NonCanonicalQuaternion`] for an encoding no writer produces.
     ///
     /// ```
     /// use netser::{Decoder, Encoder, ReadStream, WriteStream};

@@ -475,7 +475,8 @@ pub trait Encoder: Sized {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidQuaternion`] for zero-length or non-finite input,
-    /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 32`, [`ErrorKind::BufferFull`].
+    /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 20` ([`crate::quat::MAX_BITS`]),
+    /// [`ErrorKind::BufferFull`].
     ///
     /// ```
     /// use netser::{Decoder, Encoder, ErrorKind, ReadStream, WriteStream};
