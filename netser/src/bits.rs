@@ -5,6 +5,23 @@
 //! `acc |= value << position`. The writer gathers bits in a 64-bit scratch word and
 //! stores it eight bytes at a time; the reader loads the 64-bit window at its position.
 //! Both work on slices of any length and never touch a byte outside them.
+//!
+//! ```
+//! use netser::bits::{bits_required, BitReader, BitWriter};
+//!
+//! // A health in 0..=100 takes 7 bits; a flag 1: both fit in one byte.
+//! let mut buf = [0u8; 4];
+//! let mut w = BitWriter::new(&mut buf);
+//! w.write_bits(87, bits_required(0, 100))?;
+//! w.write_bits(1, 1)?;
+//! let len = w.finish();
+//! assert_eq!(&buf[..len], &[87 | 1 << 7]);
+//!
+//! let mut r = BitReader::new(&buf[..len]);
+//! assert_eq!(r.read_bits(7)?, 87);
+//! assert_eq!(r.read_bits(1)?, 1);
+//! # Ok::<(), netser::Error>(())
+//! ```
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -99,6 +116,13 @@ pub struct BitWriter<'a> {
 
 impl<'a> BitWriter<'a> {
     /// A writer over `buf`; its capacity is `8 * buf.len()` bits.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 4];
+    /// let w = BitWriter::new(&mut buf);
+    /// assert_eq!(w.bits_available(), 32);
+    /// ```
     pub fn new(buf: &'a mut [u8]) -> Self {
         let capacity_bits = (buf.len() as u64) * 8;
         BitWriter {
@@ -110,12 +134,31 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Bits written so far.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 4];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(3, 2)?;
+    /// w.write_bits(0, 7)?;
+    /// assert_eq!(w.bits_written(), 9);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn bits_written(&self) -> u64 {
         self.bits_written
     }
 
     /// Room left, in bits.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 2];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(1, 5)?;
+    /// assert_eq!(w.bits_available(), 11);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn bits_available(&self) -> u64 {
         self.capacity_bits - self.bits_written
@@ -127,6 +170,22 @@ impl<'a> BitWriter<'a> {
     /// [`ErrorKind::InvalidBitCount`] above 64 bits, [`ErrorKind::ValueTooWide`] when
     /// `value` has bits set above `bits`, [`ErrorKind::BufferFull`] when the buffer has
     /// no room. Nothing is written on error.
+    ///
+    /// ```
+    /// use netser::{bits::BitWriter, ErrorKind};
+    /// let mut buf = [0u8; 1];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(0b101, 3)?;
+    /// assert_eq!(
+    ///     w.write_bits(8, 3).unwrap_err().kind(),
+    ///     &ErrorKind::ValueTooWide { value: 8, bits: 3 }
+    /// );
+    /// assert!(matches!(w.write_bits(0, 6).unwrap_err().kind(), ErrorKind::BufferFull { .. }));
+    /// assert_eq!(w.bits_written(), 3); // refused writes leave nothing
+    /// assert_eq!(w.finish(), 1);
+    /// assert_eq!(buf, [0b101]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         // One well-predicted branch on the hot path; the cold path says which check failed.
@@ -201,6 +260,16 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 2];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// assert_eq!(w.align_bits(), 0);
+    /// w.write_bits(1, 3)?;
+    /// assert_eq!(w.align_bits(), 5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn align_bits(&self) -> u32 {
         (8 - (self.bits_written % 8) as u32) % 8
@@ -210,6 +279,18 @@ impl<'a> BitWriter<'a> {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`] when the padding does not fit.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 2];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(1, 3)?;
+    /// w.align()?;
+    /// w.write_bits(0xff, 8)?;
+    /// assert_eq!(w.finish(), 2);
+    /// assert_eq!(buf, [0x01, 0xff]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn align(&mut self) -> Result<()> {
         let pad = self.align_bits();
@@ -224,6 +305,19 @@ impl<'a> BitWriter<'a> {
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`] when padding and data do not fit; nothing is written.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 4];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(1, 1)?;
+    /// w.write_bytes(b"hi")?; // aligned first: 7 bits of padding
+    /// assert_eq!(w.bits_written(), 24);
+    /// assert!(w.write_bytes(b"no").is_err()); // 16 bits, 8 of room: nothing written
+    /// assert_eq!(w.finish(), 3);
+    /// assert_eq!(&buf[..3], &[0x01, b'h', b'i']);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn write_bytes(&mut self, data: &[u8]) -> Result<()> {
         let pad = self.align_bits();
         let need = pad as u64 + (data.len() as u64) * 8;
@@ -258,11 +352,33 @@ impl<'a> BitWriter<'a> {
 
     /// Flushes the last partial word and returns the packet length, `ceil(bits / 8)`.
     /// Bytes of the buffer after that length are left untouched.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 8];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(0x1ff, 9)?;
+    /// assert_eq!(w.finish(), 2); // 9 bits take 2 bytes
+    /// assert_eq!(&buf[..2], &[0xff, 0x01]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn finish(mut self) -> usize {
         self.flush()
     }
 
     /// Flushes the pending bits without consuming the writer; returns the length so far.
+    ///
+    /// ```
+    /// use netser::bits::BitWriter;
+    /// let mut buf = [0u8; 8];
+    /// let mut w = BitWriter::new(&mut buf);
+    /// w.write_bits(0xab, 8)?;
+    /// assert_eq!(w.flush(), 1);
+    /// w.write_bits(0xcd, 8)?; // the writer stays open
+    /// assert_eq!(w.finish(), 2);
+    /// assert_eq!(&buf[..2], &[0xab, 0xcd]);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn flush(&mut self) -> usize {
         let len = self.bits_written.div_ceil(8) as usize;
         let word_start = ((self.bits_written >> 6) * 8) as usize;
@@ -304,6 +420,12 @@ pub struct BitReader<'a> {
 
 impl<'a> BitReader<'a> {
     /// A reader over all of `buf`.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let r = BitReader::new(&[1, 2, 3]);
+    /// assert_eq!(r.bits_remaining(), 24);
+    /// ```
     pub fn new(buf: &'a [u8]) -> Self {
         BitReader {
             buf,
@@ -313,18 +435,43 @@ impl<'a> BitReader<'a> {
     }
 
     /// Bits read so far.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let mut r = BitReader::new(&[0xff, 0xff]);
+    /// r.read_bits(5)?;
+    /// assert_eq!(r.bits_read(), 5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn bits_read(&self) -> u64 {
         self.bits_read
     }
 
     /// Bits left to read.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let mut r = BitReader::new(&[0xff, 0xff]);
+    /// r.read_bits(5)?;
+    /// assert_eq!(r.bits_remaining(), 11);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn bits_remaining(&self) -> u64 {
         self.len_bits - self.bits_read
     }
 
     /// The bytes the reader was made from.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let packet = [7u8, 8, 9];
+    /// let mut r = BitReader::new(&packet);
+    /// r.read_bits(8)?;
+    /// assert_eq!(r.bytes(), &packet); // the whole input, whatever was read
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn bytes(&self) -> &'a [u8] {
         self.buf
     }
@@ -334,6 +481,18 @@ impl<'a> BitReader<'a> {
     /// # Errors
     /// [`ErrorKind::InvalidBitCount`] above 64, [`ErrorKind::EndOfBuffer`] when fewer bits
     /// remain; nothing is consumed on error.
+    ///
+    /// ```
+    /// use netser::{bits::BitReader, ErrorKind};
+    /// let mut r = BitReader::new(&[0b1010_1101]);
+    /// assert_eq!(r.read_bits(3)?, 0b101);
+    /// assert_eq!(
+    ///     r.read_bits(6).unwrap_err().kind(),
+    ///     &ErrorKind::EndOfBuffer { wanted: 6, remaining: 5 }
+    /// );
+    /// assert_eq!(r.read_bits(5)?, 0b10101); // the refused read consumed nothing
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
@@ -384,6 +543,14 @@ impl<'a> BitReader<'a> {
     }
 
     /// Padding bits [`BitReader::align`] would consume now.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let mut r = BitReader::new(&[0, 0]);
+    /// r.read_bits(3)?;
+    /// assert_eq!(r.align_bits(), 5);
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn align_bits(&self) -> u32 {
         (8 - (self.bits_read % 8) as u32) % 8
@@ -394,6 +561,19 @@ impl<'a> BitReader<'a> {
     /// # Errors
     /// [`ErrorKind::NonZeroPadding`] when the padding is not all zeros,
     /// [`ErrorKind::EndOfBuffer`] when it runs past the end.
+    ///
+    /// ```
+    /// use netser::{bits::BitReader, ErrorKind};
+    /// let mut r = BitReader::new(&[0b0000_0001, 0xff]);
+    /// assert_eq!(r.read_bits(1)?, 1);
+    /// r.align()?;
+    /// assert_eq!(r.read_bits(8)?, 0xff);
+    /// // Padding must be zeros: anything else is not what a writer sends.
+    /// let mut r = BitReader::new(&[0b1000_0001]);
+    /// r.read_bits(1)?;
+    /// assert!(matches!(r.align().unwrap_err().kind(), ErrorKind::NonZeroPadding { .. }));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline]
     pub fn align(&mut self) -> Result<()> {
         let at = self.bits_read;
@@ -412,6 +592,17 @@ impl<'a> BitReader<'a> {
     ///
     /// # Errors
     /// As [`BitReader::align`], and [`ErrorKind::EndOfBuffer`] when fewer bytes remain.
+    ///
+    /// ```
+    /// use netser::bits::BitReader;
+    /// let mut r = BitReader::new(&[0x01, b'h', b'i']);
+    /// r.read_bits(1)?;
+    /// let mut out = [0u8; 2];
+    /// r.read_bytes(&mut out)?;
+    /// assert_eq!(&out, b"hi");
+    /// assert!(r.read_bytes(&mut [0u8; 1]).is_err()); // nothing left
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<()> {
         let need = self.align_bits() as u64 + (out.len() as u64) * 8;
         if need > self.bits_remaining() {
@@ -519,18 +710,43 @@ pub struct BitCounter {
 
 impl BitCounter {
     /// Counts `bits` more bits.
+    ///
+    /// ```
+    /// use netser::bits::BitCounter;
+    /// let mut c = BitCounter::default();
+    /// c.add(5);
+    /// c.add(64);
+    /// assert_eq!(c.bits(), 69);
+    /// ```
     #[inline(always)]
     pub fn add(&mut self, bits: u64) {
         self.bits += bits;
     }
 
     /// Counts the padding to the next byte boundary.
+    ///
+    /// ```
+    /// use netser::bits::BitCounter;
+    /// let mut c = BitCounter::default();
+    /// c.align(); // already aligned: nothing
+    /// c.add(3);
+    /// c.align();
+    /// assert_eq!(c.bits(), 8);
+    /// ```
     #[inline(always)]
     pub fn align(&mut self) {
         self.bits = self.bits.div_ceil(8) * 8;
     }
 
     /// Bits counted so far.
+    ///
+    /// ```
+    /// use netser::bits::BitCounter;
+    /// let mut c = BitCounter::default();
+    /// assert_eq!(c.bits(), 0);
+    /// c.add(12);
+    /// assert_eq!(c.bits(), 12);
+    /// ```
     #[inline(always)]
     pub fn bits(&self) -> u64 {
         self.bits

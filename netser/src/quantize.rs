@@ -1,6 +1,22 @@
 //! Compressed floats: a bounded float sent as an integer in `[0, max_integer_value]`,
 //! as "Serialization Strategies" describes and the reference implements.
 //!
+//! ```
+//! use netser::{Decoder, Encoder, Quantize, ReadStream, WriteStream};
+//!
+//! // A position in a 2 km world to the centimetre: 18 bits instead of 32.
+//! const POS: Quantize = Quantize::new(-1024.0, 1024.0, 0.01);
+//! let mut buf = [0u8; 8];
+//! let mut w = WriteStream::new(&mut buf);
+//! w.write_compressed_f32(123.456, &POS)?;
+//! assert_eq!(w.bit_position(), 18);
+//! let len = w.finish();
+//!
+//! let x = ReadStream::new(&buf[..len]).read_compressed_f32(&POS)?;
+//! assert!((x - 123.456).abs() <= 0.005); // within half a step
+//! # Ok::<(), netser::Error>(())
+//! ```
+//!
 //! Every step is float32 arithmetic that rounds (Rust never fuses a multiply and an add
 //! unless asked), so the bytes are identical on x86 and arm64.
 //!
@@ -43,7 +59,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use crate::bits::bits_required;
-use crate::error::{Error, ErrorKind, Num, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The largest `delta / res` the reference allows (the largest float32 below 2^32).
 const MAX_VALUES: f32 = 4_294_967_040.0;
@@ -87,6 +103,12 @@ impl Quantize {
     /// # Panics
     /// When the parameters are invalid (see [`Quantize::try_new`]); in a `const` item
     /// that is a compile error.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// const AIM: Quantize = Quantize::new(-1.0, 1.0, 0.01);
+    /// assert_eq!((AIM.max_integer_value(), AIM.bits()), (200, 8));
+    /// ```
     pub const fn new(min: f32, max: f32, res: f32) -> Self {
         match Self::try_new(min, max, res) {
             Some(q) => q,
@@ -144,37 +166,80 @@ impl Quantize {
 
     /// The same quantization, but finite values outside the range clamp to its ends
     /// instead of failing (the reference's behaviour). NaN is still an error.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(0.0, 10.0, 0.5).clamping();
+    /// assert_eq!(q.quantize(99.0, 0)?, q.max_integer_value());
+    /// assert_eq!(q.quantize(-5.0, 0)?, 0);
+    /// assert!(q.quantize(f32::NAN, 0).is_err()); // NaN has no nearest end
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     pub const fn clamping(mut self) -> Self {
         self.clamp = true;
         self
     }
 
     /// Bits each value takes on the wire.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert_eq!(Quantize::new(0.0, 10.0, 0.5).bits(), 5); // 21 values
+    /// ```
     pub const fn bits(&self) -> u32 {
         self.bits
     }
 
     /// The largest integer sent, `ceil((max - min) / res)`.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert_eq!(Quantize::new(0.0, 10.0, 0.5).max_integer_value(), 20);
+    /// // 1 / 0.3 rounds up: 4 steps of 0.25.
+    /// assert_eq!(Quantize::new(0.0, 1.0, 0.3).max_integer_value(), 4);
+    /// ```
     pub const fn max_integer_value(&self) -> u32 {
         self.max_integer_value
     }
 
     /// The range minimum.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert_eq!(Quantize::new(-2.0, 3.0, 0.25).min(), -2.0);
+    /// ```
     pub const fn min(&self) -> f32 {
         self.min
     }
 
     /// The range maximum.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert_eq!(Quantize::new(-2.0, 3.0, 0.25).max(), 3.0);
+    /// ```
     pub const fn max(&self) -> f32 {
         self.max
     }
 
     /// The resolution asked for.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// assert_eq!(Quantize::new(-2.0, 3.0, 0.25).res(), 0.25);
+    /// ```
     pub const fn res(&self) -> f32 {
         self.res
     }
 
     /// Whether out-of-range values clamp.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(0.0, 1.0, 0.1);
+    /// assert!(!q.is_clamping());
+    /// assert!(q.clamping().is_clamping());
+    /// ```
     pub const fn is_clamping(&self) -> bool {
         self.clamp
     }
@@ -182,9 +247,22 @@ impl Quantize {
     /// The integer sent for `value`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFinite`] for NaN or an infinity, [`ErrorKind::OutOfRange`] outside
-    /// the range unless clamping (the range reaches up to [`Quantize::top`], the value the
+    /// [`ErrorKind::NotFinite`] for NaN or an infinity,
+    /// [`ErrorKind::QuantizedOutOfRange`] outside the range unless clamping (the range reaches up to [`Quantize::top`], the value the
     /// top integer decodes to); `bit` is the offset reported in the error.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(0.0, 10.0, 0.01);
+    /// assert_eq!(q.quantize(0.105, 0)?, 11); // float32 rounding, as the reference
+    /// assert_eq!(q.quantize(10.0, 0)?, 1000);
+    /// let e = q.quantize(10.5, 3).unwrap_err();
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "value 10.5 out of range 0..=10 (quantized in steps of 0.01) at bit 3"
+    /// );
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     #[inline(always)]
     pub fn quantize(&self, value: f32, bit: u64) -> Result<u32> {
         // In range (NaN fails both comparisons), `f32(value - min) <= delta` by monotone
@@ -224,11 +302,7 @@ impl Quantize {
         }
         if !self.clamp {
             return Err(Error::new(
-                ErrorKind::OutOfRange {
-                    value: Num::Float(value as f64),
-                    min: Num::Float(self.min as f64),
-                    max: Num::Float(self.max as f64),
-                },
+                ErrorKind::quantized_write(value as f64, self),
                 bit,
             ));
         }
@@ -297,6 +371,14 @@ impl Quantize {
 
     /// The value an integer read from the wire stands for. The caller has checked
     /// `integer <= max_integer_value`.
+    ///
+    /// ```
+    /// use netser::Quantize;
+    /// let q = Quantize::new(0.0, 10.0, 0.01);
+    /// assert_eq!(q.dequantize(0), 0.0);
+    /// assert_eq!(q.dequantize(1000), 10.0);
+    /// assert!((q.dequantize(11) - 0.11).abs() < 1e-6);
+    /// ```
     #[inline(always)]
     pub fn dequantize(&self, integer: u32) -> f32 {
         // `f32(integer) / f32(max_integer_value)`, exactly (module docs).
@@ -329,10 +411,21 @@ mod tests {
     #[test]
     fn out_of_range_is_an_error_unless_clamping() {
         let q = Quantize::new(-1.0, 1.0, 0.01);
-        assert!(matches!(
-            q.quantize(1.5, 9).unwrap_err().kind(),
-            ErrorKind::OutOfRange { .. }
-        ));
+        let e = q.quantize(1.5, 9).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::QuantizedOutOfRange {
+                value: 1.5,
+                min: -1.0,
+                max: 1.0,
+                step: 0.01
+            }
+        );
+        assert_eq!(e.bit(), 9);
+        assert_eq!(
+            q.quantize(-1.01, 0).unwrap_err().to_string(),
+            "value -1.01 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+        );
         assert_eq!(
             q.clamping().quantize(1.5, 0).unwrap(),
             q.max_integer_value()

@@ -8,10 +8,34 @@
 //! positive and the largest (the first of the largest, as the writer picks), so what it
 //! returns is a unit quaternion that encodes back to the same bits; the writer moves a
 //! small component that quantizes past the largest back by the steps needed.
+//!
+//! ```
+//! use netser::{Decoder, Encoder, ReadStream, WriteStream};
+//!
+//! // A yaw of 90 degrees, in 2 + 3 * 10 bits.
+//! let h = std::f32::consts::FRAC_1_SQRT_2;
+//! let mut buf = [0u8; 8];
+//! let mut w = WriteStream::new(&mut buf);
+//! w.write_quat([0.0, h, 0.0, h], 10)?;
+//! assert_eq!(w.bit_position(), netser::quat::quat_bits(10));
+//! let len = w.finish();
+//!
+//! let q = ReadStream::new(&buf[..len]).read_quat(10)?;
+//! let len2: f32 = q.iter().map(|c| c * c).sum();
+//! assert!((len2 - 1.0).abs() < 1e-5); // a unit quaternion
+//! assert!((q[1] - h).abs() < 2e-3 && (q[3] - h).abs() < 2e-3);
+//! # Ok::<(), netser::Error>(())
+//! ```
 
 use crate::error::{Error, ErrorKind, Result};
 
 /// The bound of the three small components: 1/sqrt(2), as float32.
+///
+/// ```
+/// use netser::quat::SMALLEST_THREE_BOUND;
+/// // No component but the largest can exceed it: a^2 + b^2 <= 1 with |a| <= |b|.
+/// assert!((SMALLEST_THREE_BOUND * SMALLEST_THREE_BOUND - 0.5).abs() < 1e-7);
+/// ```
 pub const SMALLEST_THREE_BOUND: f32 = core::f32::consts::FRAC_1_SQRT_2;
 
 /// `RN64(1 / SMALLEST_THREE_BOUND)`: the writer divides by the bound by multiplying.
@@ -21,6 +45,12 @@ const INV_BOUND: f64 = 1.0 / SMALLEST_THREE_BOUND as f64;
 /// the steps come close to float32's own spacing near 1/sqrt(2), and a decoded
 /// quaternion no longer encodes back to the same bits (sampled: none of 68 million
 /// canonical encodings fails at 20 or 21 bits, 0.9% fail at 22).
+///
+/// ```
+/// use netser::quat::{quat_bits, QuatFormat, MAX_BITS};
+/// assert_eq!(quat_bits(MAX_BITS), 62);
+/// assert!(QuatFormat::try_new(MAX_BITS + 1).is_none());
+/// ```
 pub const MAX_BITS: u32 = 20;
 
 /// Bits a smallest-three quaternion takes with `bits` per component: `2 + 3 * bits`.
@@ -80,6 +110,12 @@ impl QuatFormat {
     ///
     /// # Panics
     /// Unless `2 <= bits <= MAX_BITS` (20); in a `const` item that is a compile error.
+    ///
+    /// ```
+    /// use netser::quat::QuatFormat;
+    /// const BONES: QuatFormat = QuatFormat::new(10);
+    /// assert_eq!(BONES.wire_bits(), 32);
+    /// ```
     pub const fn new(bits: u32) -> Self {
         match Self::try_new(bits) {
             Some(f) => f,
@@ -88,6 +124,13 @@ impl QuatFormat {
     }
 
     /// The format with `bits` per component, or `None` unless `2 <= bits <= MAX_BITS`.
+    ///
+    /// ```
+    /// use netser::quat::QuatFormat;
+    /// assert_eq!(QuatFormat::try_new(20).map(|f| f.bits()), Some(20));
+    /// assert!(QuatFormat::try_new(1).is_none());
+    /// assert!(QuatFormat::try_new(21).is_none());
+    /// ```
     pub const fn try_new(bits: u32) -> Option<Self> {
         if bits < 2 || bits > MAX_BITS {
             return None;
@@ -104,11 +147,21 @@ impl QuatFormat {
     }
 
     /// Bits per component.
+    ///
+    /// ```
+    /// use netser::quat::QuatFormat;
+    /// assert_eq!(QuatFormat::new(9).bits(), 9);
+    /// ```
     pub const fn bits(&self) -> u32 {
         self.bits
     }
 
     /// Bits on the wire: `2 + 3 * bits`.
+    ///
+    /// ```
+    /// use netser::quat::QuatFormat;
+    /// assert_eq!(QuatFormat::new(9).wire_bits(), 29);
+    /// ```
     pub const fn wire_bits(&self) -> u64 {
         quat_bits(self.bits)
     }
@@ -196,6 +249,19 @@ impl QuatFormat {
 /// # Errors
 /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 20`,
 /// [`ErrorKind::InvalidQuaternion`] for a non-finite or zero-length quaternion.
+///
+/// ```
+/// use netser::{quat, ErrorKind};
+/// let (largest, small) = quat::pack([0.0, 0.0, 0.0, 2.0], 9, 0)?; // normalized first
+/// assert_eq!(largest, 3);
+/// let q = quat::unpack(largest, small, 9, 0)?;
+/// assert!((q[3] - 1.0).abs() < 1e-3);
+/// let e = quat::pack([0.0; 4], 9, 40).unwrap_err();
+/// assert_eq!((e.kind(), e.bit()), (&ErrorKind::InvalidQuaternion, 40));
+/// let e = quat::pack([0.0, 0.0, 0.0, 1.0], 21, 0).unwrap_err();
+/// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 21 });
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[inline]
 pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
     match QuatFormat::try_new(bits) {
@@ -212,6 +278,18 @@ pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
 ///
 /// # Errors
 /// [`ErrorKind::InvalidQuaternion`] for a non-finite or zero-length quaternion.
+///
+/// ```
+/// use netser::quat::{pack_with, unpack_with, QuatFormat};
+/// const F: QuatFormat = QuatFormat::new(12);
+/// let h = std::f32::consts::FRAC_1_SQRT_2;
+/// // Two equal largest components: the first is omitted, and the encoding reads back.
+/// let (largest, small) = pack_with([h, 0.0, 0.0, h], &F, 0)?;
+/// assert_eq!(largest, 0);
+/// let q = unpack_with(largest, small, &F, 0)?;
+/// assert!((q[0] - h).abs() < 1e-3 && (q[3] - h).abs() < 1e-3);
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[inline]
 pub fn pack_with(q: [f32; 4], f: &QuatFormat, bit: u64) -> Result<(u32, [u32; 3])> {
     let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
@@ -315,6 +393,17 @@ fn others(largest: usize) -> [usize; 3] {
 /// [`ErrorKind::InvalidBitCount`] unless `2 <= bits <= 20`;
 /// [`ErrorKind::NonCanonicalQuaternion`] for an encoding no writer produces (see
 /// [`unpack_with`]).
+///
+/// ```
+/// use netser::{quat, ErrorKind};
+/// let (largest, small) = quat::pack([0.6, 0.0, 0.0, 0.8], 10, 0)?;
+/// let q = quat::unpack(largest, small, 10, 0)?;
+/// assert!((q[0] - 0.6).abs() < 1e-3 && (q[3] - 0.8).abs() < 1e-3);
+/// // Three small components at -1/sqrt(2): their squares already exceed 1.
+/// let e = quat::unpack(0, [0, 0, 0], 10, 5).unwrap_err();
+/// assert_eq!(e.kind(), &ErrorKind::NonCanonicalQuaternion { largest: 0 });
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[inline]
 pub fn unpack(largest: u32, small: [u32; 3], bits: u32, bit: u64) -> Result<[f32; 4]> {
     match QuatFormat::try_new(bits) {
@@ -333,6 +422,16 @@ pub fn unpack(largest: u32, small: [u32; 3], bits: u32, bit: u64) -> Result<[f32
 ///
 /// # Errors
 /// [`ErrorKind::NonCanonicalQuaternion`].
+///
+/// ```
+/// use netser::quat::{pack_with, unpack_with, QuatFormat};
+/// const F: QuatFormat = QuatFormat::new(9);
+/// let (largest, small) = pack_with([0.0, 0.0, 0.0, 1.0], &F, 0)?;
+/// let q = unpack_with(largest, small, &F, 0)?;
+/// assert!((q[3] - 1.0).abs() < 1e-3);
+/// assert!(unpack_with(1, [0, 0, 0], &F, 0).is_err());
+/// # Ok::<(), netser::Error>(())
+/// ```
 #[inline]
 pub fn unpack_with(largest: u32, small: [u32; 3], f: &QuatFormat, bit: u64) -> Result<[f32; 4]> {
     let largest = largest & 3;
@@ -351,6 +450,13 @@ pub fn unpack_with(largest: u32, small: [u32; 3], f: &QuatFormat, bit: u64) -> R
 ///
 /// # Errors
 /// [`ErrorKind::InvalidBitCount`].
+///
+/// ```
+/// use netser::{quat::check_bits, ErrorKind};
+/// assert!(check_bits(9, 0).is_ok());
+/// let e = check_bits(21, 7).unwrap_err();
+/// assert_eq!((e.kind(), e.bit()), (&ErrorKind::InvalidBitCount { bits: 21 }, 7));
+/// ```
 #[inline]
 pub fn check_bits(bits: u32, bit: u64) -> Result<()> {
     if (2..=MAX_BITS).contains(&bits) {

@@ -1,5 +1,17 @@
 //! [`NetSerialize`]: what the derive implements, and its implementations for the
 //! primitive types at their full width.
+//!
+//! ```
+//! use netser::NetSerialize;
+//!
+//! // Primitives, tuples, arrays and options go at their full width.
+//! let v = (true, [7u8; 2], Some(-1i16));
+//! let bytes = v.to_vec()?;
+//! assert_eq!(bytes.len(), (1 + 16 + 1 + 16usize).div_ceil(8));
+//! assert_eq!(<(bool, [u8; 2], Option<i16>)>::decode_from_slice(&bytes)?, v);
+//! assert_eq!(<(bool, [u8; 2], Option<i16>)>::MAX_BITS, 34);
+//! # Ok::<(), netser::Error>(())
+//! ```
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -12,7 +24,9 @@ use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 /// A type with one wire layout: encoded from `&self`, decoded into a fresh value, with
 /// its exact size bounds and a schema hash known at compile time.
 ///
-/// Derive it with `#[derive(NetSerialize)]`, or implement it by hand:
+/// Derive it with [`#[derive(NetSerialize)]`](macro@crate::NetSerialize) (its
+/// `#[net(...)]` field attributes, with an example each, are on the
+/// [`attributes`](crate::attributes) page), or implement it by hand:
 ///
 /// ```
 /// use netser::{Decoder, Encoder, NetSerialize, Result};
@@ -72,18 +86,60 @@ pub trait NetSerialize: Sized {
     ///
     /// # Errors
     /// A value outside its declared bounds, or a full buffer.
+    ///
+    /// ```
+    /// use netser::{Encoder, NetSerialize, WriteStream};
+    ///
+    /// #[derive(NetSerialize)]
+    /// struct Input { #[net(range = -1..=1)] steer: i8, fire: bool }
+    ///
+    /// let mut buf = [0u8; 4];
+    /// let mut w = WriteStream::new(&mut buf);
+    /// w.write_bool(true)?; // a header of your own, then the value
+    /// Input { steer: -1, fire: true }.encode(&mut w)?;
+    /// assert_eq!(w.bit_position(), 1 + 2 + 1);
+    /// assert!(Input { steer: 2, fire: false }.encode(&mut w).is_err());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()>;
 
     /// Reads a new value.
     ///
     /// # Errors
     /// Any bound violated by the input, or the input running out.
+    ///
+    /// ```
+    /// use netser::{Decoder, NetSerialize, ReadStream};
+    ///
+    /// #[derive(NetSerialize, Debug, PartialEq)]
+    /// struct Input { #[net(range = -1..=1)] steer: i8, fire: bool }
+    ///
+    /// // Bits: header 1, steer offset 0 (= -1), fire 1.
+    /// let mut r = ReadStream::new(&[0b1001]);
+    /// assert!(r.read_bool()?);
+    /// assert_eq!(Input::decode(&mut r)?, Input { steer: -1, fire: true });
+    /// // Offset 3 is above the range -1..=1.
+    /// let e = Input::decode(&mut ReadStream::new(&[0b11])).unwrap_err();
+    /// assert_eq!(e.path(), "Input.steer");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn decode<D: Decoder>(d: &mut D) -> Result<Self>;
 
     /// Bits `self` takes, exactly.
     ///
     /// # Errors
     /// As [`NetSerialize::encode`].
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    ///
+    /// #[derive(NetSerialize)]
+    /// struct Chat { #[net(max_len = 31)] text: String }
+    ///
+    /// assert_eq!(Chat { text: "gg".into() }.measure_bits()?, 5 + 3 + 16); // length, padding, bytes
+    /// assert!(Chat { text: "x".repeat(32) }.measure_bits().is_err());
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn measure_bits(&self) -> Result<u64> {
         let mut m = MeasureStream::new();
         self.encode(&mut m)?;
@@ -94,6 +150,20 @@ pub trait NetSerialize: Sized {
     ///
     /// # Errors
     /// As [`NetSerialize::encode`].
+    ///
+    /// ```
+    /// use netser::{ErrorKind, NetSerialize};
+    ///
+    /// #[derive(NetSerialize)]
+    /// struct Health(#[net(range = 0..=100)] u8);
+    ///
+    /// let mut buf = [0u8; 1200];
+    /// let len = Health(99).encode_to_slice(&mut buf)?;
+    /// assert_eq!(&buf[..len], &[99]);
+    /// let e = Health(99).encode_to_slice(&mut []).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::BufferFull { .. }));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn encode_to_slice(&self, buf: &mut [u8]) -> Result<usize> {
         let mut w = WriteStream::new(buf);
         self.encode(&mut w)?;
@@ -104,6 +174,17 @@ pub trait NetSerialize: Sized {
     ///
     /// # Errors
     /// As [`NetSerialize::encode`].
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    ///
+    /// #[derive(NetSerialize)]
+    /// struct Snapshot { tick: u16, #[net(max_len = 32, range = 0..=100)] health: Vec<u8> }
+    ///
+    /// let bytes = Snapshot { tick: 7, health: vec![100, 50] }.to_vec()?;
+    /// assert_eq!(bytes.len(), (16 + 6 + 2 * 7usize).div_ceil(8));
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn to_vec(&self) -> Result<Vec<u8>> {
         let bits = self.measure_bits()?;
         let mut buf = alloc::vec![0u8; bits.div_ceil(8) as usize];
@@ -117,6 +198,21 @@ pub trait NetSerialize: Sized {
     ///
     /// # Errors
     /// As [`NetSerialize::decode`].
+    ///
+    /// ```
+    /// use netser::{ErrorKind, NetSerialize};
+    ///
+    /// #[derive(NetSerialize, Debug, PartialEq)]
+    /// struct Snapshot { tick: u16, #[net(max_len = 32, range = 0..=100)] health: Vec<u8> }
+    ///
+    /// let v = Snapshot { tick: 7, health: vec![100, 50] };
+    /// assert_eq!(Snapshot::decode_from_slice(&v.to_vec()?)?, v);
+    /// // Cut short: the error says where and in which field.
+    /// let e = Snapshot::decode_from_slice(&[7]).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::EndOfBuffer { .. }));
+    /// assert_eq!(e.path(), "Snapshot.tick");
+    /// # Ok::<(), netser::Error>(())
+    /// ```
     fn decode_from_slice(bytes: &[u8]) -> Result<Self> {
         Self::decode(&mut ReadStream::new(bytes))
     }

@@ -218,8 +218,23 @@ fn quantize_out_of_range_and_nan_are_errors_unless_clamped() {
     let mut v = quantized();
     v.aim = 1.5;
     let err = v.to_vec().unwrap_err();
-    assert_eq!(err.path(), "Quantized.aim");
-    assert!(matches!(err.kind(), ErrorKind::OutOfRange { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Quantized.aim: value 1.5 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+    );
+    // The same on read: aim's 200 steps take 8 bits, and 250 is 0.5 above the range.
+    let err = Quantized::decode_from_slice(&[250, 0, 0, 0, 0, 0, 0, 0]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Quantized.aim: value 1.5 out of range -1..=1 (quantized in steps of 0.01) at bit 0"
+    );
+    let mut v = quantized();
+    v.x = 600.0;
+    let err = v.to_vec().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Quantized.x: value 600 out of range -512..=512 (quantized in steps of 0.125) at bit 8"
+    );
 
     let mut v = quantized();
     v.dir[2] = f32::NAN;

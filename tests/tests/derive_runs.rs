@@ -402,3 +402,32 @@ fn a_bad_glam_component_names_itself() {
     // flag 1, position.x 9.
     assert_eq!(err.bit(), 10);
 }
+
+/// A quantized component out of range reads the same on write and on read, packed or
+/// field by field: the real range, the step, the value (given, or read from the
+/// headroom above the range).
+#[test]
+fn a_quantized_component_out_of_range_reads_alike_both_ways() {
+    let v = GlamBody {
+        flag: true,
+        position: glam::Vec3::new(155.5, 0.0, 0.0),
+        facing: glam::Vec2::ZERO,
+        orientation: glam::Quat::IDENTITY,
+    };
+    let written = fast_bytes(&v, 64).unwrap_err();
+    same_errors(&written, &slow_bytes(&v, 64).unwrap_err());
+    // position.x takes 400 steps in 9 bits: 511 is the top of the headroom, 155.5.
+    let mut bytes = [0u8; 16];
+    let mut w = WriteStream::new(&mut bytes);
+    w.write_bool(true).unwrap();
+    w.write_bits(511, 9).unwrap();
+    w.finish();
+    let mut fast = ReadStream::new(&bytes);
+    let mut slow = ReadStream::with_tracer(&bytes, Listener);
+    let read = GlamBody::decode(&mut fast).unwrap_err();
+    same_errors(&read, &GlamBody::decode(&mut slow).unwrap_err());
+    let text =
+        "GlamBody.position.x: value 155.5 out of range -100..=100 (quantized in steps of 0.5) at bit 1";
+    assert_eq!(written.to_string(), text);
+    assert_eq!(read.to_string(), text);
+}

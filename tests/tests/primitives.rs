@@ -40,6 +40,15 @@ fn out_of_range(value: Num, min: Num, max: Num) -> ErrorKind {
     ErrorKind::OutOfRange { value, min, max }
 }
 
+fn quantized_out_of_range(value: f64, min: f64, max: f64, step: f64) -> ErrorKind {
+    ErrorKind::QuantizedOutOfRange {
+        value,
+        min,
+        max,
+        step,
+    }
+}
+
 // ---------------------------------------------------------------- ranged integers
 
 #[test]
@@ -335,13 +344,19 @@ fn compressed_float_bounds() {
     assert_eq!(r.read_compressed_f32(&q).unwrap(), 0.0);
     assert_eq!(r.read_compressed_f32(&q).unwrap(), 10.0);
 
+    // The integer 11 from the headroom is reported as the value it stands for.
     let e = ReadStream::new(&craft(&[(11, 4)]))
         .read_compressed_f32(&q)
         .unwrap_err();
+    assert_eq!(e.kind(), &quantized_out_of_range(11.0, 0.0, 10.0, 1.0));
     assert_eq!(
-        e.kind(),
-        &out_of_range(Num::Uint(11), Num::Uint(0), Num::Uint(10))
+        e.to_string(),
+        "value 11 out of range 0..=10 (quantized in steps of 1) at bit 0"
     );
+    let e = ReadStream::new(&craft(&[(15, 4)]))
+        .read_compressed_f64(&q)
+        .unwrap_err();
+    assert_eq!(e.kind(), &quantized_out_of_range(15.0, 0.0, 10.0, 1.0));
     assert_eq!(
         kind(ReadStream::new(&[]).read_compressed_f32(&q)),
         ErrorKind::EndOfBuffer {
@@ -369,12 +384,17 @@ fn compressed_float_refuses_non_finite_and_out_of_range() {
     }
     assert_eq!(
         kind(w.write_compressed_f32(1.5, &q)),
-        out_of_range(Num::Float(1.5), Num::Float(-1.0), Num::Float(1.0))
+        quantized_out_of_range(1.5, -1.0, 1.0, 0.01)
     );
-    assert!(matches!(
+    assert_eq!(
+        kind(w.write_compressed_f64(-1.25, &q)),
+        quantized_out_of_range(-1.25, -1.0, 1.0, 0.01)
+    );
+    // Beyond what f32 holds: the same kind, with the f64 value as given.
+    assert_eq!(
         kind(w.write_compressed_f64(1e300, &q)),
-        ErrorKind::OutOfRange { .. }
-    ));
+        quantized_out_of_range(1e300, -1.0, 1.0, 0.01)
+    );
     assert!(matches!(
         kind(w.write_compressed_f64(f64::NAN, &q.clamping())),
         ErrorKind::NotFinite { .. }
@@ -387,6 +407,42 @@ fn compressed_float_refuses_non_finite_and_out_of_range() {
     let mut r = ReadStream::new(&buf[..len]);
     assert_eq!(r.read_compressed_f32(&q).unwrap(), 1.0);
     assert_eq!(r.read_compressed_f64(&q).unwrap(), -1.0);
+}
+
+/// A quantized float out of range reads the same whichever side refuses it: the real
+/// range and step, and the value written or the value the integer read stands for.
+#[test]
+fn quantized_write_and_read_errors_render_alike() {
+    let q = Quantize::new(-180.0, 180.0, 0.1); // 3600 steps in 12 bits
+    assert_eq!((q.max_integer_value(), q.bits()), (3600, 12));
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    w.write_bool(true).unwrap();
+    let written = w.write_compressed_f32(180.5, &q).unwrap_err();
+    // 3605 steps of 0.1 above -180 is 180.5.
+    let read = {
+        let bytes = craft(&[(1, 1), (3605, 12)]);
+        let mut r = ReadStream::new(&bytes);
+        r.read_bool().unwrap();
+        r.read_compressed_f32(&q).unwrap_err()
+    };
+    let text = "value 180.5 out of range -180..=180 (quantized in steps of 0.1) at bit 1";
+    assert_eq!(written.to_string(), text);
+    assert_eq!(read.to_string(), text);
+    assert_eq!(written.kind(), read.kind());
+    // Below the range: only a write can be (an integer read is never negative).
+    assert_eq!(
+        w.write_compressed_f32(-200.0, &q).unwrap_err().to_string(),
+        "value -200 out of range -180..=180 (quantized in steps of 0.1) at bit 1"
+    );
+    // The top of the headroom.
+    let e = ReadStream::new(&craft(&[(4095, 12)]))
+        .read_compressed_f32(&q)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "value 229.5 out of range -180..=180 (quantized in steps of 0.1) at bit 0"
+    );
 }
 
 #[test]

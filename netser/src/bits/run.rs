@@ -8,7 +8,7 @@
 //! `a | b << wa` in `wa + wb` bits: the packed writes give the very bytes the
 //! field-by-field path gives. Not a public API: its shape follows the derive.
 
-use crate::error::{Error, ErrorKind, Num, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::int::RangedInt;
 use crate::quantize::Quantize;
 use crate::quat::QuatFormat;
@@ -166,18 +166,11 @@ pub fn quantize(value: f32, q: &Quantize, bit: u64) -> Result<u64> {
 /// [`Decoder::read_compressed_f32`]'s check and value.
 ///
 /// # Errors
-/// [`ErrorKind::OutOfRange`] above `q.max_integer_value()`.
+/// [`ErrorKind::QuantizedOutOfRange`] above `q.max_integer_value()`.
 #[inline(always)]
 pub fn dequantize(raw: u64, q: &Quantize, bit: u64) -> Result<f32> {
     if raw > q.max_integer_value() as u64 {
-        return Err(Error::new(
-            ErrorKind::OutOfRange {
-                value: Num::Uint(raw as u128),
-                min: Num::Uint(0),
-                max: Num::Uint(q.max_integer_value() as u128),
-            },
-            bit,
-        ));
+        return Err(Error::new(ErrorKind::quantized_read(raw, q), bit));
     }
     Ok(q.dequantize(raw as u32))
 }
@@ -266,7 +259,13 @@ mod tests {
             &ErrorKind::ValueTooWide { value: 9, bits: 3 }
         );
         let q = Quantize::new(0.0, 1.0, 0.01);
-        assert!(dequantize(q.max_integer_value() as u64 + 1, &q, 5).is_err());
+        let e = dequantize(q.max_integer_value() as u64 + 1, &q, 5).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::quantized_read(101, &q));
+        assert_eq!(e.bit(), 5);
+        assert_eq!(
+            quantize(1.5, &q, 6).unwrap_err().kind(),
+            &ErrorKind::quantized_write(1.5, &q)
+        );
         assert_eq!(
             dequantize(quantize(0.5, &q, 0).unwrap(), &q, 0).unwrap(),
             q.dequantize(q.quantize(0.5, 0).unwrap())
