@@ -61,7 +61,7 @@ pub use error::{ConnectionCounters, ReceiveError, SendError};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use netser::{NetSerialize, ReadStream, WriteStream};
+use netser::{Encoder, NetSerialize, ReadStream, WriteStream};
 
 use crate::channel::reliable::{BlockState, Item, Payload};
 use crate::channel::wire::EncodedMessage;
@@ -289,18 +289,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let max_bits = self.max_message_bits[index];
         let counters = &mut self.channel_counters[index];
         match sender {
+            // A message with alignment is sized at its worst offset (at most 7 bits more
+            // than from bit 0), so it fits a packet wherever it lands.
             Sender::Unreliable(sender) => {
-                if encoded.bits > max_bits {
+                if encoded.max_bits() > max_bits {
                     return Err(SendError::MessageTooLarge {
                         channel,
-                        bits: encoded.bits,
+                        bits: encoded.max_bits(),
                         max_bits,
                     });
                 }
                 sender.push(encoded);
             }
             Sender::Reliable(sender) => {
-                if encoded.bits <= max_bits {
+                if encoded.max_bits() <= max_bits {
                     sender.push(Payload::Message(encoded));
                 } else {
                     let size = encoded.bytes.len();
@@ -589,13 +591,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             if overhead >= remaining {
                 continue;
             }
+            // Where this entry begins: messages with alignment are sized where they land.
+            let start = payload_bits - 1 - remaining;
             let (count, bits) = match &mut self.senders[index] {
                 Sender::Reliable(s) => {
-                    let selection = s.select(now, overhead, share, remaining);
+                    let selection = s.select(now, start, overhead, share, remaining);
                     self.channel_counters[index].messages_resent += selection.resent as u64;
                     (selection.count, selection.bits)
                 }
-                Sender::Unreliable(s) => s.select(overhead, share, remaining),
+                Sender::Unreliable(s) => s.select(start, overhead, share, remaining),
             };
             if count > 0 {
                 remaining -= overhead + bits;
@@ -618,6 +622,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &self.plan,
             )
             .expect("the plan fits the packet budget");
+            debug_assert_eq!(
+                w.bit_position(),
+                payload_bits - remaining,
+                "sized as planned"
+            );
             w.finish()
         };
         self.ack_owed = false;
