@@ -7,7 +7,10 @@
 //! case). Messages are values of types implementing [`netser::NetSerialize`], usually a
 //! derived enum. Each message is measured and encoded when it is sent, so a value out of
 //! its declared bounds, or an unreliable message too large for a packet, is an error at
-//! [`send_message`](Connection::send_message), never a surprise later.
+//! [`send_message`](Connection::send_message), never a surprise later. The receiver
+//! decodes each message in place in the packet; the sender copies the stored bits there,
+//! and for a message with an alignment (a `String`, bytes, a `#[net(align)]` field) puts
+//! its padding where it lands, so any message type works on any channel.
 //!
 //! The run loop, once per frame (here over the seeded simulator):
 //!
@@ -211,7 +214,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The largest message, in encoded bits, that `channel` sends in one packet; larger
-    /// ones go as blocks on reliable channels and are refused on unreliable ones.
+    /// ones go as blocks on reliable channels and are refused on unreliable ones. A
+    /// message with an alignment (a `String`, bytes, a `#[net(align)]` field) counts its
+    /// size at the worst bit offset, at most 7 bits more than measured: it is written in
+    /// place, its padding where it lands in the packet (see WIRE.md, section 5).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
