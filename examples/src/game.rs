@@ -89,9 +89,10 @@ pub struct Chat {
     /// The sender's line number, from 0.
     #[net(range = 0..=65535)]
     pub seq: u32,
-    /// The text, UTF-8.
+    /// The text: at most 64 bytes of UTF-8 (its bytes go byte-aligned, wherever the
+    /// message lands in a packet).
     #[net(max_len = 64)]
-    pub text: Vec<u8>,
+    pub text: String,
 }
 
 /// The world block: the static level data a client needs before it can play.
@@ -232,8 +233,8 @@ pub fn parse_key(value: &str) -> Result<[u8; 32], String> {
 }
 
 /// The `seq`-th chat line a client writes.
-pub fn chat_text(from: u64, seq: u32) -> Vec<u8> {
-    format!("hello from {from}, line {seq}").into_bytes()
+pub fn chat_text(from: u64, seq: u32) -> String {
+    format!("hello from {from}, line {seq}")
 }
 
 /// The connection settings both sides use: the two channels, and blocks up to 260 KiB

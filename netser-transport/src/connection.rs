@@ -7,7 +7,10 @@
 //! case). Messages are values of types implementing [`netser::NetSerialize`], usually a
 //! derived enum. Each message is measured and encoded when it is sent, so a value out of
 //! its declared bounds, or an unreliable message too large for a packet, is an error at
-//! [`send_message`](Connection::send_message), never a surprise later.
+//! [`send_message`](Connection::send_message), never a surprise later. The receiver
+//! decodes each message in place in the packet; the sender copies the stored bits there,
+//! and for a message with an alignment (a `String`, bytes, a `#[net(align)]` field) puts
+//! its padding where it lands, so any message type works on any channel.
 //!
 //! The run loop, once per frame (here over the seeded simulator):
 //!
@@ -61,7 +64,7 @@ pub use error::{ConnectionCounters, ReceiveError, SendError};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use netser::{NetSerialize, ReadStream, WriteStream};
+use netser::{Encoder, NetSerialize, ReadStream, WriteStream};
 
 use crate::channel::reliable::{BlockState, Item, Payload};
 use crate::channel::wire::EncodedMessage;
@@ -211,7 +214,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The largest message, in encoded bits, that `channel` sends in one packet; larger
-    /// ones go as blocks on reliable channels and are refused on unreliable ones.
+    /// ones go as blocks on reliable channels and are refused on unreliable ones. A
+    /// message with an alignment (a `String`, bytes, a `#[net(align)]` field) counts its
+    /// size at the worst bit offset, at most 7 bits more than measured: it is written in
+    /// place, its padding where it lands in the packet (see WIRE.md, section 5).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -289,18 +295,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let max_bits = self.max_message_bits[index];
         let counters = &mut self.channel_counters[index];
         match sender {
+            // A message with alignment is sized at its worst offset (at most 7 bits more
+            // than from bit 0), so it fits a packet wherever it lands.
             Sender::Unreliable(sender) => {
-                if encoded.bits > max_bits {
+                if encoded.max_bits() > max_bits {
                     return Err(SendError::MessageTooLarge {
                         channel,
-                        bits: encoded.bits,
+                        bits: encoded.max_bits(),
                         max_bits,
                     });
                 }
                 sender.push(encoded);
             }
             Sender::Reliable(sender) => {
-                if encoded.bits <= max_bits {
+                if encoded.max_bits() <= max_bits {
                     sender.push(Payload::Message(encoded));
                 } else {
                     let size = encoded.bytes.len();
@@ -589,13 +597,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             if overhead >= remaining {
                 continue;
             }
+            // Where this entry begins: messages with alignment are sized where they land.
+            let start = payload_bits - 1 - remaining;
             let (count, bits) = match &mut self.senders[index] {
                 Sender::Reliable(s) => {
-                    let selection = s.select(now, overhead, share, remaining);
+                    let selection = s.select(now, start, overhead, share, remaining);
                     self.channel_counters[index].messages_resent += selection.resent as u64;
                     (selection.count, selection.bits)
                 }
-                Sender::Unreliable(s) => s.select(overhead, share, remaining),
+                Sender::Unreliable(s) => s.select(start, overhead, share, remaining),
             };
             if count > 0 {
                 remaining -= overhead + bits;
@@ -618,6 +628,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &self.plan,
             )
             .expect("the plan fits the packet budget");
+            debug_assert_eq!(
+                w.bit_position(),
+                payload_bits - remaining,
+                "sized as planned"
+            );
             w.finish()
         };
         self.ack_owed = false;

@@ -88,11 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                     ServerMessage::Snapshot(_) => snapshots += 1,
                     ServerMessage::Chat(line) => {
-                        println!(
-                            "chat from {}: {}",
-                            line.from,
-                            String::from_utf8_lossy(&line.text)
-                        );
+                        println!("chat from {}: {}", line.from, line.text);
                     }
                 },
             }

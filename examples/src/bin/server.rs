@@ -97,10 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ..
                 } => {
                     line.from = client_id;
-                    println!(
-                        "chat from {client_id}: {}",
-                        String::from_utf8_lossy(&line.text)
-                    );
+                    println!("chat from {client_id}: {}", line.text);
                     server
                         .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
                         .map_err(|(_, e)| e)?;

@@ -26,10 +26,19 @@ pub(crate) enum Payload {
 }
 
 impl Payload {
-    /// Bits after the message id: the block flag and the message or the chunk id.
-    fn bits(&self) -> u64 {
+    /// Bits after the message id, which ends at `position` of the packet: the block
+    /// flag and the message (its size there) or the chunk id.
+    fn bits_at(&self, position: u64) -> u64 {
         1 + match self {
-            Self::Message(m) => m.bits,
+            Self::Message(m) => m.bits_at(position + 1),
+            Self::Block(_) => BLOCK_REFERENCE_BITS,
+        }
+    }
+
+    /// The most bits after the message id, wherever it goes.
+    fn max_bits(&self) -> u64 {
+        1 + match self {
+            Self::Message(m) => m.max_bits(),
             Self::Block(_) => BLOCK_REFERENCE_BITS,
         }
     }
@@ -131,7 +140,7 @@ impl ReliableSender {
     pub fn first_due_bits(&self, now: f64) -> Option<u64> {
         self.window_ids().find_map(|id| {
             let entry = self.queue.get(id)?;
-            (entry.last_sent + self.resend_delay <= now).then(|| 16 + entry.payload.bits())
+            (entry.last_sent + self.resend_delay <= now).then(|| 16 + entry.payload.max_bits())
         })
     }
 
@@ -145,8 +154,16 @@ impl ReliableSender {
 
     /// Picks, oldest first, the messages due at `now` that fit: `used + cost <= soft`,
     /// except that the first message may use up to `hard`. `used` starts at `overhead`
-    /// (the channel's entry header). Returns what was picked (nothing: count 0).
-    pub fn select(&mut self, now: f64, overhead: u64, soft: u64, hard: u64) -> Selection {
+    /// (the channel's entry header), which begins at bit `entry_start` of the packet (a message
+    /// with alignment is sized where it lands). Returns what was picked (nothing: count 0).
+    pub fn select(
+        &mut self,
+        now: f64,
+        entry_start: u64,
+        overhead: u64,
+        soft: u64,
+        hard: u64,
+    ) -> Selection {
         self.selected.clear();
         let mut used = overhead;
         let mut previous: Option<u16> = None;
@@ -161,7 +178,8 @@ impl ReliableSender {
             if entry.last_sent + self.resend_delay > now {
                 continue;
             }
-            let cost = previous.map_or(16, |p| id_relative_bits(p, id)) + entry.payload.bits();
+            let id_bits = previous.map_or(16, |p| id_relative_bits(p, id));
+            let cost = id_bits + entry.payload.bits_at(entry_start + used + id_bits);
             let limit = if previous.is_none() { hard } else { soft };
             if used + cost > limit {
                 continue;

@@ -47,29 +47,33 @@ impl UnreliableSender {
         self.next_id = self.next_id.wrapping_add(1);
     }
 
-    fn cost(&self, previous: Option<u16>, id: u16, message: &EncodedMessage) -> u64 {
+    /// Bits of a message and its id, the id written at `position` of the packet.
+    fn cost(&self, previous: Option<u16>, id: u16, message: &EncodedMessage, position: u64) -> u64 {
         let id_bits = if !self.sequenced {
             0
         } else {
             previous.map_or(16, |p| id_relative_bits(p, id))
         };
-        id_bits + message.bits
+        id_bits + message.bits_at(position + id_bits)
     }
 
+    /// The most bits the first message and its id take, if there is one.
     pub fn first_bits(&self) -> Option<u64> {
+        let id_bits = if self.sequenced { 16 } else { 0 };
         self.queue
             .front()
-            .map(|(id, message)| self.cost(None, *id, message))
+            .map(|(_, message)| id_bits + message.max_bits())
     }
 
     /// Picks messages from the front, in order, while they fit (the first may use up to
-    /// `hard`, the rest up to `soft`). Returns (count, bits).
-    pub fn select(&mut self, overhead: u64, soft: u64, hard: u64) -> (usize, u64) {
+    /// `hard`, the rest up to `soft`); `used` starts at `overhead` (the channel's entry
+    /// header), which begins at bit `start` of the packet. Returns (count, bits).
+    pub fn select(&mut self, start: u64, overhead: u64, soft: u64, hard: u64) -> (usize, u64) {
         let mut used = overhead;
         let mut previous = None;
         let mut count = 0;
         for (id, message) in &self.queue {
-            let cost = self.cost(previous, *id, message);
+            let cost = self.cost(previous, *id, message, start + used);
             let limit = if count == 0 { hard } else { soft };
             if used + cost > limit || count == self.max_per_packet {
                 break;

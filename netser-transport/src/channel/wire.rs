@@ -1,34 +1,156 @@
 //! Bits on the wire shared by the channels: messages stored as encoded bits, and message
 //! ids after the first in a packet written relative to the previous one.
 
-use netser::{Decoder, Encoder, NetSerialize, ReadStream, Result};
+use netser::trace::NoTrace;
+use netser::{Decoder, Encoder, MeasureStream, NetSerialize, ReadStream, Result};
 
-/// A message encoded at send: its bytes and its exact length in bits.
+/// A message encoded at send: its bytes and its exact length in bits, as written from
+/// bit 0.
+///
+/// # Messages with alignment
+///
+/// netser's `align` (a `#[net(align)]` field, a `String`, a byte array) pads to the next
+/// byte boundary of the *packet's* position, and the receiver decodes each message in
+/// place, so such a message's bits depend on where it lands. Copying the bits encoded
+/// from bit 0 to an unaligned position would put the padding in the wrong place (the
+/// reader refuses it or reads other bits). So the first alignment's position is noted
+/// at send ([`align_at`](Self::align_at)) and [`write`](Self::write) redoes that one
+/// alignment in the packet. Why that is exactly what an in-place encoder writes, and
+/// why no other message needs it:
+///
+/// An encoding is a run of primitives; only an alignment (`align`, or `bytes` which
+/// aligns first) looks at the position, and only at it modulo 8. Say the encoding
+/// started at offset `s` runs `p` bits before its first alignment (`p` does not depend on
+/// `s`: nothing before looked at the position). That alignment pads
+/// `pad(s + p) = (8 - (s + p) % 8) % 8` bits, after which the position is a multiple of
+/// 8 whatever `s` was, so everything after it (later alignments included) writes the
+/// same bits, `r` of them, for every `s`. Hence:
+/// - no alignment runs: the bits, and the size, are the same at every offset;
+/// - one runs: the size `p + pad(s + p) + r` takes 8 different values as `s` goes over
+///   0..=7 (`pad` is a bijection of the residues), and the bits at offset `s` are the
+///   `p` bits before the alignment, `pad(s + p)` zeros, then the `r` bits that follow
+///   the alignment in the encoding from bit 0.
+///
+/// So a message's encoding depends on its start offset exactly when its measured size
+/// differs for some start offset in 0..=7 (already for offsets 0 and 1), exactly when an
+/// alignment runs; such a message is written as the prefix, an alignment in the
+/// packet, and the rest, and every other message is copied bit for bit, no bit added.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct EncodedMessage {
     pub bytes: Box<[u8]>,
+    /// Bits written from bit 0.
     pub bits: u64,
+    /// Bits before the first alignment, if the encoding has one.
+    pub align_at: Option<u64>,
+}
+
+/// Zero bits from `position` to the next byte boundary.
+fn padding(position: u64) -> u64 {
+    (8 - position % 8) % 8
 }
 
 impl EncodedMessage {
-    /// Measures and encodes `message`.
+    /// Measures and encodes `message`, noting its first alignment.
     pub fn encode<M: NetSerialize>(message: &M) -> Result<Self> {
-        let bits = message.measure_bits()?;
+        let mut probe = AlignProbe::default();
+        message.encode(&mut probe)?;
+        let bits = probe.measure.bits();
         let mut bytes = vec![0u8; bits.div_ceil(8) as usize].into_boxed_slice();
         message.encode_to_slice(&mut bytes)?;
-        Ok(Self { bytes, bits })
+        Ok(Self {
+            bytes,
+            bits,
+            align_at: probe.align_at,
+        })
     }
 
-    /// Writes the stored bits into `e`, exactly as `message.encode(e)` would have.
-    pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        let mut r = ReadStream::new(&self.bytes);
-        let mut left = self.bits;
-        while left > 0 {
-            let n = left.min(32) as u32;
-            e.write_bits(r.read_bits(n)?, n)?;
-            left -= u64::from(n);
+    /// Bits the message takes when written at `position` of a packet.
+    pub fn bits_at(&self, position: u64) -> u64 {
+        match self.align_at {
+            None => self.bits,
+            Some(p) => p + padding(position + p) + (self.bits - p - padding(p)),
         }
-        Ok(())
+    }
+
+    /// The most bits the message takes at any position (its size at the worst offset).
+    pub fn max_bits(&self) -> u64 {
+        match self.align_at {
+            None => self.bits,
+            Some(p) => p + 7 + (self.bits - p - padding(p)),
+        }
+    }
+
+    /// Writes the message into `e` at its position, exactly as `message.encode(e)`
+    /// would have there (see the [type docs](Self)).
+    pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        match self.align_at {
+            None => copy_bits(e, &self.bytes, self.bits),
+            Some(p) => {
+                copy_bits(e, &self.bytes, p)?;
+                e.align()?;
+                let rest = (p + padding(p)) / 8;
+                copy_bits(e, &self.bytes[rest as usize..], self.bits - rest * 8)
+            }
+        }
+    }
+}
+
+/// Writes the first `bits` bits of `bytes` into `e`.
+fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> Result<()> {
+    let mut r = ReadStream::new(bytes);
+    let mut left = bits;
+    while left > 0 {
+        let n = left.min(32) as u32;
+        e.write_bits(r.read_bits(n)?, n)?;
+        left -= u64::from(n);
+    }
+    Ok(())
+}
+
+/// A measure stream that notes where the first alignment happens: the only primitives
+/// that look at the position are `write_align` and `write_bytes` (which aligns first).
+#[derive(Debug, Default)]
+struct AlignProbe {
+    measure: MeasureStream,
+    align_at: Option<u64>,
+}
+
+impl AlignProbe {
+    fn note_align(&mut self) {
+        if self.align_at.is_none() {
+            self.align_at = Some(self.measure.bits());
+        }
+    }
+}
+
+impl Encoder for AlignProbe {
+    type Tracer = NoTrace;
+    #[inline(always)]
+    fn put_bits(&mut self, value: u64, bits: u32) -> Result<()> {
+        self.measure.put_bits(value, bits)
+    }
+    #[inline(always)]
+    fn put_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
+        self.measure.put_bits_bounded(value, bits)
+    }
+    fn write_align(&mut self) -> Result<()> {
+        self.note_align();
+        self.measure.write_align()
+    }
+    fn write_bytes(&mut self, data: &[u8]) -> Result<()> {
+        self.note_align();
+        self.measure.write_bytes(data)
+    }
+    #[inline(always)]
+    fn bit_position(&self) -> u64 {
+        self.measure.bit_position()
+    }
+    #[inline(always)]
+    fn bits_available(&self) -> u64 {
+        self.measure.bits_available()
+    }
+    fn tracer(&mut self) -> &mut NoTrace {
+        self.measure.tracer()
     }
 }
 
@@ -100,5 +222,104 @@ mod tests {
         let mut r = ReadStream::new(&buf);
         assert_eq!(r.read_bits(3).unwrap(), 1);
         assert_eq!(<(u32, u8, bool)>::decode(&mut r).unwrap(), message);
+    }
+
+    /// A message with a string, a bytes field and an aligned field, after odd bits.
+    #[derive(netser::NetSerialize, Debug, Clone, PartialEq)]
+    enum Aligned {
+        Chat {
+            #[net(range = 0..=5)]
+            from: u8,
+            #[net(max_len = 64)]
+            text: String,
+        },
+        Pair {
+            flag: bool,
+            #[net(align)]
+            value: u16,
+            #[net(max_len = 8)]
+            tail: Vec<u8>,
+        },
+        Plain(#[net(range = 0..=100)] u8),
+    }
+
+    fn samples() -> Vec<Aligned> {
+        vec![
+            Aligned::Chat {
+                from: 3,
+                text: "hello, world".into(),
+            },
+            Aligned::Chat {
+                from: 0,
+                text: String::new(),
+            },
+            Aligned::Pair {
+                flag: true,
+                value: 0xbeef,
+                tail: vec![1, 2, 3],
+            },
+            Aligned::Plain(77),
+        ]
+    }
+
+    /// Size from the measure stream at `offset`: a prefix of `offset` bits first.
+    fn measured_at<M: NetSerialize>(message: &M, offset: u64) -> u64 {
+        let mut m = MeasureStream::new();
+        m.write_bits(0, offset as u32).unwrap();
+        message.encode(&mut m).unwrap();
+        m.bits() - offset
+    }
+
+    #[test]
+    fn written_at_any_offset_as_an_in_place_encoder_writes() {
+        for message in samples() {
+            let stored = EncodedMessage::encode(&message).unwrap();
+            for offset in 0..24u64 {
+                let prefix = 0x5a5a5a & ((1 << offset) - 1);
+                let mut expected = [0u8; 64];
+                let mut w = WriteStream::new(&mut expected);
+                w.write_bits(prefix, offset as u32).unwrap();
+                message.encode(&mut w).unwrap();
+                let expected_bits = w.bit_position();
+                w.finish();
+                let mut got = [0u8; 64];
+                let mut w = WriteStream::new(&mut got);
+                w.write_bits(prefix, offset as u32).unwrap();
+                stored.write(&mut w).unwrap();
+                assert_eq!(w.bit_position(), expected_bits, "{message:?} at {offset}");
+                w.finish();
+                assert_eq!(got, expected, "{message:?} at {offset}");
+                assert_eq!(stored.bits_at(offset), expected_bits - offset);
+                assert_eq!(stored.bits_at(offset), measured_at(&message, offset));
+                assert!(stored.bits_at(offset) <= stored.max_bits());
+                let mut r = ReadStream::new(&got);
+                assert_eq!(r.read_bits(offset as u32).unwrap(), prefix);
+                assert_eq!(Aligned::decode(&mut r).unwrap(), message);
+            }
+        }
+    }
+
+    #[test]
+    fn an_alignment_is_noted_exactly_when_the_size_depends_on_the_offset() {
+        for message in samples() {
+            let stored = EncodedMessage::encode(&message).unwrap();
+            let sizes: Vec<u64> = (0..8).map(|s| measured_at(&message, s)).collect();
+            let varies = sizes.iter().any(|&size| size != sizes[0]);
+            assert_eq!(stored.align_at.is_some(), varies, "{message:?}: {sizes:?}");
+            assert_eq!(stored.max_bits(), *sizes.iter().max().unwrap());
+            assert_eq!(stored.bits, sizes[0]);
+            if varies {
+                // All eight differ: the first alignment's padding takes every value.
+                let mut sorted = sizes.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(sorted.len(), 8, "{message:?}: {sizes:?}");
+            }
+        }
+        // A `Plain` message has none: copied bit for bit, its measured size everywhere.
+        let plain = EncodedMessage::encode(&Aligned::Plain(5)).unwrap();
+        assert_eq!(plain.align_at, None);
+        assert_eq!(plain.bits, 2 + 7);
+        assert_eq!(plain.max_bits(), 9);
     }
 }

@@ -39,7 +39,8 @@ pub enum SendError {
     MessageTooLarge {
         /// The channel.
         channel: ChannelId,
-        /// The message's size in bits.
+        /// The message's size in bits (for a message with an alignment, such as a
+        /// string, its size at the worst bit offset: at most 7 bits more than measured).
         bits: u64,
         /// The most a message on this channel can take in one packet.
         max_bits: u64,
