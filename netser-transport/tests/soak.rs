@@ -496,6 +496,8 @@ struct ChunkTotals {
     /// layer's AEAD is), so one can mark slices received that never were, and the
     /// chunk is lost. Counted, and the only way a chunk may go missing.
     tampered_acks_accepted: u64,
+    /// Chunks completed under ids never sent (forged or corrupted slices).
+    bogus_chunks_completed: u64,
     chunks_lost_to_tampered_acks: u64,
     ids_wrapped: u64,
 }
@@ -558,14 +560,17 @@ impl Layer for ChunkLayer {
         while let Some(chunk) = self.receivers[side].take_chunk() {
             let from = 1 - side;
             let stream = (self.session << 1) | from as u64;
+            let Some(&size) = self.sent[from].get(&chunk.id) else {
+                // A chunk id the sender never used: forged or corrupted slices (slices
+                // are not authenticated). Counted; the genuine chunk may be lost.
+                self.totals.bogus_chunks_completed += 1;
+                continue;
+            };
             assert!(
                 self.completed[side].insert(chunk.id),
                 "chunk {} completed twice",
                 chunk.id
             );
-            let size = *self.sent[from]
-                .get(&chunk.id)
-                .expect("a chunk that was sent");
             if chunk.data == payload(stream, u32::from(chunk.id), size) {
                 self.totals.chunks_exact += 1;
                 self.totals.bytes_through += size as u64;
@@ -610,7 +615,8 @@ impl Layer for ChunkLayer {
         (0..2).all(|s| {
             self.senders[s].is_idle()
                 && (self.completed[1 - s].len() == self.sent[s].len()
-                    || (self.totals.tampered_acks_accepted > 0
+                    || (self.totals.tampered_acks_accepted + self.totals.bogus_chunks_completed
+                        > 0
                         && self.receivers[1 - s].progress().is_none()))
         })
     }
@@ -640,9 +646,10 @@ impl Layer for ChunkLayer {
         self.totals.chunks_sent -= lost;
         let t = &self.totals;
         assert!(
-            t.chunks_lost_to_tampered_acks <= t.tampered_acks_accepted,
+            t.chunks_lost_to_tampered_acks <= t.tampered_acks_accepted + t.bogus_chunks_completed,
             "{t:?}"
         );
+        assert!(t.bogus_chunks_completed <= t.slices_tampered, "{t:?}");
         assert_eq!(
             t.chunks_sent,
             t.chunks_exact + t.chunks_self_check_failed,
