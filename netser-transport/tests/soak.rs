@@ -16,7 +16,9 @@
 //!   authenticates nothing, so a forged sequence moves its window; counted apart);
 //!   self-check failures come only from tampered datagrams;
 //! - chunks: every chunk rebuilt byte-exact (or, if a tampered slice got in, failing its
-//!   self-check), exactly one completion each; every chunk sent completes;
+//!   self-check), exactly one completion each; every chunk sent completes, unless a
+//!   tampered ack the sender accepted marked it received (acks are not authenticated;
+//!   counted, and never more than such acks);
 //! - connection (under an integrity tag, as netcode's AEAD gives it): reliable messages
 //!   delivered are exactly ids 0..N per channel, in order, each equal to the message
 //!   derived from its id; unreliable ones byte-exact and at most once;
@@ -490,6 +492,13 @@ struct ChunkTotals {
     chunks_self_check_failed: u64,
     bytes_through: u64,
     slices_tampered: u64,
+    /// Tampered acks the sender accepted: slice acks are not authenticated (the netcode
+    /// layer's AEAD is), so one can mark slices received that never were, and the
+    /// chunk is lost. Counted, and the only way a chunk may go missing.
+    tampered_acks_accepted: u64,
+    /// Chunks completed under ids never sent (forged or corrupted slices).
+    bogus_chunks_completed: u64,
+    chunks_lost_to_tampered_acks: u64,
     ids_wrapped: u64,
 }
 
@@ -551,14 +560,17 @@ impl Layer for ChunkLayer {
         while let Some(chunk) = self.receivers[side].take_chunk() {
             let from = 1 - side;
             let stream = (self.session << 1) | from as u64;
+            let Some(&size) = self.sent[from].get(&chunk.id) else {
+                // A chunk id the sender never used: forged or corrupted slices (slices
+                // are not authenticated). Counted; the genuine chunk may be lost.
+                self.totals.bogus_chunks_completed += 1;
+                continue;
+            };
             assert!(
                 self.completed[side].insert(chunk.id),
                 "chunk {} completed twice",
                 chunk.id
             );
-            let size = *self.sent[from]
-                .get(&chunk.id)
-                .expect("a chunk that was sent");
             if chunk.data == payload(stream, u32::from(chunk.id), size) {
                 self.totals.chunks_exact += 1;
                 self.totals.bytes_through += size as u64;
@@ -573,7 +585,11 @@ impl Layer for ChunkLayer {
     fn receive(&mut self, now: f64, side: usize, datagram: &[u8], tampered: bool) -> bool {
         self.totals.slices_tampered += u64::from(tampered);
         match datagram.first() {
-            Some(0xc2) => self.senders[side].receive_ack(now, datagram).is_ok(),
+            Some(0xc2) => {
+                let ok = self.senders[side].receive_ack(now, datagram).is_ok();
+                self.totals.tampered_acks_accepted += u64::from(ok && tampered);
+                ok
+            }
             _ => self.receivers[side].receive_slice(now, datagram).is_ok(),
         }
     }
@@ -596,8 +612,13 @@ impl Layer for ChunkLayer {
         self.sending = false;
     }
     fn settled(&self) -> bool {
-        (0..2)
-            .all(|s| self.senders[s].is_idle() && self.completed[1 - s].len() == self.sent[s].len())
+        (0..2).all(|s| {
+            self.senders[s].is_idle()
+                && (self.completed[1 - s].len() == self.sent[s].len()
+                    || (self.totals.tampered_acks_accepted + self.totals.bogus_chunks_completed
+                        > 0
+                        && self.receivers[1 - s].progress().is_none()))
+        })
     }
     fn owed(&self) -> String {
         (0..2)
@@ -618,7 +639,17 @@ impl Layer for ChunkLayer {
             .collect()
     }
     fn finish(&mut self) -> String {
+        let lost: u64 = (0..2)
+            .map(|s| (self.sent[s].len() - self.completed[1 - s].len()) as u64)
+            .sum();
+        self.totals.chunks_lost_to_tampered_acks += lost;
+        self.totals.chunks_sent -= lost;
         let t = &self.totals;
+        assert!(
+            t.chunks_lost_to_tampered_acks <= t.tampered_acks_accepted + t.bogus_chunks_completed,
+            "{t:?}"
+        );
+        assert!(t.bogus_chunks_completed <= t.slices_tampered, "{t:?}");
         assert_eq!(
             t.chunks_sent,
             t.chunks_exact + t.chunks_self_check_failed,

@@ -84,7 +84,8 @@ pub struct ChunkReceiverStats {
     /// Partial chunks dropped because the sender moved on (it cancelled them).
     pub abandoned_chunks: u64,
     /// Returns to an older chunk whose slices kept coming after a move to a newer chunk
-    /// id that made no progress (a forged or corrupted slice had moved it).
+    /// id that made no progress (a forged or corrupted slice had moved it), and restarts
+    /// of the current chunk with the slice count its slices keep carrying.
     pub returned_to_older_chunk: u64,
     /// Chunks completed.
     pub chunks_completed: u64,
@@ -194,7 +195,9 @@ impl ChunkReceiver {
     /// move, more than 16 slices of a chunk between the one expected before it and the
     /// new one arrive while the new one gains no slice, the move was a forgery or a
     /// corrupted id, and the receiver goes back to that chunk (counted in
-    /// [`ChunkReceiverStats::returned_to_older_chunk`]).
+    /// [`ChunkReceiverStats::returned_to_older_chunk`]); likewise, more than 16 slices
+    /// of the current chunk with another slice count and no progress restart it with
+    /// theirs.
     ///
     /// # Errors
     /// A malformed packet ([`SlicePacket::decode`]: slice id out of range, impossible last
@@ -223,7 +226,15 @@ impl ChunkReceiver {
         };
         if slice.chunk_id == self.chunk_id {
             if (self.receiving || self.ready) && slice.slice_count != self.slice_count {
-                return Err(self.slice_count_changed(self.slice_count, slice.slice_count));
+                // The same as a wrong chunk id: a corrupted or forged slice count that
+                // started this chunk must not refuse the genuine slices forever.
+                self.older_since_progress += 1;
+                if self.ready || self.older_since_progress <= RETURN_AFTER_REFUSED_SLICES {
+                    return Err(self.slice_count_changed(self.slice_count, slice.slice_count));
+                }
+                self.stats.abandoned_chunks += 1;
+                self.stats.returned_to_older_chunk += 1;
+                self.start(slice.slice_count, now);
             }
             if self.ready {
                 self.stats.duplicate_slices += 1;
@@ -716,6 +727,24 @@ mod tests {
         r.receive_slice(0.2, &slice(2, 0, 1, &[6])).unwrap();
         assert!(r.receive_slice(0.2, &slice(1, 1, 2, &[5])).is_err());
         assert_eq!(r.take_chunk().unwrap().id, 2);
+    }
+
+    /// Found by the soak harness (seed 14462984021383109814): a slice whose slice count
+    /// was corrupted started the chunk, and every genuine slice was refused from then on.
+    #[test]
+    fn a_corrupted_slice_count_does_not_wedge_the_transfer() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        // Slice 0 of a 3-slice chunk, its count flipped to 7.
+        r.receive_slice(0.0, &slice(0, 0, 7, &[9; 4])).unwrap();
+        for _ in 0..RETURN_AFTER_REFUSED_SLICES {
+            assert!(r.receive_slice(0.0, &slice(0, 1, 3, &[2; 4])).is_err());
+        }
+        for i in 0..3 {
+            let data: &[u8] = if i == 2 { &[3] } else { &[i as u8 + 1; 4] };
+            r.receive_slice(0.1, &slice(0, i, 3, data)).unwrap();
+        }
+        assert_eq!(r.stats().returned_to_older_chunk, 1);
+        assert_eq!(r.take_chunk().unwrap().data, [1, 1, 1, 1, 2, 2, 2, 2, 3]);
     }
 
     #[test]
