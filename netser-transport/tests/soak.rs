@@ -27,7 +27,8 @@
 //!   accepted + refused by the receiver.
 //!
 //! It prints its seed; `NETSER_SOAK_SEED=<seed>` replays one. By default (CI) a few
-//! thousand frames per layer. Long runs: `NETSER_SOAK_FRAMES=<frames per run>`,
+//! thousand frames per layer from one fixed seed, so CI is deterministic; loop mode
+//! starts from a seed taken from the clock. Long runs: `NETSER_SOAK_FRAMES=<frames per run>`,
 //! `NETSER_SOAK_SECONDS=<wall-clock budget>`, `NETSER_SOAK_LOOP=1` to repeat with new
 //! seeds until the budget is spent, e.g.
 //! `NETSER_SOAK_LOOP=1 NETSER_SOAK_SECONDS=3600 cargo test --release -p netser-transport --test soak -- --nocapture`.
@@ -879,16 +880,25 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
+/// The seed of a run without `NETSER_SOAK_SEED` or `NETSER_SOAK_LOOP` (CI's).
+const DEFAULT_SEED: u64 = 0x5eed_0f_2026_11_23;
+
 fn soak(make: fn() -> Box<dyn Layer>, default_frames: u64) {
     let frames = env_u64("NETSER_SOAK_FRAMES").unwrap_or(default_frames);
     let budget = env_u64("NETSER_SOAK_SECONDS").map(Duration::from_secs);
     let looping = std::env::var_os("NETSER_SOAK_LOOP").is_some();
     let start = Instant::now();
+    // One fixed seed by default, so CI is deterministic; loop mode starts from the clock
+    // so that every long run explores new seeds (each printed, to replay it).
     let mut seed = env_u64("NETSER_SOAK_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
+        if looping {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        } else {
+            DEFAULT_SEED
+        }
     });
     let mut runs = 0;
     loop {

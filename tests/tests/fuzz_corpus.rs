@@ -55,20 +55,10 @@ fn checked_in_seeds_are_the_writers_output() {
     }
 }
 
-/// Issue 13's fixes 2 and 3 (a quantized float's top step, canonical quaternions) are
-/// on their own branch; the numeric target replays once they are merged.
-const PENDING: [&str; 1] = ["decode_numeric"];
-
 #[test]
 fn corpus_and_regressions_replay_cleanly() {
-    let replayed = replay(TARGETS.iter().copied().filter(|t| !PENDING.contains(t)));
-    assert!(replayed >= 20, "only {replayed} inputs replayed");
-}
-
-#[test]
-#[ignore = "needs issue 13 fixes 2 and 3 (quantize top step, quaternions) from the num branch; un-ignore when merged"]
-fn numeric_corpus_replays_cleanly() {
-    assert!(replay(PENDING) >= 4);
+    let replayed = replay(TARGETS.iter().copied());
+    assert!(replayed >= 24, "only {replayed} inputs replayed");
 }
 
 fn replay<'a>(targets: impl IntoIterator<Item = &'a str>) -> usize {

@@ -21,7 +21,6 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "needs issue 13 fixes 2 and 3 (quantize top step, quaternions) from the num branch; un-ignore when merged"]
     fn decode_numeric_from_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..40)) {
         decode_numeric(&data);
     }
