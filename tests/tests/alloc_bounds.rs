@@ -181,6 +181,8 @@ fn check_decoder<T: NetSerialize>(name: &str, inputs: &[Vec<u8>]) -> Usage {
 #[derive(NetSerialize, Debug)]
 struct Slot {
     used: bool,
+    // Never read: it is here for the memory it takes.
+    #[allow(dead_code)]
     #[net(skip, default = [0; 1024])]
     cache: [u8; 1024],
 }
