@@ -71,7 +71,7 @@ pub(crate) struct ReliableSender {
 }
 
 /// What [`ReliableSender::select`] picked.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Selection {
     pub count: usize,
     pub bits: u64,
@@ -195,9 +195,6 @@ impl ReliableSender {
             {
                 break;
             }
-        }
-        if self.selected.is_empty() {
-            return Selection::default();
         }
         Selection {
             count: self.selected.len(),
@@ -369,34 +366,29 @@ impl<In> ReliableReceiver<In> {
         if self.ordered {
             loop {
                 let index = usize::from(self.base) & self.mask;
-                match self.slots[index].take()? {
-                    Item::Message(message) => {
-                        self.base = self.base.wrapping_add(1);
-                        self.buffered -= 1;
-                        return Some(message);
-                    }
+                let message = match self.slots[index].take()? {
+                    Item::Message(message) => Some(message),
                     Item::Block(chunk) => match take_block(chunk) {
-                        BlockState::Ready(message) => {
-                            self.base = self.base.wrapping_add(1);
-                            self.buffered -= 1;
-                            return Some(message);
-                        }
-                        BlockState::Failed => {
-                            self.base = self.base.wrapping_add(1);
-                            self.buffered -= 1;
-                        }
+                        BlockState::Ready(message) => Some(message),
+                        BlockState::Failed => None,
                         BlockState::Pending => {
                             self.slots[index] = Some(Item::Block(chunk));
                             return None;
                         }
                     },
+                };
+                // Delivered or failed: either way this id is done.
+                self.base = self.base.wrapping_add(1);
+                self.buffered -= 1;
+                if message.is_some() {
+                    return message;
                 }
             }
         } else {
-            let position = self.ready.iter().position(|item| match item {
-                Item::Message(_) => true,
-                Item::Block(_) => false,
-            });
+            let position = self
+                .ready
+                .iter()
+                .position(|item| matches!(item, Item::Message(_)));
             if let Some(position) = position {
                 if let Some(Item::Message(message)) = self.ready.remove(position) {
                     return Some(message);
