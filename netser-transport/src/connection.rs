@@ -424,15 +424,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             Some(prefix) if prefix & 1 == 0 => {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((_, header_len)) => {
-                        let mut incoming = core::mem::take(&mut self.incoming);
-                        let parsed = packet::parse(
+                        packet::parse(
                             &bytes[header_len..],
                             &self.config.channels,
                             &self.receivers,
-                            &mut incoming,
-                        );
-                        self.incoming = incoming;
-                        parsed?;
+                            &mut self.incoming,
+                        )?;
                         true
                     }
                     Err(_) => false, // the endpoint reports it
@@ -446,15 +443,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
             if !parsed_early {
-                let mut incoming = core::mem::take(&mut self.incoming);
-                let parsed = packet::parse(
+                packet::parse(
                     received.payload,
                     &self.config.channels,
                     &self.receivers,
-                    &mut incoming,
-                );
-                self.incoming = incoming;
-                parsed?;
+                    &mut self.incoming,
+                )?;
             }
             self.counters.packets_received += 1;
             if !self.incoming.is_empty() {
