@@ -236,10 +236,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
             .receive(|from, bytes| server.receive_datagram(now, from, bytes));
         self.pump_events();
         for client_id in self.server.clients_id() {
-            let progress = self
-                .server
-                .connection(client_id)
-                .and_then(BlockProgress::sending);
+            let progress = self.block_progress(client_id);
             let last = self.blocks.get(&client_id).copied();
             if let Some(progress) = BlockProgress::change(last, progress) {
                 push_event(
