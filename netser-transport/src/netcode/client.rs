@@ -181,7 +181,8 @@ impl NetcodeClient {
     fn send_handshake(&mut self) {
         match (self.state, &self.challenge) {
             (ClientState::SendingConnectionRequest, _) => {
-                let token = self.token.clone();
+                let to = self.server_addr();
+                let token = &self.token;
                 let request = Packet::ConnectionRequest {
                     protocol_id: token.protocol_id(),
                     expire_timestamp: token.expire_timestamp(),
@@ -189,7 +190,6 @@ impl NetcodeClient {
                     private_data: token.private_data(),
                 };
                 // Requests are not encrypted and take no sequence.
-                let to = self.server_addr();
                 self.outbox.push(
                     to,
                     &request,
