@@ -549,8 +549,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let mut pending = 0u64; // bit mask of channels with messages due
         for (index, sender) in self.senders.iter().enumerate() {
             let due = match sender {
-                Sender::Reliable(s) => s.first_due_bits(now).is_some(),
-                Sender::Unreliable(s) => s.first_bits().is_some(),
+                Sender::Reliable(s) => s.has_due(now),
+                Sender::Unreliable(s) => s.len() > 0,
             };
             if due {
                 pending |= 1 << index;

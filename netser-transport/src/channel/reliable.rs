@@ -34,14 +34,6 @@ impl Payload {
             Self::Block(_) => BLOCK_REFERENCE_BITS,
         }
     }
-
-    /// The most bits after the message id, wherever it goes.
-    fn max_bits(&self) -> u64 {
-        1 + match self {
-            Self::Message(m) => m.max_bits(),
-            Self::Block(_) => BLOCK_REFERENCE_BITS,
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -136,11 +128,13 @@ impl ReliableSender {
         (0..n as u16).map(move |i| start.wrapping_add(i))
     }
 
-    /// Cost in bits of the first message that is due now, if any.
-    pub fn first_due_bits(&self, now: f64) -> Option<u64> {
-        self.window_ids().find_map(|id| {
-            let entry = self.queue.get(id)?;
-            (entry.last_sent + self.resend_delay <= now).then(|| 16 + entry.payload.max_bits())
+    /// Whether a message in the window is due at `now` (never sent, or its resend delay
+    /// has passed).
+    pub fn has_due(&self, now: f64) -> bool {
+        self.window_ids().any(|id| {
+            self.queue
+                .get(id)
+                .is_some_and(|entry| entry.last_sent + self.resend_delay <= now)
         })
     }
 
