@@ -253,13 +253,19 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         message: &Out,
     ) -> Result<(), SendError> {
         let channel = channel.into();
+        // Checked before encoding, so a full queue costs no encode.
+        self.check_room(channel)?;
+        let encoded = EncodedMessage::encode(message).map_err(SendError::Encode)?;
+        self.send_encoded(channel, encoded)
+    }
+
+    /// The index of `channel` if its send queue has room.
+    fn check_room(&self, channel: ChannelId) -> Result<usize, SendError> {
         let index = usize::from(channel.0);
-        let Some(sender) = self.senders.get_mut(index) else {
-            return Err(SendError::InvalidChannel { channel });
-        };
-        let full = match sender {
-            Sender::Reliable(s) => s.is_full(),
-            Sender::Unreliable(s) => s.is_full(),
+        let full = match self.senders.get(index) {
+            None => return Err(SendError::InvalidChannel { channel }),
+            Some(Sender::Reliable(s)) => s.is_full(),
+            Some(Sender::Unreliable(s)) => s.is_full(),
         };
         if full {
             return Err(SendError::SendQueueFull {
@@ -267,8 +273,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 capacity: self.config.channels[index].send_queue_size,
             });
         }
-        let encoded = EncodedMessage::encode(message).map_err(SendError::Encode)?;
-        self.send_encoded(channel, encoded)
+        Ok(index)
     }
 
     /// [`send_message`](Self::send_message) for a message already encoded, so that a
@@ -278,20 +283,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         channel: ChannelId,
         encoded: EncodedMessage,
     ) -> Result<(), SendError> {
-        let index = usize::from(channel.0);
-        let Some(sender) = self.senders.get_mut(index) else {
-            return Err(SendError::InvalidChannel { channel });
-        };
-        let full = match sender {
-            Sender::Reliable(s) => s.is_full(),
-            Sender::Unreliable(s) => s.is_full(),
-        };
-        if full {
-            return Err(SendError::SendQueueFull {
-                channel,
-                capacity: self.config.channels[index].send_queue_size,
-            });
-        }
+        let index = self.check_room(channel)?;
+        let sender = &mut self.senders[index];
         let max_bits = self.max_message_bits[index];
         let counters = &mut self.channel_counters[index];
         match sender {
@@ -431,15 +424,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             Some(prefix) if prefix & 1 == 0 => {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((_, header_len)) => {
-                        let mut incoming = core::mem::take(&mut self.incoming);
-                        let parsed = packet::parse(
+                        packet::parse(
                             &bytes[header_len..],
                             &self.config.channels,
                             &self.receivers,
-                            &mut incoming,
-                        );
-                        self.incoming = incoming;
-                        parsed?;
+                            &mut self.incoming,
+                        )?;
                         true
                     }
                     Err(_) => false, // the endpoint reports it
@@ -453,15 +443,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
             if !parsed_early {
-                let mut incoming = core::mem::take(&mut self.incoming);
-                let parsed = packet::parse(
+                packet::parse(
                     received.payload,
                     &self.config.channels,
                     &self.receivers,
-                    &mut incoming,
-                );
-                self.incoming = incoming;
-                parsed?;
+                    &mut self.incoming,
+                )?;
             }
             self.counters.packets_received += 1;
             if !self.incoming.is_empty() {
@@ -562,8 +549,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let mut pending = 0u64; // bit mask of channels with messages due
         for (index, sender) in self.senders.iter().enumerate() {
             let due = match sender {
-                Sender::Reliable(s) => s.first_due_bits(now).is_some(),
-                Sender::Unreliable(s) => s.first_bits().is_some(),
+                Sender::Reliable(s) => s.has_due(now),
+                Sender::Unreliable(s) => s.len() > 0,
             };
             if due {
                 pending |= 1 << index;

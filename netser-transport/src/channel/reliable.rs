@@ -34,14 +34,6 @@ impl Payload {
             Self::Block(_) => BLOCK_REFERENCE_BITS,
         }
     }
-
-    /// The most bits after the message id, wherever it goes.
-    fn max_bits(&self) -> u64 {
-        1 + match self {
-            Self::Message(m) => m.max_bits(),
-            Self::Block(_) => BLOCK_REFERENCE_BITS,
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -71,7 +63,7 @@ pub(crate) struct ReliableSender {
 }
 
 /// What [`ReliableSender::select`] picked.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Selection {
     pub count: usize,
     pub bits: u64,
@@ -136,11 +128,13 @@ impl ReliableSender {
         (0..n as u16).map(move |i| start.wrapping_add(i))
     }
 
-    /// Cost in bits of the first message that is due now, if any.
-    pub fn first_due_bits(&self, now: f64) -> Option<u64> {
-        self.window_ids().find_map(|id| {
-            let entry = self.queue.get(id)?;
-            (entry.last_sent + self.resend_delay <= now).then(|| 16 + entry.payload.max_bits())
+    /// Whether a message in the window is due at `now` (never sent, or its resend delay
+    /// has passed).
+    pub fn has_due(&self, now: f64) -> bool {
+        self.window_ids().any(|id| {
+            self.queue
+                .get(id)
+                .is_some_and(|entry| entry.last_sent + self.resend_delay <= now)
         })
     }
 
@@ -195,9 +189,6 @@ impl ReliableSender {
             {
                 break;
             }
-        }
-        if self.selected.is_empty() {
-            return Selection::default();
         }
         Selection {
             count: self.selected.len(),
@@ -369,34 +360,29 @@ impl<In> ReliableReceiver<In> {
         if self.ordered {
             loop {
                 let index = usize::from(self.base) & self.mask;
-                match self.slots[index].take()? {
-                    Item::Message(message) => {
-                        self.base = self.base.wrapping_add(1);
-                        self.buffered -= 1;
-                        return Some(message);
-                    }
+                let message = match self.slots[index].take()? {
+                    Item::Message(message) => Some(message),
                     Item::Block(chunk) => match take_block(chunk) {
-                        BlockState::Ready(message) => {
-                            self.base = self.base.wrapping_add(1);
-                            self.buffered -= 1;
-                            return Some(message);
-                        }
-                        BlockState::Failed => {
-                            self.base = self.base.wrapping_add(1);
-                            self.buffered -= 1;
-                        }
+                        BlockState::Ready(message) => Some(message),
+                        BlockState::Failed => None,
                         BlockState::Pending => {
                             self.slots[index] = Some(Item::Block(chunk));
                             return None;
                         }
                     },
+                };
+                // Delivered or failed: either way this id is done.
+                self.base = self.base.wrapping_add(1);
+                self.buffered -= 1;
+                if message.is_some() {
+                    return message;
                 }
             }
         } else {
-            let position = self.ready.iter().position(|item| match item {
-                Item::Message(_) => true,
-                Item::Block(_) => false,
-            });
+            let position = self
+                .ready
+                .iter()
+                .position(|item| matches!(item, Item::Message(_)));
             if let Some(position) = position {
                 if let Some(Item::Message(message)) = self.ready.remove(position) {
                     return Some(message);

@@ -57,14 +57,6 @@ impl UnreliableSender {
         id_bits + message.bits_at(position + id_bits)
     }
 
-    /// The most bits the first message and its id take, if there is one.
-    pub fn first_bits(&self) -> Option<u64> {
-        let id_bits = if self.sequenced { 16 } else { 0 };
-        self.queue
-            .front()
-            .map(|(_, message)| id_bits + message.max_bits())
-    }
-
     /// Picks messages from the front, in order, while they fit (the first may use up to
     /// `hard`, the rest up to `soft`); `used` starts at `overhead` (the channel's entry
     /// header), which begins at bit `start` of the packet. Returns (count, bits).

@@ -20,16 +20,16 @@ use netser::{Decoder, Encoder, NetSerialize, ReadStream};
 use super::error::ReceiveError;
 use super::{Receiver, Sender};
 use crate::channel::wire::read_id_relative;
-use crate::channel::{ChannelConfig, ChannelId, ChannelKind};
+use crate::channel::{ChannelConfig, ChannelId};
 use crate::chunk::ChunkId;
 
 /// Bits of a channel index among `channels`.
-pub(crate) fn index_bits(channels: usize) -> u32 {
+fn index_bits(channels: usize) -> u32 {
     usize::BITS - (channels - 1).leading_zeros()
 }
 
 /// Bits of a message count for a channel.
-pub(crate) fn count_bits(config: &ChannelConfig) -> u32 {
+fn count_bits(config: &ChannelConfig) -> u32 {
     usize::BITS - (config.max_messages_per_packet - 1).leading_zeros()
 }
 
@@ -78,7 +78,7 @@ pub(crate) fn parse<In: NetSerialize>(
     }
     let mut r = ReadStream::new(payload);
     let index_bits = index_bits(configs.len());
-    let mut seen = [0u64; 1];
+    let mut seen = 0u64; // a bit per channel (at most 64)
     while r.read_bool().map_err(ReceiveError::Malformed)? {
         let index = r.read_bits(index_bits).map_err(ReceiveError::Malformed)? as usize;
         let Some(config) = configs.get(index) else {
@@ -87,10 +87,10 @@ pub(crate) fn parse<In: NetSerialize>(
             });
         };
         let channel = ChannelId(index as u8);
-        if seen[0] & (1 << index) != 0 {
+        if seen & (1 << index) != 0 {
             return Err(ReceiveError::RepeatedChannel { channel });
         }
-        seen[0] |= 1 << index;
+        seen |= 1 << index;
         let count = 1 + r
             .read_bits(count_bits(config))
             .map_err(ReceiveError::Malformed)? as usize;
@@ -123,11 +123,7 @@ pub(crate) fn parse<In: NetSerialize>(
             } else {
                 IncomingItem::Message(In::decode(&mut r).map_err(ReceiveError::Malformed)?)
             };
-            if let (
-                Receiver::Reliable(receiver),
-                ChannelKind::ReliableOrdered { .. } | ChannelKind::ReliableUnordered { .. },
-            ) = (&receivers[index], config.kind)
-            {
+            if let Receiver::Reliable(receiver) = &receivers[index] {
                 if !receiver.can_accept(id, count) {
                     return Err(ReceiveError::ReceiveQueueFull { channel });
                 }

@@ -181,7 +181,8 @@ impl NetcodeClient {
     fn send_handshake(&mut self) {
         match (self.state, &self.challenge) {
             (ClientState::SendingConnectionRequest, _) => {
-                let token = self.token.clone();
+                let to = self.server_addr();
+                let token = &self.token;
                 let request = Packet::ConnectionRequest {
                     protocol_id: token.protocol_id(),
                     expire_timestamp: token.expire_timestamp(),
@@ -189,7 +190,6 @@ impl NetcodeClient {
                     private_data: token.private_data(),
                 };
                 // Requests are not encrypted and take no sequence.
-                let to = self.server_addr();
                 self.outbox.push(
                     to,
                     &request,
@@ -216,6 +216,11 @@ impl NetcodeClient {
         }
     }
 
+    /// Seconds the connect token is valid for, counted from the start of connecting.
+    fn token_lifetime(&self) -> f64 {
+        (self.token.expire_timestamp() - self.token.create_timestamp()) as f64
+    }
+
     /// Moves on to the token's next server, or ends in `reason` after the last.
     fn next_server_or(&mut self, reason: DisconnectReason) {
         if self.server_index + 1 < self.token.server_addresses().len() {
@@ -239,9 +244,7 @@ impl NetcodeClient {
         let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
         match self.state {
             ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse => {
-                let lifetime =
-                    (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
-                if self.now - self.connect_start >= lifetime {
+                if self.now - self.connect_start >= self.token_lifetime() {
                     self.state = ClientState::Disconnected(DisconnectReason::ConnectTokenExpired);
                     return;
                 }
@@ -287,8 +290,7 @@ impl NetcodeClient {
             wakeup = wakeup.min(self.last_received + f64::from(timeout));
         }
         if self.is_connecting() {
-            let lifetime = (self.token.expire_timestamp() - self.token.create_timestamp()) as f64;
-            wakeup = wakeup.min(self.connect_start + lifetime);
+            wakeup = wakeup.min(self.connect_start + self.token_lifetime());
         }
         Some(wakeup)
     }

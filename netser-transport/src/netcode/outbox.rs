@@ -34,7 +34,7 @@ impl Outbox {
         protocol_id: u64,
         key: &Key,
     ) -> bool {
-        if self.bytes.len() + super::MAX_PACKET_BYTES > self.max_bytes {
+        if !self.has_room() {
             self.dropped += 1;
             return false;
         }
@@ -44,6 +44,7 @@ impl Outbox {
         true
     }
 
+    /// Whether one more datagram of the largest size fits the bound.
     pub(crate) fn has_room(&self) -> bool {
         self.bytes.len() + super::MAX_PACKET_BYTES <= self.max_bytes
     }

@@ -5,9 +5,9 @@ use std::net::{SocketAddr, UdpSocket};
 use netser::NetSerialize;
 use tracing::info;
 
-use super::common::BlockProgress;
+use super::common::{push_event, BlockProgress, Events};
 use super::driver::{UdpConfig, UdpDriver};
-use super::server::{push_event, Events, StartError};
+use super::server::StartError;
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::{

@@ -1,6 +1,11 @@
-//! What the UDP server and client share: block progress.
+//! What the UDP server and client share: block progress and the bounded event queue.
+
+use std::collections::VecDeque;
 
 use netser::NetSerialize;
+use tracing::debug;
+
+use super::server::MAX_QUEUED_EVENTS;
 
 use crate::connection::Connection;
 
@@ -86,5 +91,34 @@ impl BlockProgress {
             (Some(l), None) if !l.is_complete() => Some(l.completed()),
             _ => None,
         }
+    }
+}
+
+/// The bounded event queue.
+#[derive(Debug)]
+pub(crate) struct Events<E> {
+    pub(crate) queue: VecDeque<E>,
+    pub(crate) dropped: u64,
+}
+
+impl<E> Default for Events<E> {
+    fn default() -> Self {
+        Self {
+            queue: VecDeque::new(),
+            dropped: 0,
+        }
+    }
+}
+
+/// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped).
+pub(crate) fn push_event<E>(events: &mut Events<E>, event: E) {
+    if events.queue.len() < MAX_QUEUED_EVENTS {
+        events.queue.push_back(event);
+    } else {
+        events.dropped += 1;
+        debug!(
+            dropped = events.dropped,
+            "udp: event queue full, event dropped"
+        );
     }
 }

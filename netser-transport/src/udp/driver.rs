@@ -415,15 +415,12 @@ impl UdpDriver {
 
     fn drain_queue(&mut self) {
         while let Some((to, datagram)) = self.send_queue.front() {
-            let timer = self.config.measure_syscalls.then(std::time::Instant::now);
-            let result = self.socket.send_to(datagram, *to);
-            if let Some(start) = timer {
-                self.stats.syscalls += 1;
-                self.stats.syscall_nanos += start.elapsed().as_nanos() as u64;
-            }
+            let (to, len) = (*to, datagram.len());
+            let timer = self.start_timer();
+            let result = self.socket.send_to(datagram, to);
+            self.stop_timer(timer);
             match result {
                 Ok(_) => {
-                    let len = datagram.len();
                     self.send_queue.pop_front();
                     self.count_sent(len);
                 }
@@ -432,7 +429,6 @@ impl UdpDriver {
                     break;
                 }
                 Err(e) => {
-                    let to = *to;
                     self.send_queue.pop_front();
                     self.stats.dropped_send_error += 1;
                     let count = self.stats.dropped_send_error;

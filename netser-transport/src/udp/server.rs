@@ -1,15 +1,15 @@
 //! `UdpServer`: the sans-IO [`Server`] on a real UDP socket, called once per frame.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use netser::NetSerialize;
-use tracing::{debug, info};
+use tracing::info;
 
-use super::common::BlockProgress;
+use super::common::{push_event, BlockProgress, Events};
 use super::driver::{UdpConfig, UdpDriver};
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
@@ -236,10 +236,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
             .receive(|from, bytes| server.receive_datagram(now, from, bytes));
         self.pump_events();
         for client_id in self.server.clients_id() {
-            let progress = self
-                .server
-                .connection(client_id)
-                .and_then(BlockProgress::sending);
+            let progress = self.block_progress(client_id);
             let last = self.blocks.get(&client_id).copied();
             if let Some(progress) = BlockProgress::change(last, progress) {
                 push_event(
@@ -494,34 +491,5 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped
-    }
-}
-
-/// The bounded event queue.
-#[derive(Debug)]
-pub(crate) struct Events<E> {
-    pub(crate) queue: VecDeque<E>,
-    pub(crate) dropped: u64,
-}
-
-impl<E> Default for Events<E> {
-    fn default() -> Self {
-        Self {
-            queue: VecDeque::new(),
-            dropped: 0,
-        }
-    }
-}
-
-/// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped).
-pub(crate) fn push_event<E>(events: &mut Events<E>, event: E) {
-    if events.queue.len() < MAX_QUEUED_EVENTS {
-        events.queue.push_back(event);
-    } else {
-        events.dropped += 1;
-        debug!(
-            dropped = events.dropped,
-            "udp: event queue full, event dropped"
-        );
     }
 }
