@@ -255,6 +255,21 @@ impl ChunkReceiver {
             self.ack_previous = true;
             return Ok(());
         }
+        // At or before the chunk taken last: delivered already. Checked against that
+        // chunk rather than the current one, because a forged id half the id space ahead
+        // turns the wrapping comparison with the current id around: old chunks would
+        // look newer and be received a second time.
+        if let Some((taken, _)) = self.previous {
+            if !sequence_greater_than(slice.chunk_id, taken) {
+                return Err(self
+                    .stats
+                    .rejected
+                    .record(ChunkPacketError::UnexpectedChunk {
+                        expected: self.chunk_id,
+                        found: slice.chunk_id,
+                    }));
+            }
+        }
         if sequence_greater_than(slice.chunk_id, self.chunk_id) {
             if self.ready {
                 self.stats.discarded_while_ready += 1;
@@ -754,5 +769,35 @@ mod tests {
         assert!(r.data.capacity() <= 40);
         assert_eq!(r.received.len(), 2);
         assert_eq!(r.packet.len(), ACK_HEADER_BYTES + 2);
+    }
+
+    /// A forged chunk id half the id space ahead made the chunk before the one taken
+    /// last look newer than the current one: its late slices started it again and it was
+    /// delivered twice (the soak's seed 12020394332970524897).
+    #[test]
+    fn a_forged_far_id_never_brings_back_a_delivered_chunk() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        for id in 0..2u16 {
+            r.receive_slice(0.0, &slice(id, 0, 1, &[id as u8])).unwrap();
+            assert_eq!(r.take_chunk().unwrap().id, id);
+        }
+        // Forged: 1 + 32768 is "newer" than chunk 1 (taken last) and than chunk 2
+        // (expected), and chunk 0 is "newer" than it.
+        r.receive_slice(0.1, &slice(32769, 0, 2, &[9; 4])).unwrap();
+        assert!(sequence_greater_than(0, 32769));
+        // A late copy of chunk 0, delivered already, must not start it again.
+        assert_eq!(
+            r.receive_slice(0.2, &slice(0, 0, 1, &[0])),
+            Err(ChunkPacketError::UnexpectedChunk {
+                expected: 32769,
+                found: 0
+            })
+        );
+        assert!(r.take_chunk().is_none());
+        // The genuine next chunk still gets through once the forgery is given up.
+        for _ in 0..=RETURN_AFTER_REFUSED_SLICES {
+            let _ = r.receive_slice(0.3, &slice(2, 0, 1, &[2]));
+        }
+        assert_eq!(r.take_chunk().map(|c| c.id), Some(2));
     }
 }
