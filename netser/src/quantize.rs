@@ -58,6 +58,8 @@
 // every comparison and so takes the clamping branch.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod column;
+
 use crate::bits::bits_required;
 use crate::error::{Error, ErrorKind, Result};
 

@@ -27,6 +27,8 @@
 //! # Ok::<(), netser::Error>(())
 //! ```
 
+mod column;
+
 use crate::error::{Error, ErrorKind, Result};
 
 /// The bound of the three small components: 1/sqrt(2), as float32.
