@@ -3,7 +3,13 @@
 //! means every active lane is exactly what the scalar functions give; `false` sends the
 //! caller to the scalar path. Inactive lanes may hold anything and never fail.
 
-use super::{pack_with, unpack_with, QuatFormat};
+#[cfg(doc)]
+use super::{pack_with, unpack_with};
+use super::{sqrt, QuatFormat, INV_BOUND, NEAR_ONE, SMALLEST_THREE_BOUND};
+use crate::quantize::column::floor_below_2_22;
+
+/// 1.0's bits, the centre of [`super::inv_norm`]'s closed form.
+const ONE: u32 = 0x3f80_0000;
 
 impl QuatFormat {
     /// Packs a column of quaternions into their wire form, `largest | a << 2 |
@@ -32,23 +38,86 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [u64; N],
     ) -> bool {
-        let bits = self.bits;
-        let mut ok = true;
+        // In phases over local columns, each one loop LLVM vectorizes four lanes wide
+        // (one loop doing it all mixes float64 and u64 with float32, and gets two).
+        // First the components, one column each.
+        let mut x = [[0f32; N]; 4];
         for i in 0..N {
-            if !active[i] {
-                continue;
-            }
-            match pack_with(q[i], self, 0) {
-                Ok((largest, [a, b, c])) => {
-                    out[i] = largest as u64
-                        | (a as u64) << 2
-                        | (b as u64) << (2 + bits)
-                        | (c as u64) << (2 + 2 * bits);
-                }
-                Err(_) => ok = false,
+            for (k, xk) in x.iter_mut().enumerate() {
+                xk[i] = q[i][k];
             }
         }
-        ok
+        // Per lane: the largest index, the three others times the sign and inverse norm,
+        // and whether the lane needs the scalar path or lies within the canonical margin.
+        let mut largest = [0u32; N];
+        let mut scaled = [[0f32; N]; 3];
+        let mut scalar = false;
+        let mut near = false;
+        for i in 0..N {
+            let [x0, x1, x2, x3] = [x[0][i], x[1][i], x[2][i], x[3][i]];
+            // `pack_with`'s operations in its order, as selects instead of branches.
+            let len2 = x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;
+            // The first largest magnitude (a later one must be strictly larger, as in the
+            // scalar loop), its signed value, and the largest of the other three (the
+            // scalar `second`: when a new largest comes, the old one is the runner-up).
+            let (mut l, mut m, mut big, mut second) = (0u32, x0.abs(), x0, 0f32);
+            for (k, x) in [(1, x1), (2, x2), (3, x3)] {
+                let gt = x.abs() > m;
+                // `m` when `x` is the new largest (`second <= m`), else the larger of
+                // `second` and `|x|`.
+                second = max(second, min(x.abs(), m));
+                l = if gt { k } else { l };
+                m = if gt { x.abs() } else { m };
+                big = if gt { x } else { big };
+            }
+            // `inv_norm`'s closed form; outside its window (a `len2` that is zero, not
+            // finite, or more than 1024 spacings from 1) the lane takes the scalar path.
+            let b = len2.to_bits();
+            let in_window = b.wrapping_sub(ONE - NEAR_ONE) <= 2 * NEAR_ONE;
+            let above = ONE.wrapping_sub(b.wrapping_sub(ONE) & !1);
+            let below = ONE.wrapping_add(ONE.wrapping_sub(b).wrapping_add(3) >> 2);
+            let inv = f32::from_bits(if b >= ONE { above } else { below });
+            let sign = if big < 0.0 { -inv } else { inv };
+            // `others(l)`, in order.
+            let others = [
+                if l == 0 { x1 } else { x0 },
+                if l <= 1 { x2 } else { x1 },
+                if l == 3 { x2 } else { x3 },
+            ];
+            for (yj, o) in scaled.iter_mut().zip(others) {
+                yj[i] = o * sign;
+            }
+            largest[i] = l;
+            scalar |= !in_window & active[i];
+            // `pack_with`'s margin test: beyond it the encoding is canonical.
+            near |= ((m - second) * inv <= self.margin) & active[i];
+        }
+        // The three integers, `pack_with`'s arithmetic.
+        let mut small = [[0u32; N]; 3];
+        for (sj, yj) in small.iter_mut().zip(&scaled) {
+            for i in 0..N {
+                let n = ((yj[i] as f64 * INV_BOUND) as f32).clamp(-1.0, 1.0);
+                // In an active lane `n` is in [-1, 1], so `(n + 1) * half_scale` is in
+                // [0, 2 * half_scale = max] (exact: `max < 2^21`) and the sum in
+                // [0.5, max + 0.5] (exact): its floor never exceeds `max`, the scalar
+                // `min` cannot fire, and the floor is the scalar truncation.
+                sj[i] = floor_below_2_22((n + 1.0) * self.half_scale + 0.5);
+            }
+        }
+        let bits = self.bits;
+        for i in 0..N {
+            out[i] = largest[i] as u64
+                | (small[0][i] as u64) << 2
+                | (small[1][i] as u64) << (2 + bits)
+                | (small[2][i] as u64) << (2 + 2 * bits);
+        }
+        if scalar {
+            return false;
+        }
+        // Within the margin `pack_with` keeps the integers when they decode; otherwise
+        // its `canonicalize` moves them, which the scalar path does. Checking every
+        // active lane is the same: beyond the margin they decode (`pack_with`'s proof).
+        !near || self.canonical_column(&largest, &small, active)
     }
 
     /// Unpacks a column of wire forms (as [`QuatFormat::pack_column`] makes them; bits
@@ -76,19 +145,101 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [[f32; 4]; N],
     ) -> bool {
-        let bits = self.bits;
-        let mut ok = true;
+        let mut largest = [0u32; N];
+        let mut small = [[0u32; N]; 3];
         for i in 0..N {
-            if !active[i] {
-                continue;
-            }
             let raw = packed[i];
-            let field = |k: u32| ((raw >> (2 + k * bits)) & self.max as u64) as u32;
-            match unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], self, 0) {
-                Ok(q) => out[i] = q,
-                Err(_) => ok = false,
+            largest[i] = (raw & 3) as u32;
+            for (j, s) in small.iter_mut().enumerate() {
+                s[i] = (raw >> (2 + j as u32 * self.bits)) as u32 & self.max;
             }
         }
-        ok
+        let mut refused = false;
+        for i in 0..N {
+            let l = largest[i];
+            let (c, big, canonical) = self.decode_lane(l, [small[0][i], small[1][i], small[2][i]]);
+            // `decode`'s placement: `big` at `l`, the three others in order around it.
+            out[i] = [
+                if l == 0 { big } else { c[0] },
+                if l == 0 {
+                    c[0]
+                } else if l == 1 {
+                    big
+                } else {
+                    c[1]
+                },
+                if l == 3 {
+                    c[2]
+                } else if l == 2 {
+                    big
+                } else {
+                    c[1]
+                },
+                if l == 3 { big } else { c[2] },
+            ];
+            refused |= !canonical & active[i];
+        }
+        !refused
+    }
+
+    /// Whether every active lane's `(largest, small)` decodes (is canonical).
+    #[inline(always)]
+    fn canonical_column<const N: usize>(
+        &self,
+        largest: &[u32; N],
+        small: &[[u32; N]; 3],
+        active: &[bool; N],
+    ) -> bool {
+        let mut refused = false;
+        for i in 0..N {
+            let (_, _, canonical) =
+                self.decode_lane(largest[i], [small[0][i], small[1][i], small[2][i]]);
+            refused |= !canonical & active[i];
+        }
+        !refused
+    }
+
+    /// `decode`'s arithmetic without its branches, for a lane of a column: the three
+    /// small components, the rebuilt one and whether the encoding is canonical. The same
+    /// float32 operations in the same order (`sqrt` is correctly rounded in `sqrtps`
+    /// too), so the same values; the comparisons are `decode`'s, selected by `largest`
+    /// (`< big` for a component before the largest, `<= big` after it). Integers are
+    /// below 2^20, where `as i32 as f32` is `as f32`.
+    #[inline(always)]
+    fn decode_lane(&self, largest: u32, small: [u32; 3]) -> ([f32; 3], f32, bool) {
+        let c = small.map(|v| v as i32 as f32 * self.step - SMALLEST_THREE_BOUND);
+        let rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
+        // NaN when `rest < 0`, and then every comparison fails.
+        let big = sqrt(rest);
+        let mut canonical = rest > 0.0;
+        for (j, cj) in c.into_iter().enumerate() {
+            let before = (j as u32) < largest;
+            canonical &= if before {
+                cj.abs() < big
+            } else {
+                cj.abs() <= big
+            };
+        }
+        (c, big, canonical)
+    }
+}
+
+/// `maxps`: the larger, or `b` when either is NaN.
+#[inline(always)]
+fn max(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `minps`: the smaller, or `b` when either is NaN.
+#[inline(always)]
+fn min(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
     }
 }
