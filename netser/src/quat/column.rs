@@ -42,7 +42,8 @@ impl QuatFormat {
     ) -> bool {
         // In phases over local columns, each one loop LLVM vectorizes four lanes wide
         // (one loop doing it all mixes float64 and u64 with float32, and gets two).
-        // First the components, one column each.
+        // First the components, one column each (64 scalar moves at N = 16: LLVM does not
+        // turn the transposition into shuffles on SSE2, and they cost little).
         let mut x = [[0f32; N]; 4];
         for i in 0..N {
             for (k, xk) in x.iter_mut().enumerate() {
