@@ -87,6 +87,22 @@ const fn low_mask(bits: u32) -> u64 {
     }
 }
 
+/// `MASKS[n]` has the low `n` bits set (`0..=64`): one load, where computing the mask
+/// takes a shift, a test and a select (a shift by 64 is not a shift).
+static MASKS: [u64; 65] = {
+    let mut masks = [0u64; 65];
+    let mut n = 1;
+    while n <= 64 {
+        masks[n] = u64::MAX >> (64 - n);
+        n += 1;
+    }
+    masks
+};
+
+/// The widest read [`BitReader::read_bits`] takes from one 8-byte window at any bit
+/// offset: a window holds `64 - 7` bits past the largest bit offset in its first byte.
+const FAST_READ_BITS: u32 = 57;
+
 /// Writes bits LSB-first into a caller's buffer, a 64-bit word at a time.
 ///
 /// The buffer may have any length; writing past its end is an error, never a silent
@@ -106,12 +122,20 @@ const fn low_mask(bits: u32) -> u64 {
 /// ```
 #[derive(Debug)]
 pub struct BitWriter<'a> {
-    buf: &'a mut [u8],
-    /// Pending bits of the current word, low bits first: bits `64 * k ..` of the stream,
-    /// where `k = bits_written / 64`. Its bits above `bits_written % 64` are zero.
+    /// The buffer from the start of the word being filled: words before it are stored.
+    rest: &'a mut [u8],
+    /// The whole buffer's length, in bytes.
+    capacity: usize,
+    /// Pending bits of the word being filled, low bits first; its bits from `pos` up
+    /// are zero.
     scratch: u64,
-    bits_written: u64,
-    capacity_bits: u64,
+    /// Bits pending in `scratch`, `0..64`.
+    pos: u64,
+    /// `min(64, room + 1)` where `room` is `8 * rest.len()`: a write that ends before
+    /// `limit` fits and leaves the word unfilled. One comparison with it sends every
+    /// other write (one that fills the word, finds no room or is wider than 64 bits)
+    /// to the slow path.
+    limit: u64,
 }
 
 impl<'a> BitWriter<'a> {
@@ -123,14 +147,35 @@ impl<'a> BitWriter<'a> {
     /// let w = BitWriter::new(&mut buf);
     /// assert_eq!(w.bits_available(), 32);
     /// ```
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let capacity_bits = (buf.len() as u64) * 8;
-        BitWriter {
-            buf,
+        let mut w = BitWriter {
+            capacity: buf.len(),
+            rest: buf,
             scratch: 0,
-            bits_written: 0,
-            capacity_bits,
-        }
+            pos: 0,
+            limit: 0,
+        };
+        w.set_limit();
+        w
+    }
+
+    /// Bits of the buffer from the start of the word being filled.
+    #[inline(always)]
+    fn room(&self) -> u64 {
+        self.rest.len() as u64 * 8
+    }
+
+    /// Recomputes `limit` after `rest` moved.
+    #[inline(always)]
+    fn set_limit(&mut self) {
+        self.limit = self.room().min(63) + 1;
+    }
+
+    /// Where the word being filled starts, in bytes.
+    #[inline(always)]
+    fn word_start(&self) -> usize {
+        self.capacity - self.rest.len()
     }
 
     /// Bits written so far.
@@ -146,7 +191,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_written(&self) -> u64 {
-        self.bits_written
+        self.word_start() as u64 * 8 + self.pos
     }
 
     /// Room left, in bits.
@@ -161,7 +206,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_available(&self) -> u64 {
-        self.capacity_bits - self.bits_written
+        self.room() - self.pos
     }
 
     /// Writes the low `bits` bits of `value` (0..=64 bits).
@@ -188,17 +233,25 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
-        // One well-predicted branch on the hot path; the cold path says which check failed.
-        let too_wide = value.checked_shr(bits).unwrap_or(0) != 0;
-        if bits > 64 || too_wide || bits as u64 > self.capacity_bits - self.bits_written {
+        let end = self.pos + bits as u64;
+        // Ending before `limit` means `bits < 64` and room in the word: only the width
+        // is left to check, and the shifts are exact.
+        if end < self.limit && value.wrapping_shr(bits) == 0 {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
+            return Ok(());
+        }
+        // The word fills up, or an error of any kind (`MASKS` indexed once `bits <= 64`).
+        if bits > 64 || value > MASKS[bits as usize] || end > self.room() {
             return Err(refuse_write(
                 value,
                 bits,
-                self.bits_written,
-                self.capacity_bits,
+                self.bits_written(),
+                self.capacity as u64 * 8,
             ));
         }
-        self.push(value, bits);
+        self.fill_word(value, end);
+        self.set_limit();
         Ok(())
     }
 
@@ -210,10 +263,21 @@ impl<'a> BitWriter<'a> {
     #[inline(always)]
     pub(crate) fn write_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
-        if bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(full(bits as u64, self.bits_written, self.capacity_bits));
+        let end = self.pos + bits as u64;
+        if end < self.limit {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
+            return Ok(());
         }
-        self.push(value, bits);
+        if end > self.room() {
+            return Err(full(
+                bits as u64,
+                self.bits_written(),
+                self.capacity as u64 * 8,
+            ));
+        }
+        self.fill_word(value, end);
+        self.set_limit();
         Ok(())
     }
 
@@ -226,37 +290,47 @@ impl<'a> BitWriter<'a> {
     pub(crate) fn write_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
         debug_assert!(last_bits < 64 && last >> last_bits == 0);
         let need = words.len() as u64 * 64 + last_bits as u64;
-        if need > self.capacity_bits - self.bits_written {
-            return Err(full(need, self.bits_written, self.capacity_bits));
+        if need > self.bits_available() {
+            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
         }
         for &w in words {
-            self.push(w, 64);
+            self.fill_word(w, self.pos + 64);
         }
         self.push(last, last_bits);
+        self.set_limit();
         Ok(())
     }
 
-    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
+    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the
+    /// caller, which calls [`BitWriter::set_limit`] afterwards.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
-        let pos = (self.bits_written & 63) as u32;
-        self.scratch |= value << pos;
-        if pos + bits >= 64 {
-            self.store_word(self.bits_written >> 6, self.scratch);
-            // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
-            // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
-            self.scratch = (value >> 1) >> (63 - pos);
+        let end = self.pos + bits as u64;
+        if end >= 64 {
+            self.fill_word(value, end);
+        } else {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
         }
-        self.bits_written += bits as u64;
     }
 
+    /// Adds `value`, which ends `end` (`64..=128`) bits into the word: stores the full
+    /// word, moves to the next and keeps there the bits that did not fit. Room checked by
+    /// the caller, which calls [`BitWriter::set_limit`] afterwards.
     #[inline(always)]
-    fn store_word(&mut self, word_index: u64, word: u64) {
-        let at = (word_index * 8) as usize;
-        match self.buf.get_mut(at..at + 8) {
-            Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
-            None => store_tail(self.buf, at, word),
+    fn fill_word(&mut self, value: u64, end: u64) {
+        debug_assert!((64..=128).contains(&end) && end <= self.room() && self.pos < 64);
+        let pos = self.pos as u32 & 63;
+        let word = self.scratch | value << pos;
+        // The room check put the whole word inside the buffer.
+        if let Some((dst, tail)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
+            *dst = word.to_le_bytes();
+            self.rest = tail;
         }
+        // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
+        // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
+        self.scratch = (value >> 1) >> (63 - pos);
+        self.pos = end - 64;
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
@@ -272,7 +346,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        (8 - (self.bits_written % 8) as u32) % 8
+        (8 - (self.pos % 8) as u32) % 8
     }
 
     /// Writes zero bits up to the next byte boundary (nothing when already aligned).
@@ -293,12 +367,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align(&mut self) -> Result<()> {
-        let pad = self.align_bits();
-        if pad as u64 > self.bits_available() {
-            return Err(full(pad as u64, self.bits_written, self.capacity_bits));
-        }
-        self.push(0, pad);
-        Ok(())
+        self.write_bits_bounded(0, self.align_bits())
     }
 
     /// Aligns, then copies `data` in bulk.
@@ -322,7 +391,7 @@ impl<'a> BitWriter<'a> {
         let pad = self.align_bits();
         let need = pad as u64 + (data.len() as u64) * 8;
         if need > self.bits_available() {
-            return Err(full(need, self.bits_written, self.capacity_bits));
+            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
         }
         self.push(0, pad);
         if data.len() < 16 {
@@ -330,15 +399,19 @@ impl<'a> BitWriter<'a> {
             for &b in data {
                 self.push(b as u64, 8);
             }
+            self.set_limit();
             return Ok(());
         }
-        // Store the scratch word (its bytes past `pos` are zeros the copy overwrites:
-        // the run is at least 16 bytes), copy in bulk, then reload the partial last word.
-        let pos = (self.bits_written / 8) as usize;
-        self.store_word(self.bits_written >> 6, self.scratch);
-        let end = pos + data.len();
-        self.buf[pos..end].copy_from_slice(data);
-        self.bits_written += (data.len() as u64) * 8;
+        // Copy in bulk after the pending bytes of the word being filled, which go first
+        // (a word of at most 7 bytes is never more than the run: nothing is stored past
+        // its end), then keep the run's last partial word pending.
+        let start = (self.pos / 8) as usize;
+        let end = start + data.len();
+        let rest = core::mem::take(&mut self.rest);
+        for (dst, src) in rest.iter_mut().zip(&self.scratch.to_le_bytes()[..start]) {
+            *dst = *src;
+        }
+        rest[start..end].copy_from_slice(data);
         // The partial last word comes from `data` (the copy's source): reading it back from
         // the buffer just written would stall on store forwarding.
         let mut last = [0u8; 8];
@@ -347,6 +420,9 @@ impl<'a> BitWriter<'a> {
         self.scratch = u64::from_le_bytes(last)
             .checked_shr(64 - tail_bits)
             .unwrap_or(0);
+        self.pos = tail_bits as u64;
+        self.rest = &mut rest[end - end % 8..];
+        self.set_limit();
         Ok(())
     }
 
@@ -380,16 +456,16 @@ impl<'a> BitWriter<'a> {
     /// # Ok::<(), netser::Error>(())
     /// ```
     pub fn flush(&mut self) -> usize {
-        let len = self.bits_written.div_ceil(8) as usize;
-        let word_start = ((self.bits_written >> 6) * 8) as usize;
+        let pending = self.pos.div_ceil(8) as usize;
         // At most 7 bytes: a byte loop beats a call to memcpy here.
-        for (dst, src) in self.buf[word_start..len]
+        for (dst, src) in self
+            .rest
             .iter_mut()
-            .zip(self.scratch.to_le_bytes())
+            .zip(&self.scratch.to_le_bytes()[..pending])
         {
-            *dst = src;
+            *dst = *src;
         }
-        len
+        self.word_start() + pending
     }
 }
 
@@ -495,6 +571,20 @@ impl<'a> BitReader<'a> {
     /// ```
     #[inline]
     pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
+        let byte = (self.bits_read >> 3) as usize;
+        // The common case: up to 57 bits and a whole window in the buffer. The bits end
+        // by bit `8 * byte + 7 + 57`, the window's end, so inside the buffer: the
+        // window's own bounds check is the check of the bits remaining.
+        if bits <= FAST_READ_BITS {
+            if let Some(window) = self.buf.get(byte..byte + 8) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(window);
+                let value =
+                    (u64::from_le_bytes(word) >> (self.bits_read & 7)) & MASKS[bits as usize];
+                self.bits_read += bits as u64;
+                return Ok(value);
+            }
+        }
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
             return Err(refuse_read(bits, self.bits_read, self.len_bits));
         }
@@ -647,17 +737,6 @@ fn full(wanted: u64, at: u64, capacity: u64) -> Error {
         },
         at,
     )
-}
-
-/// The last word of a buffer whose length is not a multiple of 8: the room check
-/// guarantees the bits beyond the buffer are zero.
-#[cold]
-#[inline(never)]
-fn store_tail(buf: &mut [u8], at: usize, word: u64) {
-    let n = buf.len().saturating_sub(at);
-    if let Some(dst) = buf.get_mut(at..at + n) {
-        dst.copy_from_slice(&word.to_le_bytes()[..n]);
-    }
 }
 
 /// Why [`BitReader::read_bits`] refused.
