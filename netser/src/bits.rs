@@ -89,7 +89,7 @@ const fn low_mask(bits: u32) -> u64 {
 
 /// `MASKS[n]` has the low `n` bits set (`0..=64`): one load, where computing the mask
 /// takes a shift, a test and a select (a shift by 64 is not a shift).
-static MASKS: [u64; 65] = {
+const MASKS: [u64; 65] = {
     let mut masks = [0u64; 65];
     let mut n = 1;
     while n <= 64 {
@@ -242,7 +242,7 @@ impl<'a> BitWriter<'a> {
             return Ok(());
         }
         // The word fills up, or an error of any kind (`MASKS` indexed once `bits <= 64`).
-        if bits > 64 || value > MASKS[bits as usize] || end > self.room() {
+        if end > self.room() || bits > 64 || value > MASKS[bits as usize] {
             return Err(refuse_write(
                 value,
                 bits,
@@ -251,7 +251,6 @@ impl<'a> BitWriter<'a> {
             ));
         }
         self.fill_word(value, end);
-        self.set_limit();
         Ok(())
     }
 
@@ -277,7 +276,6 @@ impl<'a> BitWriter<'a> {
             ));
         }
         self.fill_word(value, end);
-        self.set_limit();
         Ok(())
     }
 
@@ -297,12 +295,11 @@ impl<'a> BitWriter<'a> {
             self.fill_word(w, self.pos + 64);
         }
         self.push(last, last_bits);
-        self.set_limit();
         Ok(())
     }
 
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the
-    /// caller, which calls [`BitWriter::set_limit`] afterwards.
+    /// caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
         let end = self.pos + bits as u64;
@@ -316,7 +313,7 @@ impl<'a> BitWriter<'a> {
 
     /// Adds `value`, which ends `end` (`64..=128`) bits into the word: stores the full
     /// word, moves to the next and keeps there the bits that did not fit. Room checked by
-    /// the caller, which calls [`BitWriter::set_limit`] afterwards.
+    /// the caller.
     #[inline(always)]
     fn fill_word(&mut self, value: u64, end: u64) {
         debug_assert!((64..=128).contains(&end) && end <= self.room() && self.pos < 64);
@@ -325,6 +322,10 @@ impl<'a> BitWriter<'a> {
         // The room check put the whole word inside the buffer.
         if let Some((dst, tail)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
             *dst = word.to_le_bytes();
+            // `limit` was 64 (a whole word was left); it only changes for the last one.
+            if tail.len() < 8 {
+                self.limit = tail.len() as u64 * 8 + 1;
+            }
             self.rest = tail;
         }
         // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
@@ -399,7 +400,6 @@ impl<'a> BitWriter<'a> {
             for &b in data {
                 self.push(b as u64, 8);
             }
-            self.set_limit();
             return Ok(());
         }
         // Copy in bulk after the pending bytes of the word being filled, which go first
@@ -763,12 +763,15 @@ fn end(wanted: u64, at: u64, len: u64) -> Error {
 }
 
 /// The window at `byte` when fewer than eight bytes are left: zeros past the end.
-#[cold]
+/// A byte loop, inlined: a call (to this or to memcpy) would take registers from the
+/// reader's hot path around it.
+#[inline(always)]
 fn tail_window(buf: &[u8], byte: usize) -> u64 {
-    let mut word = [0u8; 8];
-    let rest = buf.get(byte..).unwrap_or(&[]);
-    word[..rest.len()].copy_from_slice(rest);
-    u64::from_le_bytes(word)
+    let mut word = 0u64;
+    for (i, &b) in buf.get(byte..).unwrap_or(&[]).iter().take(8).enumerate() {
+        word |= (b as u64) << (8 * i);
+    }
+    word
 }
 
 /// Counts bits exactly, for the measure stream: it knows the position, so alignment is
