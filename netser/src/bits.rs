@@ -234,24 +234,32 @@ impl<'a> BitWriter<'a> {
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         let end = self.pos + bits as u64;
-        // Ending before `limit` means `bits < 64` and room in the word: only the width
-        // is left to check, and the shifts are exact.
-        if end < self.limit && value.wrapping_shr(bits) == 0 {
+        // Ending before `limit` means `bits < 64` (so `bits & 63` is `bits`) and room in
+        // the word: only the width is left to check, and the shift is exact.
+        if end < self.limit && value <= MASKS[(bits & 63) as usize] {
             self.scratch |= value.wrapping_shl(self.pos as u32);
             self.pos = end;
             return Ok(());
         }
         // The word fills up, or an error of any kind (`MASKS` indexed once `bits <= 64`).
-        if end > self.room() || bits > 64 || value > MASKS[bits as usize] {
-            return Err(refuse_write(
-                value,
-                bits,
-                self.bits_written(),
-                self.capacity as u64 * 8,
-            ));
+        if bits <= 64 && value <= MASKS[bits as usize] {
+            // With two words left, the word and the bits carried over fit: this test
+            // also lets the compiler drop `fill_word`'s own.
+            if self.rest.len() >= 16 {
+                self.fill_word(value, end);
+                return Ok(());
+            }
+            if end <= self.room() {
+                self.fill_word(value, end);
+                return Ok(());
+            }
         }
-        self.fill_word(value, end);
-        Ok(())
+        Err(refuse_write(
+            value,
+            bits,
+            self.bits_written(),
+            self.capacity as u64 * 8,
+        ))
     }
 
     /// Writes `value < 2^bits` (`bits <= 64`, guaranteed by the caller, as the bounded
@@ -583,6 +591,17 @@ impl<'a> BitReader<'a> {
                     (u64::from_le_bytes(word) >> (self.bits_read & 7)) & MASKS[bits as usize];
                 self.bits_read += bits as u64;
                 return Ok(value);
+            }
+        } else if bits <= 64 {
+            // Wider reads: the window and the byte after it, in the buffer.
+            if let Some(window) = self.buf.get(byte..byte + 9) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&window[..8]);
+                let shift = (self.bits_read & 7) as u32;
+                let value =
+                    (u64::from_le_bytes(word) >> shift) | (window[8] as u64) << 1 << (63 - shift);
+                self.bits_read += bits as u64;
+                return Ok(value & MASKS[bits as usize]);
             }
         }
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
