@@ -43,7 +43,12 @@ pub fn encode(s: &Snapshot, buf: &mut [u8]) -> Result<usize> {
     }
     w.write_bits(s.tick as u64 | (len as u64) << 32, 41)?;
     for block in s.entities.chunks(N) {
-        if !encode_block(block, &mut w)? {
+        // A full block indexes without clamping; the last one repeats its last entity.
+        let done = match <&[Entity; N]>::try_from(block) {
+            Ok(full) => encode_block(full, |i| &full[i], &mut w)?,
+            Err(_) => encode_block(block, |i| &block[i.min(block.len() - 1)], &mut w)?,
+        };
+        if !done {
             for e in block {
                 lean_codec::encode_entity(e, &mut w)?;
             }
@@ -61,9 +66,12 @@ fn column(q: &Quantize, f: impl Fn(usize) -> f32, active: &[bool; N], ok: &mut b
 
 /// Writes a block by columns; `false` (nothing written) when a value needs the scalar path.
 #[inline(always)]
-fn encode_block(block: &[Entity], w: &mut BitWriter<'_>) -> Result<bool> {
+fn encode_block<'a>(
+    block: &'a [Entity],
+    at: impl Fn(usize) -> &'a Entity + Copy,
+    w: &mut BitWriter<'_>,
+) -> Result<bool> {
     let n = block.len();
-    let at = |i: usize| &block[i.min(n - 1)];
     let live: [bool; N] = from_fn(|i| i < n);
     let moving: [bool; N] = from_fn(|i| i < n && !at(i).at_rest);
     let mut ok = true;
