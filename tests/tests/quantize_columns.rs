@@ -1,8 +1,8 @@
 //! The column functions of the derive's batch path equal the scalar ones bit for bit
 //! whenever they return `true`, and return `false` rarely on in-range data:
 //! `Quantize::quantize_column` and `dequantize_column` on ten million inputs (one million
-//! in the debug profile) per
-//! quantization of the benchmark and the conformance vectors (edge cases included),
+//! in the debug profile) per quantization of the benchmark and the conformance vectors
+//! (edge cases included),
 //! `QuatFormat::pack_column` on random and adversarial quaternions at 9, 10, 12 and 20
 //! bits, and `unpack_column` on 9- and 10-bit wire forms (a walk over the whole space).
 //! The exhaustive version (all 2^32 inputs, every wire form) is
