@@ -47,7 +47,11 @@ fn dequantize(q: &Quantize, integer: u64, bit: u64) -> Result<f32> {
     Ok(q.dequantize(integer as u32))
 }
 
-fn encode_entity(e: &Entity, w: &mut BitWriter<'_>) -> Result<()> {
+/// One entity, field by field as the runs go (also the column experiment's scalar path).
+///
+/// # Errors
+/// A value out of its bounds, a full buffer.
+pub fn encode_entity(e: &Entity, w: &mut BitWriter<'_>) -> Result<()> {
     let bit = w.bits_written();
     if e.id > 4095 {
         return Err(out_of_range(e.id as u128, 4095, bit));

@@ -24,6 +24,7 @@
 
 pub mod bincode_codec;
 pub mod bitcode_codec;
+pub mod column_codec;
 pub mod data;
 pub mod lean_codec;
 pub mod memcpy_codec;
@@ -62,6 +63,7 @@ pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
         Box::new(netser_codec::derived(snapshot)),
         Box::new(netser_codec::hand(snapshot)),
         Box::new(lean_codec::LeanCodec::new(snapshot)),
+        Box::new(column_codec::ColumnCodec::new(snapshot)),
         Box::new(bitcode_codec::on_f32(snapshot)),
         Box::new(bitcode_codec::on_quantized(snapshot)),
         Box::new(bincode_codec::BincodeCodec::new(snapshot)),
@@ -129,7 +131,7 @@ mod tests {
                 assert_eq!(c.bytes().len(), len);
                 c.decode();
                 match c.name() {
-                    "netser" | "netser-hand" | "netser-lean" => {
+                    "netser" | "netser-hand" | "netser-lean" | "netser-columns" => {
                         check_quantized(&s, &c.decoded().unwrap())
                             .unwrap_or_else(|e| panic!("{} {}: {e}", c.name(), w.label()))
                     }
@@ -173,7 +175,7 @@ mod tests {
         let report = size_report();
         assert_eq!(report.len(), 4);
         for (_, sizes) in &report {
-            assert_eq!(sizes.len(), 8);
+            assert_eq!(sizes.len(), 9);
             let netser = sizes[0].1;
             let memcpy = sizes.iter().find(|(n, _)| *n == "memcpy").unwrap().1;
             assert!(netser < memcpy);

@@ -87,6 +87,22 @@ const fn low_mask(bits: u32) -> u64 {
     }
 }
 
+/// `MASKS[n]` has the low `n` bits set (`0..=64`): one load, where computing the mask
+/// takes a shift, a test and a select (a shift by 64 is not a shift).
+const MASKS: [u64; 65] = {
+    let mut masks = [0u64; 65];
+    let mut n = 1;
+    while n <= 64 {
+        masks[n] = u64::MAX >> (64 - n);
+        n += 1;
+    }
+    masks
+};
+
+/// The widest read [`BitReader::read_bits`] takes from one 8-byte window at any bit
+/// offset: a window holds `64 - 7` bits past the largest bit offset in its first byte.
+const FAST_READ_BITS: u32 = 57;
+
 /// Writes bits LSB-first into a caller's buffer, a 64-bit word at a time.
 ///
 /// The buffer may have any length; writing past its end is an error, never a silent
@@ -106,12 +122,20 @@ const fn low_mask(bits: u32) -> u64 {
 /// ```
 #[derive(Debug)]
 pub struct BitWriter<'a> {
-    buf: &'a mut [u8],
-    /// Pending bits of the current word, low bits first: bits `64 * k ..` of the stream,
-    /// where `k = bits_written / 64`. Its bits above `bits_written % 64` are zero.
+    /// The buffer from the start of the word being filled: words before it are stored.
+    rest: &'a mut [u8],
+    /// The whole buffer's length, in bytes.
+    capacity: usize,
+    /// Pending bits of the word being filled, low bits first; its bits from `pos` up
+    /// are zero.
     scratch: u64,
-    bits_written: u64,
-    capacity_bits: u64,
+    /// Bits pending in `scratch`, `0..64`.
+    pos: u64,
+    /// `min(64, room + 1)` where `room` is `8 * rest.len()`: a write that ends before
+    /// `limit` fits and leaves the word unfilled. One comparison with it sends every
+    /// other write (one that fills the word, finds no room or is wider than 64 bits)
+    /// to the slow path.
+    limit: u64,
 }
 
 impl<'a> BitWriter<'a> {
@@ -123,14 +147,35 @@ impl<'a> BitWriter<'a> {
     /// let w = BitWriter::new(&mut buf);
     /// assert_eq!(w.bits_available(), 32);
     /// ```
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let capacity_bits = (buf.len() as u64) * 8;
-        BitWriter {
-            buf,
+        let mut w = BitWriter {
+            capacity: buf.len(),
+            rest: buf,
             scratch: 0,
-            bits_written: 0,
-            capacity_bits,
-        }
+            pos: 0,
+            limit: 0,
+        };
+        w.set_limit();
+        w
+    }
+
+    /// Bits of the buffer from the start of the word being filled.
+    #[inline(always)]
+    fn room(&self) -> u64 {
+        self.rest.len() as u64 * 8
+    }
+
+    /// Recomputes `limit` after `rest` moved.
+    #[inline(always)]
+    fn set_limit(&mut self) {
+        self.limit = self.room().min(63) + 1;
+    }
+
+    /// Where the word being filled starts, in bytes.
+    #[inline(always)]
+    fn word_start(&self) -> usize {
+        self.capacity - self.rest.len()
     }
 
     /// Bits written so far.
@@ -146,7 +191,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_written(&self) -> u64 {
-        self.bits_written
+        self.word_start() as u64 * 8 + self.pos
     }
 
     /// Room left, in bits.
@@ -161,7 +206,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_available(&self) -> u64 {
-        self.capacity_bits - self.bits_written
+        self.room() - self.pos
     }
 
     /// Writes the low `bits` bits of `value` (0..=64 bits).
@@ -188,18 +233,33 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
-        // One well-predicted branch on the hot path; the cold path says which check failed.
-        let too_wide = value.checked_shr(bits).unwrap_or(0) != 0;
-        if bits > 64 || too_wide || bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(refuse_write(
-                value,
-                bits,
-                self.bits_written,
-                self.capacity_bits,
-            ));
+        let end = self.pos + bits as u64;
+        // Ending before `limit` means `bits < 64` (so `bits & 63` is `bits`) and room in
+        // the word: only the width is left to check, and the shift is exact.
+        if end < self.limit && value <= MASKS[(bits & 63) as usize] {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
+            return Ok(());
         }
-        self.push(value, bits);
-        Ok(())
+        // The word fills up, or an error of any kind (`MASKS` indexed once `bits <= 64`).
+        if bits <= 64 && value <= MASKS[bits as usize] {
+            // With two words left, the word and the bits carried over fit: this test
+            // also lets the compiler drop `fill_word`'s own.
+            if self.rest.len() >= 16 {
+                self.fill_word(value, end);
+                return Ok(());
+            }
+            if end <= self.room() {
+                self.fill_word(value, end);
+                return Ok(());
+            }
+        }
+        Err(refuse_write(
+            value,
+            bits,
+            self.bits_written(),
+            self.capacity as u64 * 8,
+        ))
     }
 
     /// Writes `value < 2^bits` (`bits <= 64`, guaranteed by the caller, as the bounded
@@ -210,10 +270,20 @@ impl<'a> BitWriter<'a> {
     #[inline(always)]
     pub(crate) fn write_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
-        if bits as u64 > self.capacity_bits - self.bits_written {
-            return Err(full(bits as u64, self.bits_written, self.capacity_bits));
+        let end = self.pos + bits as u64;
+        if end < self.limit {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
+            return Ok(());
         }
-        self.push(value, bits);
+        if end > self.room() {
+            return Err(full(
+                bits as u64,
+                self.bits_written(),
+                self.capacity as u64 * 8,
+            ));
+        }
+        self.fill_word(value, end);
         Ok(())
     }
 
@@ -226,37 +296,50 @@ impl<'a> BitWriter<'a> {
     pub(crate) fn write_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
         debug_assert!(last_bits < 64 && last >> last_bits == 0);
         let need = words.len() as u64 * 64 + last_bits as u64;
-        if need > self.capacity_bits - self.bits_written {
-            return Err(full(need, self.bits_written, self.capacity_bits));
+        if need > self.bits_available() {
+            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
         }
         for &w in words {
-            self.push(w, 64);
+            self.fill_word(w, self.pos + 64);
         }
         self.push(last, last_bits);
         Ok(())
     }
 
-    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
+    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the
+    /// caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
-        let pos = (self.bits_written & 63) as u32;
-        self.scratch |= value << pos;
-        if pos + bits >= 64 {
-            self.store_word(self.bits_written >> 6, self.scratch);
-            // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
-            // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
-            self.scratch = (value >> 1) >> (63 - pos);
+        let end = self.pos + bits as u64;
+        if end >= 64 {
+            self.fill_word(value, end);
+        } else {
+            self.scratch |= value.wrapping_shl(self.pos as u32);
+            self.pos = end;
         }
-        self.bits_written += bits as u64;
     }
 
+    /// Adds `value`, which ends `end` (`64..=128`) bits into the word: stores the full
+    /// word, moves to the next and keeps there the bits that did not fit. Room checked by
+    /// the caller.
     #[inline(always)]
-    fn store_word(&mut self, word_index: u64, word: u64) {
-        let at = (word_index * 8) as usize;
-        match self.buf.get_mut(at..at + 8) {
-            Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
-            None => store_tail(self.buf, at, word),
+    fn fill_word(&mut self, value: u64, end: u64) {
+        debug_assert!((64..=128).contains(&end) && end <= self.room() && self.pos < 64);
+        let pos = self.pos as u32 & 63;
+        let word = self.scratch | value << pos;
+        // The room check put the whole word inside the buffer.
+        if let Some((dst, tail)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
+            *dst = word.to_le_bytes();
+            // `limit` was 64 (a whole word was left); it only changes for the last one.
+            if tail.len() < 8 {
+                self.limit = tail.len() as u64 * 8 + 1;
+            }
+            self.rest = tail;
         }
+        // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
+        // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
+        self.scratch = (value >> 1) >> (63 - pos);
+        self.pos = end - 64;
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
@@ -272,7 +355,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        (8 - (self.bits_written % 8) as u32) % 8
+        (8 - (self.pos % 8) as u32) % 8
     }
 
     /// Writes zero bits up to the next byte boundary (nothing when already aligned).
@@ -293,12 +376,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align(&mut self) -> Result<()> {
-        let pad = self.align_bits();
-        if pad as u64 > self.bits_available() {
-            return Err(full(pad as u64, self.bits_written, self.capacity_bits));
-        }
-        self.push(0, pad);
-        Ok(())
+        self.write_bits_bounded(0, self.align_bits())
     }
 
     /// Aligns, then copies `data` in bulk.
@@ -322,7 +400,7 @@ impl<'a> BitWriter<'a> {
         let pad = self.align_bits();
         let need = pad as u64 + (data.len() as u64) * 8;
         if need > self.bits_available() {
-            return Err(full(need, self.bits_written, self.capacity_bits));
+            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
         }
         self.push(0, pad);
         if data.len() < 16 {
@@ -332,13 +410,16 @@ impl<'a> BitWriter<'a> {
             }
             return Ok(());
         }
-        // Store the scratch word (its bytes past `pos` are zeros the copy overwrites:
-        // the run is at least 16 bytes), copy in bulk, then reload the partial last word.
-        let pos = (self.bits_written / 8) as usize;
-        self.store_word(self.bits_written >> 6, self.scratch);
-        let end = pos + data.len();
-        self.buf[pos..end].copy_from_slice(data);
-        self.bits_written += (data.len() as u64) * 8;
+        // Copy in bulk after the pending bytes of the word being filled, which go first
+        // (a word of at most 7 bytes is never more than the run: nothing is stored past
+        // its end), then keep the run's last partial word pending.
+        let start = (self.pos / 8) as usize;
+        let end = start + data.len();
+        let rest = core::mem::take(&mut self.rest);
+        for (dst, src) in rest.iter_mut().zip(&self.scratch.to_le_bytes()[..start]) {
+            *dst = *src;
+        }
+        rest[start..end].copy_from_slice(data);
         // The partial last word comes from `data` (the copy's source): reading it back from
         // the buffer just written would stall on store forwarding.
         let mut last = [0u8; 8];
@@ -347,6 +428,9 @@ impl<'a> BitWriter<'a> {
         self.scratch = u64::from_le_bytes(last)
             .checked_shr(64 - tail_bits)
             .unwrap_or(0);
+        self.pos = tail_bits as u64;
+        self.rest = &mut rest[end - end % 8..];
+        self.set_limit();
         Ok(())
     }
 
@@ -380,16 +464,16 @@ impl<'a> BitWriter<'a> {
     /// # Ok::<(), netser::Error>(())
     /// ```
     pub fn flush(&mut self) -> usize {
-        let len = self.bits_written.div_ceil(8) as usize;
-        let word_start = ((self.bits_written >> 6) * 8) as usize;
+        let pending = self.pos.div_ceil(8) as usize;
         // At most 7 bytes: a byte loop beats a call to memcpy here.
-        for (dst, src) in self.buf[word_start..len]
+        for (dst, src) in self
+            .rest
             .iter_mut()
-            .zip(self.scratch.to_le_bytes())
+            .zip(&self.scratch.to_le_bytes()[..pending])
         {
-            *dst = src;
+            *dst = *src;
         }
-        len
+        self.word_start() + pending
     }
 }
 
@@ -495,6 +579,31 @@ impl<'a> BitReader<'a> {
     /// ```
     #[inline]
     pub fn read_bits(&mut self, bits: u32) -> Result<u64> {
+        let byte = (self.bits_read >> 3) as usize;
+        // The common case: up to 57 bits and a whole window in the buffer. The bits end
+        // by bit `8 * byte + 7 + 57`, the window's end, so inside the buffer: the
+        // window's own bounds check is the check of the bits remaining.
+        if bits <= FAST_READ_BITS {
+            if let Some(window) = self.buf.get(byte..byte + 8) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(window);
+                let value =
+                    (u64::from_le_bytes(word) >> (self.bits_read & 7)) & MASKS[bits as usize];
+                self.bits_read += bits as u64;
+                return Ok(value);
+            }
+        } else if bits <= 64 {
+            // Wider reads: the window and the byte after it, in the buffer.
+            if let Some(window) = self.buf.get(byte..byte + 9) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&window[..8]);
+                let shift = (self.bits_read & 7) as u32;
+                let value =
+                    (u64::from_le_bytes(word) >> shift) | (window[8] as u64) << 1 << (63 - shift);
+                self.bits_read += bits as u64;
+                return Ok(value & MASKS[bits as usize]);
+            }
+        }
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
             return Err(refuse_read(bits, self.bits_read, self.len_bits));
         }
@@ -649,17 +758,6 @@ fn full(wanted: u64, at: u64, capacity: u64) -> Error {
     )
 }
 
-/// The last word of a buffer whose length is not a multiple of 8: the room check
-/// guarantees the bits beyond the buffer are zero.
-#[cold]
-#[inline(never)]
-fn store_tail(buf: &mut [u8], at: usize, word: u64) {
-    let n = buf.len().saturating_sub(at);
-    if let Some(dst) = buf.get_mut(at..at + n) {
-        dst.copy_from_slice(&word.to_le_bytes()[..n]);
-    }
-}
-
 /// Why [`BitReader::read_bits`] refused.
 #[cold]
 #[inline(never)]
@@ -684,12 +782,15 @@ fn end(wanted: u64, at: u64, len: u64) -> Error {
 }
 
 /// The window at `byte` when fewer than eight bytes are left: zeros past the end.
-#[cold]
+/// A byte loop, inlined: a call (to this or to memcpy) would take registers from the
+/// reader's hot path around it.
+#[inline(always)]
 fn tail_window(buf: &[u8], byte: usize) -> u64 {
-    let mut word = [0u8; 8];
-    let rest = buf.get(byte..).unwrap_or(&[]);
-    word[..rest.len()].copy_from_slice(rest);
-    u64::from_le_bytes(word)
+    let mut word = 0u64;
+    for (i, &b) in buf.get(byte..).unwrap_or(&[]).iter().take(8).enumerate() {
+        word |= (b as u64) << (8 * i);
+    }
+    word
 }
 
 /// Counts bits exactly, for the measure stream: it knows the position, so alignment is
@@ -754,207 +855,4 @@ impl BitCounter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn article_example_bytes() {
-        let mut buf = [0u8; 5];
-        let mut w = BitWriter::new(&mut buf);
-        w.write_bits(5, 3).unwrap();
-        w.write_bits(1000, 10).unwrap();
-        w.write_bits(0xABCDEF, 24).unwrap();
-        assert_eq!(w.bits_written(), 37);
-        assert_eq!(w.finish(), 5);
-        assert_eq!(buf, [0x45, 0xff, 0xbd, 0x79, 0x15]);
-    }
-
-    #[test]
-    fn writer_refuses_past_end_and_keeps_state() {
-        let mut buf = [0u8; 1];
-        let mut w = BitWriter::new(&mut buf);
-        w.write_bits(0x7f, 7).unwrap();
-        let e = w.write_bits(3, 2).unwrap_err();
-        assert_eq!(
-            e.kind(),
-            &ErrorKind::BufferFull {
-                wanted: 2,
-                remaining: 1
-            }
-        );
-        assert_eq!(e.bit(), 7);
-        w.write_bits(1, 1).unwrap();
-        assert_eq!(w.finish(), 1);
-        assert_eq!(buf, [0xff]);
-    }
-
-    #[test]
-    fn writer_refuses_too_wide_values() {
-        let mut buf = [0u8; 8];
-        let mut w = BitWriter::new(&mut buf);
-        assert_eq!(
-            w.write_bits(8, 3).unwrap_err().kind(),
-            &ErrorKind::ValueTooWide { value: 8, bits: 3 }
-        );
-        assert_eq!(
-            w.write_bits(1, 0).unwrap_err().kind(),
-            &ErrorKind::ValueTooWide { value: 1, bits: 0 }
-        );
-        assert_eq!(
-            w.write_bits(0, 65).unwrap_err().kind(),
-            &ErrorKind::InvalidBitCount { bits: 65 }
-        );
-        w.write_bits(u64::MAX, 64).unwrap();
-        assert_eq!(w.finish(), 8);
-        assert_eq!(buf, [0xff; 8]);
-    }
-
-    #[test]
-    fn reader_refuses_past_end_never_zeros() {
-        let mut r = BitReader::new(&[]);
-        assert_eq!(r.read_bits(0).unwrap(), 0);
-        assert_eq!(
-            r.read_bits(1).unwrap_err().kind(),
-            &ErrorKind::EndOfBuffer {
-                wanted: 1,
-                remaining: 0
-            }
-        );
-        let mut r = BitReader::new(&[0xff, 0x01]);
-        assert_eq!(r.read_bits(9).unwrap(), 0x1ff);
-        let e = r.read_bits(8).unwrap_err();
-        assert_eq!(
-            e.kind(),
-            &ErrorKind::EndOfBuffer {
-                wanted: 8,
-                remaining: 7
-            }
-        );
-        assert_eq!(e.bit(), 9);
-        assert_eq!(r.read_bits(7).unwrap(), 0);
-    }
-
-    #[test]
-    fn odd_lengths_round_trip_every_width() {
-        // Buffers of every length around word boundaries, every width 1..=64.
-        for len in 0..=27usize {
-            let mut buf = alloc::vec![0u8; len];
-            let cap = len as u64 * 8;
-            let mut w = BitWriter::new(&mut buf);
-            let mut written = alloc::vec::Vec::new();
-            let mut width = 1u32;
-            let mut x = 0x9E37_79B9_7F4A_7C15u64;
-            loop {
-                if w.bits_written() + width as u64 > cap {
-                    break;
-                }
-                x = x.rotate_left(13).wrapping_mul(0x2545_F491_4F6C_DD1D);
-                let v = x & low_mask(width);
-                w.write_bits(v, width).unwrap();
-                written.push((v, width));
-                width = width % 64 + 1;
-            }
-            let n = w.finish();
-            let mut r = BitReader::new(&buf[..n]);
-            for &(v, bits) in &written {
-                assert_eq!(r.read_bits(bits).unwrap(), v, "len {len} width {bits}");
-            }
-        }
-    }
-
-    #[test]
-    fn bytes_round_trip_at_every_offset() {
-        for lead in 0..70u32 {
-            for count in [0usize, 1, 7, 15, 16, 17, 40] {
-                let data: alloc::vec::Vec<u8> = (0..count as u8)
-                    .map(|i| i.wrapping_mul(37) ^ 0xA5)
-                    .collect();
-                let mut buf = [0u8; 128];
-                let mut w = BitWriter::new(&mut buf);
-                w.write_bits((1u64 << lead.min(63)) - 1, lead.min(63))
-                    .unwrap();
-                w.write_bytes(&data).unwrap();
-                w.write_bits(0b101, 3).unwrap();
-                let n = w.finish();
-                let mut r = BitReader::new(&buf[..n]);
-                assert_eq!(
-                    r.read_bits(lead.min(63)).unwrap(),
-                    (1u64 << lead.min(63)) - 1
-                );
-                let mut out = alloc::vec![0u8; count];
-                r.read_bytes(&mut out).unwrap();
-                assert_eq!(out, data, "lead {lead} count {count}");
-                assert_eq!(r.read_bits(3).unwrap(), 0b101);
-            }
-        }
-    }
-
-    #[test]
-    fn reader_refuses_non_zero_padding() {
-        let mut r = BitReader::new(&[0b0000_0101]);
-        assert_eq!(r.read_bits(1).unwrap(), 1);
-        let e = r.align().unwrap_err();
-        assert_eq!(e.kind(), &ErrorKind::NonZeroPadding { found: 0b10 });
-        assert_eq!(e.bit(), 1);
-    }
-
-    #[test]
-    fn read_bytes_refuses_count_beyond_remaining() {
-        let mut r = BitReader::new(&[1, 2, 3]);
-        let mut out = [0u8; 4];
-        assert_eq!(
-            r.read_bytes(&mut out).unwrap_err().kind(),
-            &ErrorKind::EndOfBuffer {
-                wanted: 32,
-                remaining: 24
-            }
-        );
-    }
-
-    #[test]
-    fn words_are_checked_once_and_all_or_nothing() {
-        let mut buf = [0u8; 16];
-        let mut w = BitWriter::new(&mut buf);
-        w.write_bits(0b101, 3).unwrap();
-        // 64 + 62 bits do not fit in the 125 left: nothing is written.
-        let e = w.write_words(&[u64::MAX], 1, 62).unwrap_err();
-        assert_eq!(
-            e.kind(),
-            &ErrorKind::BufferFull {
-                wanted: 126,
-                remaining: 125
-            }
-        );
-        assert_eq!((e.bit(), w.bits_written()), (3, 3));
-        w.write_words(&[0x0123_4567_89AB_CDEF], 0x2A, 61).unwrap();
-        assert_eq!(w.bits_available(), 0);
-        let n = w.finish();
-        let mut r = BitReader::new(&buf[..n]);
-        assert_eq!(r.read_bits(3).unwrap(), 0b101);
-        let mut words = [0u64; 1];
-        assert_eq!(r.read_words(&mut words, 61).unwrap(), 0x2A);
-        assert_eq!(words, [0x0123_4567_89AB_CDEF]);
-        // Past the end: refused, nothing consumed.
-        let mut r = BitReader::new(&buf[..n]);
-        r.read_bits(3).unwrap();
-        let e = r.read_words(&mut words, 62).unwrap_err();
-        assert_eq!(
-            e.kind(),
-            &ErrorKind::EndOfBuffer {
-                wanted: 126,
-                remaining: 125
-            }
-        );
-        assert_eq!(r.bits_read(), 3);
-    }
-
-    #[test]
-    fn bits_required_edges() {
-        assert_eq!(bits_required(0, 0), 0);
-        assert_eq!(bits_required(0, 1), 1);
-        assert_eq!(bits_required(0, 255), 8);
-        assert_eq!(bits_required(0, 256), 9);
-        assert_eq!(bits_required_i64(-100, 100), 8);
-        assert_eq!(bits_required_u128(0, 1 << 64), 65);
-    }
-}
+mod tests;

@@ -58,7 +58,7 @@
 // every comparison and so takes the clamping branch.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-mod column;
+pub(crate) mod column;
 
 use crate::bits::bits_required;
 use crate::error::{Error, ErrorKind, Result};

@@ -8,10 +8,13 @@
 //! ```
 //!
 //! The difference between the two runs, divided by `100 * 4096`, is the cost per value.
+//! `write` and `read` time [`BitWriter`] and [`BitReader`]; `stream-write` and
+//! `stream-read` the same values through [`WriteStream`] and [`ReadStream`].
 
 use std::hint::black_box;
 
 use netser::bits::{BitReader, BitWriter};
+use netser::{Decoder, Encoder, ReadStream, WriteStream};
 
 /// Widths a game packet mixes (as the criterion bench).
 const WIDTHS: [u32; 12] = [1, 3, 5, 7, 10, 12, 16, 18, 24, 32, 48, 64];
@@ -35,7 +38,7 @@ fn main() {
     let (op, n) = match args.as_slice() {
         [op, n] => (op.as_str(), n.parse::<usize>().expect("a count")),
         _ => {
-            eprintln!("usage: bitlayer write|read N");
+            eprintln!("usage: bitlayer write|read|stream-write|stream-read N");
             std::process::exit(2);
         }
     };
@@ -57,6 +60,26 @@ fn main() {
                 black_box(w.finish());
             }
         }
+        "stream-write" => {
+            for _ in 0..n {
+                let mut w = WriteStream::new(&mut buf);
+                for &(v, bits) in &values {
+                    w.write_bits(black_box(v), bits).expect("room");
+                }
+                black_box(w.finish());
+            }
+        }
+        "stream-read" => {
+            let packet = buf[..len].to_vec();
+            let mut acc = 0u64;
+            for _ in 0..n {
+                let mut r = ReadStream::new(black_box(&packet));
+                for &(_, bits) in &values {
+                    acc ^= r.read_bits(bits).expect("bits");
+                }
+            }
+            black_box(acc);
+        }
         "read" => {
             let packet = buf[..len].to_vec();
             let mut acc = 0u64;
@@ -69,7 +92,7 @@ fn main() {
             black_box(acc);
         }
         _ => {
-            eprintln!("usage: bitlayer write|read N");
+            eprintln!("usage: bitlayer write|read|stream-write|stream-read N");
             std::process::exit(2);
         }
     }

@@ -16,7 +16,7 @@ use netser_bench::{contenders, Contender, Workload};
 use plotters::prelude::*;
 
 /// The peers each netser ratio is taken against, in table and chart order.
-const PEERS: [&str; 7] = [
+const PEERS: [&str; 8] = [
     "bitcode",
     "bitcode-quant",
     "bincode",
@@ -24,6 +24,7 @@ const PEERS: [&str; 7] = [
     "memcpy",
     "netser-hand",
     "netser-lean",
+    "netser-columns",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -367,7 +368,7 @@ mod tests {
             svg: std::env::temp_dir().join(format!("netser-ratios-{}.svg", std::process::id())),
         };
         let r = measure(&Workload::new(64, true), &options);
-        assert_eq!(r.rows.len(), 8);
+        assert_eq!(r.rows.len(), 9);
         assert_eq!(r.ratios.len(), PEERS.len());
         assert!(r.rows.iter().all(|x| x.2 > 0.0 && x.3 > 0.0));
         let results = vec![r];

@@ -3,16 +3,24 @@
 //! means every active lane is exactly what the scalar functions give; `false` sends the
 //! caller to the scalar path. Inactive lanes may hold anything and never fail.
 
-use super::{pack_with, unpack_with, QuatFormat};
+#[cfg(doc)]
+use super::{pack_with, unpack_with};
+use super::{sqrt, QuatFormat, INV_BOUND, NEAR_ONE, SMALLEST_THREE_BOUND};
+use crate::quantize::column::floor_below_2_22;
+
+/// 1.0's bits, the centre of [`super::inv_norm`]'s closed form.
+const ONE: u32 = 0x3f80_0000;
 
 impl QuatFormat {
     /// Packs a column of quaternions into their wire form, `largest | a << 2 |
     /// b << (2 + bits) | c << (2 + 2 * bits)` (what [`crate::Encoder::write_quat`] writes
     /// as one field), for every lane `i` with `active[i]`.
     ///
-    /// Returns `false` when some active lane needs the scalar path ([`pack_with`]): an
-    /// invalid quaternion (the error), or one the column does not settle itself (`out` is
-    /// then unspecified).
+    /// Returns `false` when some active lane needs the scalar path ([`pack_with`]), and
+    /// `out` is then unspecified: an invalid quaternion (the error), one not normalized
+    /// to within 1024 float32 spacings of unit `len2` (the scalar path normalizes it), or
+    /// a near-tie whose integers `pack_with` moves to keep the encoding canonical (about
+    /// 0.1% of random rotations at 10 bits).
     ///
     /// ```
     /// use netser::quat::{pack_with, QuatFormat};
@@ -32,23 +40,87 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [u64; N],
     ) -> bool {
-        let bits = self.bits;
-        let mut ok = true;
+        // In phases over local columns, each one loop LLVM vectorizes four lanes wide
+        // (one loop doing it all mixes float64 and u64 with float32, and gets two).
+        // First the components, one column each (64 scalar moves at N = 16: LLVM does not
+        // turn the transposition into shuffles on SSE2, and they cost little).
+        let mut x = [[0f32; N]; 4];
         for i in 0..N {
-            if !active[i] {
-                continue;
-            }
-            match pack_with(q[i], self, 0) {
-                Ok((largest, [a, b, c])) => {
-                    out[i] = largest as u64
-                        | (a as u64) << 2
-                        | (b as u64) << (2 + bits)
-                        | (c as u64) << (2 + 2 * bits);
-                }
-                Err(_) => ok = false,
+            for (k, xk) in x.iter_mut().enumerate() {
+                xk[i] = q[i][k];
             }
         }
-        ok
+        // Per lane: the largest index, the three others times the sign and inverse norm,
+        // and whether the lane needs the scalar path or lies within the canonical margin.
+        let mut largest = [0u32; N];
+        let mut scaled = [[0f32; N]; 3];
+        let mut scalar = false;
+        let mut near = false;
+        for i in 0..N {
+            let [x0, x1, x2, x3] = [x[0][i], x[1][i], x[2][i], x[3][i]];
+            // `pack_with`'s operations in its order, as selects instead of branches.
+            let len2 = x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;
+            // The first largest magnitude (a later one must be strictly larger, as in the
+            // scalar loop), its signed value, and the largest of the other three (the
+            // scalar `second`: when a new largest comes, the old one is the runner-up).
+            let (mut l, mut m, mut big, mut second) = (0u32, x0.abs(), x0, 0f32);
+            for (k, x) in [(1, x1), (2, x2), (3, x3)] {
+                let gt = x.abs() > m;
+                // `m` when `x` is the new largest (`second <= m`), else the larger of
+                // `second` and `|x|`.
+                second = max(second, min(x.abs(), m));
+                l = if gt { k } else { l };
+                m = if gt { x.abs() } else { m };
+                big = if gt { x } else { big };
+            }
+            // `inv_norm`'s closed form; outside its window (a `len2` that is zero, not
+            // finite, or more than 1024 spacings from 1) the lane takes the scalar path.
+            let b = len2.to_bits();
+            let in_window = b.wrapping_sub(ONE - NEAR_ONE) <= 2 * NEAR_ONE;
+            let above = ONE.wrapping_sub(b.wrapping_sub(ONE) & !1);
+            let below = ONE.wrapping_add(ONE.wrapping_sub(b).wrapping_add(3) >> 2);
+            let inv = f32::from_bits(if b >= ONE { above } else { below });
+            let sign = if big < 0.0 { -inv } else { inv };
+            // `others(l)`, in order.
+            let others = [
+                if l == 0 { x1 } else { x0 },
+                if l <= 1 { x2 } else { x1 },
+                if l == 3 { x2 } else { x3 },
+            ];
+            for (yj, o) in scaled.iter_mut().zip(others) {
+                yj[i] = o * sign;
+            }
+            largest[i] = l;
+            scalar |= !in_window & active[i];
+            // `pack_with`'s margin test: beyond it the encoding is canonical.
+            near |= ((m - second) * inv <= self.margin) & active[i];
+        }
+        // The three integers, `pack_with`'s arithmetic.
+        let mut small = [[0u32; N]; 3];
+        for (sj, yj) in small.iter_mut().zip(&scaled) {
+            for i in 0..N {
+                let n = ((yj[i] as f64 * INV_BOUND) as f32).clamp(-1.0, 1.0);
+                // In an active lane `n` is in [-1, 1], so `(n + 1) * half_scale` is in
+                // [0, 2 * half_scale = max] (exact: `max < 2^21`) and the sum in
+                // [0.5, max + 0.5] (exact): its floor never exceeds `max`, the scalar
+                // `min` cannot fire, and the floor is the scalar truncation.
+                sj[i] = floor_below_2_22((n + 1.0) * self.half_scale + 0.5);
+            }
+        }
+        let bits = self.bits;
+        for i in 0..N {
+            out[i] = largest[i] as u64
+                | (small[0][i] as u64) << 2
+                | (small[1][i] as u64) << (2 + bits)
+                | (small[2][i] as u64) << (2 + 2 * bits);
+        }
+        if scalar {
+            return false;
+        }
+        // Within the margin `pack_with` keeps the integers when they decode; otherwise
+        // its `canonicalize` moves them, which the scalar path does. Checking every
+        // active lane is the same: beyond the margin they decode (`pack_with`'s proof).
+        !near || self.canonical_column(&largest, &small, active)
     }
 
     /// Unpacks a column of wire forms (as [`QuatFormat::pack_column`] makes them; bits
@@ -76,19 +148,305 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [[f32; 4]; N],
     ) -> bool {
-        let bits = self.bits;
-        let mut ok = true;
+        let mut largest = [0u32; N];
+        let mut small = [[0u32; N]; 3];
         for i in 0..N {
-            if !active[i] {
-                continue;
-            }
             let raw = packed[i];
-            let field = |k: u32| ((raw >> (2 + k * bits)) & self.max as u64) as u32;
-            match unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], self, 0) {
-                Ok(q) => out[i] = q,
-                Err(_) => ok = false,
+            largest[i] = (raw & 3) as u32;
+            for (j, s) in small.iter_mut().enumerate() {
+                s[i] = (raw >> (2 + j as u32 * self.bits)) as u32 & self.max;
             }
         }
-        ok
+        let mut refused = false;
+        for i in 0..N {
+            let l = largest[i];
+            let (c, big, canonical) = self.decode_lane(l, [small[0][i], small[1][i], small[2][i]]);
+            // `decode`'s placement: `big` at `l`, the three others in order around it.
+            out[i] = [
+                if l == 0 { big } else { c[0] },
+                if l == 0 {
+                    c[0]
+                } else if l == 1 {
+                    big
+                } else {
+                    c[1]
+                },
+                if l == 3 {
+                    c[2]
+                } else if l == 2 {
+                    big
+                } else {
+                    c[1]
+                },
+                if l == 3 { big } else { c[2] },
+            ];
+            refused |= !canonical & active[i];
+        }
+        !refused
+    }
+
+    /// Whether every active lane's `(largest, small)` decodes (is canonical).
+    #[inline(always)]
+    fn canonical_column<const N: usize>(
+        &self,
+        largest: &[u32; N],
+        small: &[[u32; N]; 3],
+        active: &[bool; N],
+    ) -> bool {
+        let mut refused = false;
+        for i in 0..N {
+            let (_, _, canonical) =
+                self.decode_lane(largest[i], [small[0][i], small[1][i], small[2][i]]);
+            refused |= !canonical & active[i];
+        }
+        !refused
+    }
+
+    /// `decode`'s arithmetic without its branches, for a lane of a column: the three
+    /// small components, the rebuilt one and whether the encoding is canonical. The same
+    /// float32 operations in the same order (`sqrt` is correctly rounded in `sqrtps`
+    /// too), so the same values; the comparisons are `decode`'s, selected by `largest`
+    /// (`< big` for a component before the largest, `<= big` after it). Integers are
+    /// below 2^20, where `as i32 as f32` is `as f32`.
+    #[inline(always)]
+    fn decode_lane(&self, largest: u32, small: [u32; 3]) -> ([f32; 3], f32, bool) {
+        let c = small.map(|v| v as i32 as f32 * self.step - SMALLEST_THREE_BOUND);
+        let rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
+        // NaN when `rest < 0`, and then every comparison fails.
+        let big = sqrt(rest);
+        let mut canonical = rest > 0.0;
+        for (j, cj) in c.into_iter().enumerate() {
+            let before = (j as u32) < largest;
+            canonical &= if before {
+                cj.abs() < big
+            } else {
+                cj.abs() <= big
+            };
+        }
+        (c, big, canonical)
+    }
+}
+
+/// `maxps`: the larger, or `b` when either is NaN.
+#[inline(always)]
+fn max(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `minps`: the smaller, or `b` when either is NaN.
+#[inline(always)]
+fn min(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{pack_with, unpack_with};
+    use super::*;
+
+    fn wire(f: &QuatFormat, (largest, [a, b, c]): (u32, [u32; 3])) -> u64 {
+        largest as u64
+            | (a as u64) << 2
+            | (b as u64) << (2 + f.bits)
+            | (c as u64) << (2 + 2 * f.bits)
+    }
+
+    /// Whether the column may send `q` to the scalar path: the scalar one refuses it, its
+    /// `len2` is outside `inv_norm`'s closed form, or it is within the canonical margin.
+    fn may_refuse(f: &QuatFormat, q: [f32; 4]) -> bool {
+        let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+        let b = len2.to_bits();
+        if pack_with(q, f, 0).is_err() || b.wrapping_sub(ONE - NEAR_ONE) > 2 * NEAR_ONE {
+            return true;
+        }
+        let mut a = q.map(f32::abs);
+        a.sort_by(|x, y| y.partial_cmp(x).unwrap());
+        (a[0] - a[1]) * super::super::inv_norm(len2) <= f.margin
+    }
+
+    /// Packs `qs` in blocks of 16 (lane `i` active unless `inactive(i)`), compares every
+    /// `true` block with `pack_with`, and returns how many blocks were refused.
+    fn check_pack(f: &QuatFormat, qs: &[[f32; 4]], inactive: impl Fn(usize) -> bool) -> usize {
+        let mut refused = 0;
+        for (b, block) in qs.chunks(16).enumerate() {
+            let mut q = [[f32::NAN; 4]; 16];
+            q[..block.len()].copy_from_slice(block);
+            let active: [bool; 16] =
+                core::array::from_fn(|i| i < block.len() && !inactive(b * 16 + i));
+            let mut out = [0u64; 16];
+            if !f.pack_column(&q, &active, &mut out) {
+                let why = (0..16).any(|i| active[i] && may_refuse(f, q[i]));
+                assert!(why, "{} bits: refused {q:?}", f.bits);
+                refused += 1;
+                continue;
+            }
+            for i in (0..16).filter(|&i| active[i]) {
+                let want = wire(f, pack_with(q[i], f, 0).unwrap());
+                assert_eq!(out[i], want, "{} bits: {:?}", f.bits, q[i]);
+            }
+        }
+        refused
+    }
+
+    fn random_quaternions(count: usize, seed: u64) -> Vec<[f32; 4]> {
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        (0..count)
+            .map(|_| {
+                let q = [next(), next(), next(), next()];
+                let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+                q.map(|c| c / n)
+            })
+            .collect()
+    }
+
+    const WIDTHS: [u32; 5] = [2, 9, 10, 12, 20];
+
+    #[test]
+    fn random_quaternions_match_pack_with() {
+        for bits in WIDTHS {
+            let f = QuatFormat::new(bits);
+            let qs = random_quaternions(16 * 2000, 0x853C_49E6_748F_EA9B ^ bits as u64);
+            let refused = check_pack(&f, &qs, |_| false);
+            if bits >= 9 {
+                // Blocks holding a near-tie that `canonicalize` moves: a few percent.
+                assert!(refused < 2000 / 10, "{bits} bits: {refused} of 2000 blocks");
+            }
+        }
+    }
+
+    #[test]
+    fn edge_quaternions_match_pack_with() {
+        let h = core::f32::consts::FRAC_1_SQRT_2;
+        let mut qs = vec![
+            [0.0, 0.0, 0.0, 1.0],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0, 0.0],
+            [0.0, 0.0, -1.0, -0.0],
+            [-0.0, -0.0, -0.0, -1.0],
+            [h, 0.0, 0.0, h],
+            [-h, h, 0.0, 0.0],
+            [0.0, 0.0, h, -h],
+            [0.5; 4],
+            [-0.5, 0.5, -0.5, 0.5],
+            [0.5, -0.5, -0.5, -0.5],
+            // Not unit length: outside the closed form, the scalar path normalizes.
+            [0.0, 0.0, 0.0, 2.0],
+            [1e-3, 0.0, 0.0, 0.0],
+            [1e-20, 1e-20, 0.0, 0.0], // `len2` underflows to zero: an error
+            [f32::from_bits(1), 0.0, 0.0, 0.0],
+            [0.0; 4],
+            [f32::NAN, 0.0, 0.0, 1.0],
+            [f32::INFINITY, 0.0, 0.0, 0.0],
+            [f32::MAX, f32::MAX, 0.0, 0.0],
+        ];
+        // Every largest index and sign, with the others near it: two magnitudes apart
+        // by a few float32 spacings to a few steps (ties broken to the lowest index).
+        for (k, base) in random_quaternions(200, 7).into_iter().enumerate() {
+            for largest in 0..4 {
+                for delta in [0.0, 1e-7, -1e-7, 1e-4, 2e-3, 1e-2, -1e-2] {
+                    let other = (largest + 1 + k % 3) % 4;
+                    let mut q = base;
+                    let (a, b) = (base[largest].abs().max(0.5), 0.5 - delta);
+                    q[largest] = if k % 2 == 0 { a } else { -a };
+                    q[other] = if k % 3 == 0 { b } else { -b };
+                    let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+                    qs.push(q.map(|c| c / n));
+                }
+            }
+        }
+        for bits in WIDTHS {
+            let f = QuatFormat::new(bits);
+            for q in &qs {
+                check_pack(&f, &[*q], |_| false);
+            }
+            check_pack(&f, &qs, |_| false);
+        }
+    }
+
+    #[test]
+    fn inactive_lanes_never_refuse() {
+        let f = QuatFormat::new(10);
+        let mut qs = random_quaternions(64, 3);
+        let garbage = [
+            [f32::NAN; 4],
+            [0.0; 4],
+            [f32::INFINITY, f32::NEG_INFINITY, 0.0, 1.0],
+            [f32::MAX; 4],
+            [f32::from_bits(u32::MAX); 4],
+            [0.5, 0.5, 0.5, 0.5 + 1e-7], // a near-tie
+        ];
+        for (i, q) in qs.iter_mut().enumerate() {
+            if i % 2 == 1 {
+                *q = garbage[i % garbage.len()];
+            }
+        }
+        let good = random_quaternions(64, 3);
+        let refused = check_pack(&f, &qs, |i| i % 2 == 1);
+        // The same refusals as with well-formed inactive lanes: none come from garbage.
+        assert_eq!(refused, check_pack(&f, &good, |i| i % 2 == 1));
+        let mut packed = [0u64; 8];
+        assert!(f.pack_column(&[[f32::NAN; 4]; 8], &[false; 8], &mut packed));
+        let mut out = [[0f32; 4]; 8];
+        assert!(f.unpack_column(&[u64::MAX; 8], &[false; 8], &mut out));
+    }
+
+    /// Unpacks `packed` in blocks of 16 and compares with `unpack_with`: the column
+    /// refuses a block exactly when some active lane is not canonical.
+    fn check_unpack(f: &QuatFormat, packed: &[u64]) {
+        for block in packed.chunks(16) {
+            let mut p = [u64::MAX; 16];
+            p[..block.len()].copy_from_slice(block);
+            let active: [bool; 16] = core::array::from_fn(|i| i < block.len());
+            let scalar = p.map(|raw| {
+                let field = |k: u32| ((raw >> (2 + k * f.bits)) & f.max as u64) as u32;
+                unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], f, 0)
+            });
+            let mut out = [[0f32; 4]; 16];
+            let ok = f.unpack_column(&p, &active, &mut out);
+            assert_eq!(
+                ok,
+                (0..16).all(|i| !active[i] || scalar[i].is_ok()),
+                "{p:x?}"
+            );
+            // With the refused lanes inactive, the rest decodes as `unpack_with` does.
+            let active: [bool; 16] = core::array::from_fn(|i| active[i] && scalar[i].is_ok());
+            assert!(f.unpack_column(&p, &active, &mut out));
+            for i in (0..16).filter(|&i| active[i]) {
+                let want = scalar[i].clone().unwrap().map(f32::to_bits);
+                assert_eq!(out[i].map(f32::to_bits), want, "{:#x}", p[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn packed_values_match_unpack_with() {
+        for bits in WIDTHS {
+            let f = QuatFormat::new(bits);
+            let top = 1u64 << f.wire_bits();
+            // A walk over the wire forms, the canonical ones the packer makes, and
+            // garbage above the wire bits.
+            let mut packed: Vec<u64> = (0..20_000u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % top)
+                .collect();
+            for q in random_quaternions(5_000, 11) {
+                packed.push(wire(&f, pack_with(q, &f, 0).unwrap()));
+            }
+            packed.extend([0, top - 1, u64::MAX, top | 3]);
+            check_unpack(&f, &packed);
+        }
     }
 }
