@@ -167,29 +167,34 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             .map(|(s, _)| format_ident!("__w{}", s));
         quote!(__bits += (0u64 #(+ #ws as u64)*) * #batch::count(&#gi, __n);)
     });
-    // The pack phase: segments of ungated slots, and each gated field on its own.
-    let mut pack = TokenStream::new();
-    let mut segment = Vec::new();
+    // The pack phase: segments of ungated slots, and each gated field on its own; a
+    // gated field and the segment after it go as one push when they fit a word.
     let pair = |s: usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
         quote!((#c[__k], #w))
     };
+    let mut groups: Vec<(Option<usize>, Vec<TokenStream>)> = Vec::new();
     for field in &plan.fields {
-        match field.gate {
-            None => segment.extend(field.slots.clone().map(pair)),
-            Some(j) => {
-                if !segment.is_empty() {
-                    pack.extend(quote!(__sink.push_run([#(#segment),*]);));
-                    segment.clear();
-                }
-                let gi = format_ident!("__g{}", j);
-                let pairs = field.slots.clone().map(pair);
-                pack.extend(quote!(if #gi[__k] { __sink.push_run([#(#pairs),*]); }));
-            }
+        match (field.gate, groups.last_mut()) {
+            (None, Some((None, segment))) => segment.extend(field.slots.clone().map(pair)),
+            (gate, _) => groups.push((gate, field.slots.clone().map(pair).collect())),
         }
     }
-    if !segment.is_empty() {
-        pack.extend(quote!(__sink.push_run([#(#segment),*]);));
+    let mut pack = TokenStream::new();
+    let mut groups = groups.into_iter().peekable();
+    while let Some((gate, pairs)) = groups.next() {
+        match gate {
+            None => pack.extend(quote!(__sink.push_run([#(#pairs),*]);)),
+            Some(j) => {
+                let gi = format_ident!("__g{}", j);
+                match groups.next_if(|(g, _)| g.is_none()) {
+                    Some((_, then)) => pack.extend(quote!(
+                        __sink.push_gated_run(#gi[__k], [#(#pairs),*], [#(#then),*]);
+                    )),
+                    None => pack.extend(quote!(if #gi[__k] { __sink.push_run([#(#pairs),*]); })),
+                }
+            }
+        }
     }
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]

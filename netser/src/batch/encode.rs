@@ -102,19 +102,18 @@ impl<const W: usize> Sink<W> {
         let used = self.used;
         let acc = self.acc | value << used;
         let total = used + bits;
-        if total >= 64 {
-            if let Some(w) = self.words.get_mut(self.full) {
-                *w = acc;
-            }
-            self.full += 1;
-            // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
-            // `v >> (64 - used)` without a shift by 64 when `used == 0`.
-            self.acc = (value >> 1) >> (63 - used);
-            self.used = total - 64;
-        } else {
-            self.acc = acc;
-            self.used = total;
+        // Branch-free: the word is stored every time and kept only when it is full, so
+        // a block's pattern of full words costs no mispredicted branches.
+        if let Some(w) = self.words.get_mut(self.full) {
+            *w = acc;
         }
+        let spill = total >= 64;
+        // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
+        // `v >> (64 - used)` without a shift by 64 when `used == 0`.
+        let carry = (value >> 1) >> (63 - used);
+        self.full += spill as usize;
+        self.acc = if spill { carry } else { acc };
+        self.used = total & 63;
     }
 
     /// Appends `(value, width)` pairs (each `value < 2^width`, `width <= 64`): with the
@@ -139,11 +138,55 @@ impl<const W: usize> Sink<W> {
         let (full, last_bits) = ((at / 64) as usize, at % 64);
         for (k, &word) in words.iter().enumerate() {
             if k < full {
-                self.push(word, 64);
+                self.push_word(word);
             } else if k == full && last_bits > 0 {
                 self.push(word, last_bits);
             }
         }
+    }
+
+    /// A gated run (sent when `on`) and the ungated run after it: one push when the two
+    /// fit a word (the widths are constants, so the test folds away), else one run each.
+    #[inline(always)]
+    pub fn push_gated_run<const A: usize, const B: usize>(
+        &mut self,
+        on: bool,
+        gated: [(u64, u32); A],
+        then: [(u64, u32); B],
+    ) {
+        let (mut wa, mut wb) = (0u32, 0u32);
+        for (_, w) in gated {
+            wa += w;
+        }
+        for (_, w) in then {
+            wb += w;
+        }
+        if wa + wb <= 64 {
+            let (a, b) = (word(gated), word(then));
+            let (v, w) = if on {
+                (a | b.checked_shl(wa).unwrap_or(0), wa + wb)
+            } else {
+                (b, wb)
+            };
+            self.push(v, w);
+        } else {
+            if on {
+                self.push_run(gated);
+            }
+            self.push_run(then);
+        }
+    }
+
+    /// Appends a whole 64-bit word: it always completes the word being filled, so no
+    /// test is needed.
+    #[inline(always)]
+    pub fn push_word(&mut self, value: u64) {
+        let used = self.used;
+        if let Some(w) = self.words.get_mut(self.full) {
+            *w = self.acc | value << used;
+        }
+        self.full += 1;
+        self.acc = (value >> 1) >> (63 - used);
     }
 
     /// Writes the full words to `e` when one more element of at most
@@ -171,4 +214,16 @@ impl<const W: usize> Sink<W> {
         let words = self.words.get(..self.full).unwrap_or(&[]);
         e.put_words(words, self.acc, self.used)
     }
+}
+
+/// Fields of at most 64 bits in all, packed LSB first into one word.
+#[inline(always)]
+fn word<const M: usize>(fields: [(u64, u32); M]) -> u64 {
+    let mut v = 0u64;
+    let mut at = 0u32;
+    for (x, w) in fields {
+        v |= x.checked_shl(at).unwrap_or(0);
+        at += w;
+    }
+    v
 }
