@@ -2,6 +2,9 @@
 //! dividing arithmetic netser used before (kept here) against `Quantize` and
 //! `quat::pack_with`, which multiply by reciprocals computed when the quantization is
 //! built. Same bits (see `examples/exhaustive_quantize.rs`); this measures the time.
+//! The `column16` cases are the derive's batch path: the column functions on blocks of
+//! 16 values (`Quantize::quantize_column`, `QuatFormat::pack_column`, ...), against the
+//! scalar calls (`netser`) on the same values.
 //!
 //! `cargo bench -p netser --bench quantize`
 
@@ -11,6 +14,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use netser::quat::{QuatFormat, SMALLEST_THREE_BOUND};
+
+/// Lanes per column call.
+const LANES: usize = 16;
 use netser::{Quantize, Result};
 
 /// The benchmark's position quantization (bench/src/model.rs).
@@ -113,24 +119,48 @@ fn bench(c: &mut Criterion) {
             sum
         })
     });
+    g.bench_function("column16", |b| {
+        b.iter(|| {
+            let mut sum = 0u32;
+            for block in black_box(&values).chunks_exact(LANES) {
+                let mut out = [0u32; LANES];
+                assert!(POS.quantize_column(block.try_into().unwrap(), &[true; LANES], &mut out));
+                sum = out.iter().fold(sum, |s, &i| s.wrapping_add(i));
+            }
+            sum
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("dequantize");
     g.throughput(Throughput::Elements(N as u64));
+    // The results fold by xor of their bits: a float sum would be a chain of dependent
+    // additions slower than what it measures.
     g.bench_function("dividing", |b| {
         b.iter(|| {
-            let mut sum = 0f32;
+            let mut sum = 0u32;
             for &i in black_box(&integers) {
-                sum += dequantize_dividing(&POS, delta, i);
+                sum ^= dequantize_dividing(&POS, delta, i).to_bits();
             }
             sum
         })
     });
     g.bench_function("netser", |b| {
         b.iter(|| {
-            let mut sum = 0f32;
+            let mut sum = 0u32;
             for &i in black_box(&integers) {
-                sum += POS.dequantize(i);
+                sum ^= POS.dequantize(i).to_bits();
+            }
+            sum
+        })
+    });
+    g.bench_function("column16", |b| {
+        b.iter(|| {
+            let mut sum = 0u32;
+            for block in black_box(&integers).chunks_exact(LANES) {
+                let mut out = [0f32; LANES];
+                assert!(POS.dequantize_column(block.try_into().unwrap(), &[true; LANES], &mut out));
+                sum = out.iter().fold(sum, |s, &v| s ^ v.to_bits());
             }
             sum
         })
@@ -155,6 +185,92 @@ fn bench(c: &mut Criterion) {
             for &q in black_box(&quats) {
                 let (l, s) = netser::quat::pack_with(q, &Q10, 0).unwrap();
                 sum = sum.wrapping_add(l ^ s[0] ^ s[1] ^ s[2]);
+            }
+            sum
+        })
+    });
+    // The wire form each way: the scalar call then the shifts, or the column.
+    g.bench_function("netser_wire", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for &q in black_box(&quats) {
+                let (l, s) = netser::quat::pack_with(q, &Q10, 0).unwrap();
+                let wire =
+                    l as u64 | (s[0] as u64) << 2 | (s[1] as u64) << 12 | (s[2] as u64) << 22;
+                sum = sum.wrapping_add(wire);
+            }
+            sum
+        })
+    });
+    let mut packed = vec![0u64; N];
+    let mut refused = 0;
+    g.bench_function("column16", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for block in black_box(&quats).chunks_exact(LANES) {
+                let mut out = [0u64; LANES];
+                // A refused block (a near-tie) takes the scalar path, as the derive does.
+                if !Q10.pack_column(block.try_into().unwrap(), &[true; LANES], &mut out) {
+                    for (o, &q) in out.iter_mut().zip(block) {
+                        let (l, s) = netser::quat::pack_with(q, &Q10, 0).unwrap();
+                        *o = l as u64
+                            | (s[0] as u64) << 2
+                            | (s[1] as u64) << 12
+                            | (s[2] as u64) << 22;
+                    }
+                }
+                sum = out.iter().fold(sum, |s, &w| s.wrapping_add(w));
+            }
+            sum
+        })
+    });
+    g.finish();
+    for (block, out) in quats
+        .chunks_exact(LANES)
+        .zip(packed.chunks_exact_mut(LANES))
+    {
+        let out: &mut [u64; LANES] = out.try_into().unwrap();
+        if !Q10.pack_column(block.try_into().unwrap(), &[true; LANES], out) {
+            refused += 1;
+            for (o, &q) in out.iter_mut().zip(block) {
+                let (l, s) = netser::quat::pack_with(q, &Q10, 0).unwrap();
+                *o = l as u64 | (s[0] as u64) << 2 | (s[1] as u64) << 12 | (s[2] as u64) << 22;
+            }
+        }
+    }
+    eprintln!(
+        "quat_pack column16: {refused} of {} blocks took the scalar path",
+        N / LANES
+    );
+
+    let mut g = c.benchmark_group("quat_unpack");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("netser", |b| {
+        b.iter(|| {
+            let mut sum = 0u32;
+            for &raw in black_box(&packed) {
+                let field = |k: u32| ((raw >> (2 + 10 * k)) & 1023) as u32;
+                let q = netser::quat::unpack_with(
+                    (raw & 3) as u32,
+                    [field(0), field(1), field(2)],
+                    &Q10,
+                    0,
+                )
+                .unwrap();
+                sum ^= q[0].to_bits() ^ q[1].to_bits() ^ q[2].to_bits() ^ q[3].to_bits();
+            }
+            sum
+        })
+    });
+    g.bench_function("column16", |b| {
+        b.iter(|| {
+            let mut sum = 0u32;
+            for block in black_box(&packed).chunks_exact(LANES) {
+                let mut out = [[0f32; 4]; LANES];
+                assert!(Q10.unpack_column(block.try_into().unwrap(), &[true; LANES], &mut out));
+                sum = out.iter().fold(sum, |s, q| {
+                    s ^ q[0].to_bits() ^ q[1].to_bits() ^ q[2].to_bits() ^ q[3].to_bits()
+                });
             }
             sum
         })

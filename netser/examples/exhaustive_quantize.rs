@@ -2,12 +2,17 @@
 //! arithmetic for every float32 input and every integer, for each quantization the
 //! benchmark (`bench/src/model.rs`) and the conformance vectors use, and the
 //! quaternion's division by its bound for every float32 component and its
-//! normalization factor `1 / sqrt(len2)` for every positive float32.
+//! normalization factor `1 / sqrt(len2)` for every positive float32. Then the derive's
+//! batch path: the column functions (`Quantize::quantize_column`, `dequantize_column`,
+//! `QuatFormat::unpack_column`, 16 lanes at a time) against the scalar ones, for every
+//! float32 input and every integer of those quantizations, and every 9- and 10-bit
+//! quaternion wire form (2^29 and 2^32).
 //!
 //! ```text
 //! cargo run --release -p netser --example exhaustive_quantize            # all, 2 threads
 //! cargo run --release -p netser --example exhaustive_quantize -- 4       # 4 threads
 //! cargo run --release -p netser --example exhaustive_quantize -- 2 quat  # names containing "quat"
+//! cargo run --release -p netser --example exhaustive_quantize -- 2 column  # the columns only
 //! ```
 //!
 //! It takes minutes; it prints each check, its count and time, and exits non-zero on the
@@ -17,7 +22,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use netser::quat::SMALLEST_THREE_BOUND;
+use netser::quat::{unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
 use netser::Quantize;
 
 // The reference's negated comparisons: a NaN takes the clamping branch.
@@ -127,6 +132,92 @@ fn every_integer(
     }
 }
 
+/// Lanes per column call: the derive's usual block.
+const LANES: usize = 16;
+
+/// The quantize column on the 16 values from `first` up (as bit patterns): an accepted
+/// block must equal `quantize` lane for lane, a refused one hold a value outside
+/// `min..=max`. Lanes whose value is NaN are made inactive in one call of two, so
+/// garbage in inactive lanes is exercised too.
+fn check_quantize_column(q: &Quantize, first: u32) -> Result<(), String> {
+    let values: [f32; LANES] =
+        std::array::from_fn(|i| f32::from_bits(first.wrapping_add(i as u32)));
+    let mut out = [0u32; LANES];
+    for active in [[true; LANES], values.map(|v| !v.is_nan())] {
+        let ok = q.quantize_column(&values, &active, &mut out);
+        let lanes = (0..LANES).filter(|&i| active[i]);
+        let inside = lanes
+            .clone()
+            .all(|i| values[i] >= q.min() && values[i] <= q.max());
+        if ok != inside {
+            return Err(format!("{:#010x}..: column says {ok}", first));
+        }
+        for i in lanes.filter(|_| ok) {
+            if q.quantize(values[i], 0).ok() != Some(out[i]) {
+                return Err(format!(
+                    "{:?}: column {}, quantize {:?}",
+                    values[i],
+                    out[i],
+                    q.quantize(values[i], 0)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The dequantize column on the integers from `first` up to `last`.
+fn check_dequantize_column(q: &Quantize, first: u32, last: u32) -> Result<(), String> {
+    let ints: [u32; LANES] = std::array::from_fn(|i| first.saturating_add(i as u32).min(last));
+    let mut out = [0f32; LANES];
+    if !q.dequantize_column(&ints, &[true; LANES], &mut out) {
+        return Err(format!("integers from {first} refused"));
+    }
+    for i in 0..LANES {
+        if out[i].to_bits() != q.dequantize(ints[i]).to_bits() {
+            return Err(format!(
+                "integer {}: column {:?}, dequantize {:?}",
+                ints[i],
+                out[i],
+                q.dequantize(ints[i])
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The unpack column on the 16 wire forms from `first` up (modulo the wire space): it
+/// refuses exactly the blocks holding a non-canonical form; with those lanes inactive it
+/// decodes the rest as `unpack_with` does.
+fn check_unpack_column(f: &QuatFormat, first: u64) -> Result<(), String> {
+    let bits = f.bits();
+    let space = 1u64 << f.wire_bits();
+    let packed: [u64; LANES] = std::array::from_fn(|i| (first + i as u64) % space);
+    let scalar = packed.map(|raw| {
+        let field = |k: u32| ((raw >> (2 + k * bits)) & ((1 << bits) - 1)) as u32;
+        unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], f, 0)
+    });
+    let canonical = scalar.each_ref().map(|r| r.is_ok());
+    let mut out = [[0f32; 4]; LANES];
+    let ok = f.unpack_column(&packed, &[true; LANES], &mut out);
+    if ok != canonical.iter().all(|&c| c) {
+        return Err(format!("{first:#x}..: column says {ok}"));
+    }
+    if !f.unpack_column(&packed, &canonical, &mut out) {
+        return Err(format!("{first:#x}..: canonical lanes refused"));
+    }
+    for i in (0..LANES).filter(|&i| canonical[i]) {
+        let want = scalar[i].as_ref().unwrap().map(f32::to_bits);
+        if out[i].map(f32::to_bits) != want {
+            return Err(format!(
+                "{:#x}: column {:?}, unpack_with {:?}",
+                packed[i], out[i], scalar[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let threads: u64 = std::env::args()
         .nth(1)
@@ -220,35 +311,61 @@ fn main() -> ExitCode {
             r,
         );
     }
-    if !wanted("quaternion 1 / sqrt(len2)") {
-        println!("total {:.1} s", all.elapsed().as_secs_f64());
-        return if failed {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        };
+    if wanted("quaternion 1 / sqrt(len2)") {
+        let started = Instant::now();
+        let r = every_integer(0x7f7f_ffff, threads, |b| {
+            // Every positive finite float32 (zero is refused before normalizing).
+            let len2 = f32::from_bits(b);
+            if len2 == 0.0 {
+                return Ok(());
+            }
+            let (got, want) = (netser::quat::inv_norm(len2), 1.0 / len2.sqrt());
+            if got.to_bits() == want.to_bits() {
+                Ok(())
+            } else {
+                Err(format!("len2 {len2:?}: {got:?}, reference {want:?}"))
+            }
+        });
+        report(
+            "quaternion 1 / sqrt(len2)".into(),
+            "every positive float32",
+            0x7f80_0000,
+            started,
+            r,
+        );
     }
-    let started = Instant::now();
-    let r = every_integer(0x7f7f_ffff, threads, |b| {
-        // Every positive finite float32 (zero is refused before normalizing).
-        let len2 = f32::from_bits(b);
-        if len2 == 0.0 {
-            return Ok(());
+    for (name, min, max, res) in quantizers {
+        let name = format!("column {name}");
+        if !wanted(&name) {
+            continue;
         }
-        let (got, want) = (netser::quat::inv_norm(len2), 1.0 / len2.sqrt());
-        if got.to_bits() == want.to_bits() {
-            Ok(())
-        } else {
-            Err(format!("len2 {len2:?}: {got:?}, reference {want:?}"))
+        let q = Quantize::new(min, max, res);
+        let started = Instant::now();
+        let r = every_integer(u32::MAX / LANES as u32, threads, |b| {
+            check_quantize_column(&q, b * LANES as u32)
+        });
+        report(name.clone(), "every float32 written", 1 << 32, started, r);
+        let started = Instant::now();
+        let last = q.max_integer_value();
+        let r = every_integer(last / LANES as u32, threads, |b| {
+            check_dequantize_column(&q, b * LANES as u32, last)
+        });
+        report(name, "every integer read", last as u64 + 1, started, r);
+    }
+    for bits in [9, 10] {
+        let name = format!("column quaternion {bits} bits");
+        if !wanted(&name) {
+            continue;
         }
-    });
-    report(
-        "quaternion 1 / sqrt(len2)".into(),
-        "every positive float32",
-        0x7f80_0000,
-        started,
-        r,
-    );
+        let f = QuatFormat::new(bits);
+        let space = 1u64 << f.wire_bits();
+        let started = Instant::now();
+        let blocks = (space / LANES as u64 - 1) as u32;
+        let r = every_integer(blocks, threads, |b| {
+            check_unpack_column(&f, b as u64 * LANES as u64)
+        });
+        report(name, "every wire form read", space, started, r);
+    }
     println!("total {:.1} s", all.elapsed().as_secs_f64());
     if failed {
         ExitCode::FAILURE

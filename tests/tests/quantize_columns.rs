@@ -1,10 +1,11 @@
 //! The column functions of the derive's batch path equal the scalar ones bit for bit
 //! whenever they return `true`, and return `false` rarely on in-range data:
-//! `Quantize::quantize_column` and `dequantize_column` on ten million inputs per
-//! quantization of the benchmark and the conformance vectors (edge cases included),
+//! `Quantize::quantize_column` and `dequantize_column` on ten million inputs (one million
+//! in the debug profile) per quantization of the benchmark and the conformance vectors
+//! (edge cases included),
 //! `QuatFormat::pack_column` on random and adversarial quaternions at 9, 10, 12 and 20
-//! bits, and `unpack_column` on ten million 10-bit wire forms and every 9-bit one up to
-//! the sample count. The exhaustive version (all 2^32 inputs) is
+//! bits, and `unpack_column` on 9- and 10-bit wire forms (a walk over the whole space).
+//! The exhaustive version (all 2^32 inputs, every wire form) is
 //! `cargo run --release -p netser --example exhaustive_quantize -- 2 column`.
 //!
 //! `NETSER_COLUMN_SAMPLES` sets the sample count (default ten million in an optimized
