@@ -387,7 +387,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 }
                 #nested_values
                 #dec::skip_bits(__d, __bits)?;
-                __out.extend(::core::iter::Iterator::map(#iter, |#pat| #value));
+                for #pat in #iter {
+                    __out.push(#value);
+                }
                 true
             }
         }

@@ -226,7 +226,7 @@ impl<'a, const W: usize> Peek<'a, W> {
     #[inline(always)]
     pub fn take_if<const M: usize>(&mut self, split: &Split<M>, on: bool) -> [u64; M] {
         let out = self.look(split);
-        self.pos += split.bits as usize * on as usize;
+        self.pos += core::hint::select_unpredictable(on, split.bits as usize, 0);
         out
     }
 
