@@ -74,7 +74,9 @@ pub const fn window_bytes(element_bits: u64) -> usize {
     } else {
         element_bits
     };
-    ((7 + BLOCK as u64 * bits) / 8 + 8) as usize
+    // The last load starts at byte `(7 + BLOCK * bits) / 8` at most (a phase of up to 7
+    // bits before the block), which is `ceil(BLOCK * bits / 8)`.
+    (BLOCK as u64 * bits).div_ceil(8) as usize + 8
 }
 
 /// The `W` bytes of `input` from the byte holding bit `start`, when the input has them
