@@ -106,6 +106,10 @@ impl<T: Tracer> Decoder for ReadStream<'_, T> {
         self.bits.read_words(words, last_bits)
     }
     #[inline(always)]
+    fn skip_bits(&mut self, bits: u64) -> Result<()> {
+        self.bits.skip(bits)
+    }
+    #[inline(always)]
     fn peek_input(&self) -> Option<(&[u8], u64)> {
         Some((self.bits.bytes(), self.bits.bits_read()))
     }
