@@ -202,22 +202,30 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 }),
                 // No placeholder for an arbitrary type: collect, then convert (the
                 // length is exact, so the conversion cannot fail).
-                None => quote!({
-                    let mut __vec: __netser_alloc::vec::Vec<#elem_ty> =
-                        __netser_alloc::vec::Vec::with_capacity(#len);
-                    for #i in 0..#len {
-                        __vec.push(#value);
-                    }
-                    match <[#elem_ty; #len] as ::core::convert::TryFrom<_>>::try_from(__vec) {
-                        ::core::result::Result::Ok(__arr) => __arr,
-                        ::core::result::Result::Err(_) => {
-                            return ::core::result::Result::Err(#krate::Error::new(
-                                #krate::ErrorKind::Custom("array length"),
-                                #dec::bit_position(__d),
-                            ) #apply)
+                None => {
+                    let fill = match crate::encode::slice_elem(elem) {
+                        Some(ty) => quote!(
+                            <#ty as #krate::NetSerialize>::decode_extend(__d, #len, &mut __vec) #map_err?;
+                        ),
+                        None => quote!(for #i in 0..#len {
+                            __vec.push(#value);
+                        }),
+                    };
+                    quote!({
+                        let mut __vec: __netser_alloc::vec::Vec<#elem_ty> =
+                            __netser_alloc::vec::Vec::with_capacity(#len);
+                        #fill
+                        match <[#elem_ty; #len] as ::core::convert::TryFrom<_>>::try_from(__vec) {
+                            ::core::result::Result::Ok(__arr) => __arr,
+                            ::core::result::Result::Err(_) => {
+                                return ::core::result::Result::Err(#krate::Error::new(
+                                    #krate::ErrorKind::Custom("array length"),
+                                    #dec::bit_position(__d),
+                                ) #apply)
+                            }
                         }
-                    }
-                }),
+                    })
+                }
             }
         }
         Wire::Seq {
@@ -248,13 +256,19 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     } else {
                         quote!(__vec)
                     };
+                    let fill = match crate::encode::slice_elem(elem) {
+                        Some(ty) => quote!(
+                            <#ty as #krate::NetSerialize>::decode_extend(__d, __len, &mut __vec) #map_err?;
+                        ),
+                        None => quote!(for #i in 0..__len {
+                            __vec.push(#value);
+                        }),
+                    };
                     quote!({
                         #len
                         #reserve
                         let mut __vec: __netser_alloc::vec::Vec<#elem_ty> = __netser_alloc::vec::Vec::with_capacity(__cap);
-                        for #i in 0..__len {
-                            __vec.push(#value);
-                        }
+                        #fill
                         #finish
                     })
                 }

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::gen::{ErrPath, Gen};
-use crate::internals::ast::FloatTy;
+use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
 use crate::internals::wire::Wire;
 use crate::plan::{run, FieldPlan};
 
@@ -175,7 +175,24 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             });
             quote!({ let __c = #v.to_array(); #(#parts)* })
         }
-        Wire::Array { elem, .. } => each(g, elem, quote!(#v.iter()), path),
+        Wire::Array { elem, .. } => match slice_elem(elem) {
+            Some(ty) => {
+                quote!(<#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;)
+            }
+            None => each(g, elem, quote!(#v.iter()), path),
+        },
+        Wire::Seq {
+            max_len,
+            elem,
+            kind: CollectionKind::Vec | CollectionKind::BoxSlice,
+            ..
+        } if slice_elem(elem).is_some() => {
+            let ty = slice_elem(elem);
+            quote! {
+                #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;
+            }
+        }
         Wire::Seq { max_len, elem, .. } => {
             let items = each(g, elem, quote!(#v.iter()), path);
             quote! {
@@ -235,6 +252,16 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
                 ) #apply);
             }
         }),
+    }
+}
+
+/// The element type of a collection whose elements go through their own impl's
+/// `encode_slice` / `decode_extend` (a type of the user's: a derived struct may batch
+/// them), with each element's index on its trace path and error, as the loop gives.
+pub fn slice_elem(elem: &Wire) -> Option<&syn::Type> {
+    match elem {
+        Wire::Value(ty) if matches!(shape(ty), Shape::Other) => Some(ty),
+        _ => None,
     }
 }
 

@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use crate::batch;
 use crate::bounds;
 use crate::gen::{ErrPath, Gen};
 use crate::hoist::Hoist;
@@ -159,6 +160,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
 
     let heap = bounds::heap_bodies(&g, bodies);
     let mut packed = TokenStream::new();
+    let mut batch_inherent = TokenStream::new();
     let (encode_body, decode_body, min_bits, max_bits, hash) = if !is_enum {
         let body = &bodies[0];
         let pat = pattern(&quote!(Self), body);
@@ -179,6 +181,16 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
         h.text("struct");
         h.fields(&body.fields);
         packed = packed_items(&g, body);
+        if cont.generics.params.is_empty() {
+            if let Some(plan) = batch::plan(body) {
+                if !packed.is_empty() {
+                    packed.extend(batch::column_items(&g, &plan));
+                }
+                let (items, inherent) = batch::items(&g, &plan);
+                packed.extend(items);
+                batch_inherent = inherent;
+            }
+        }
         (encode_body, decode_body, min, max, h.finish())
     } else {
         let n = bodies.len();
@@ -293,6 +305,15 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             #budget_force
         }
     };
+    if !batch_inherent.is_empty() {
+        batch_inherent = quote! {
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_variables, clippy::all)]
+            impl #ident {
+                #batch_inherent
+            }
+        };
+    }
     let assertions = hoist.items;
     let adapters = if bodies
         .iter()
@@ -312,6 +333,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             #adapters
             #assertions
             #inherent
+            #batch_inherent
 
             #[automatically_derived]
             impl #impl_g #krate::NetSerialize for #ident #ty_g #where_g {

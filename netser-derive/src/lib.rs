@@ -29,6 +29,7 @@
 //! (the `netser::attributes` module, in the docs `cargo doc` builds for a crate that
 //! depends on `netser`), and summarised on the derive macro.
 
+mod batch;
 mod bounds;
 mod decode;
 mod encode;

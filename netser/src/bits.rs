@@ -627,6 +627,16 @@ impl<'a> BitReader<'a> {
         Ok(self.pull(last_bits))
     }
 
+    /// Consumes `bits` bits unread (a block the batch decode peeked and accepted).
+    #[inline(always)]
+    pub(crate) fn skip(&mut self, bits: u64) -> Result<()> {
+        if bits > self.len_bits - self.bits_read {
+            return Err(end(bits, self.bits_read, self.len_bits));
+        }
+        self.bits_read += bits;
+        Ok(())
+    }
+
     /// The unchecked core: `bits <= 64` and enough bits remain.
     #[inline(always)]
     fn pull(&mut self, bits: u32) -> u64 {

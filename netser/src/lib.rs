@@ -50,6 +50,10 @@ extern crate alloc;
 pub mod __private;
 #[cfg(feature = "derive")]
 pub mod attributes;
+/// The derive's batch path over collections of derived structs; not part of the public
+/// API.
+#[doc(hidden)]
+pub mod batch;
 pub mod bits;
 pub mod error;
 pub mod framing;

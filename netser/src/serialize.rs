@@ -18,7 +18,6 @@ use alloc::vec::Vec;
 
 use crate::error::Result;
 use crate::schema::{combine, fnv1a};
-use crate::stream::{decode_element, encode_element};
 use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 
 /// A type with one wire layout: encoded from `&self`, decoded into a fresh value, with
@@ -233,6 +232,70 @@ pub trait NetSerialize: Sized {
             bit,
         ))
     }
+
+    /// Derived code and the collections only: writes `items` in order, element `i`
+    /// with its index on the trace path and on its error. The derive overrides it for a
+    /// struct of fixed-width fields with a batch path ([`crate::batch`]) giving the same
+    /// bytes and errors.
+    ///
+    /// # Errors
+    /// The first element's error, with its index.
+    #[doc(hidden)]
+    #[inline]
+    fn encode_slice<E: Encoder>(items: &[Self], e: &mut E) -> Result<()> {
+        crate::batch::encode_each(items, 0, e)
+    }
+
+    /// Derived code and the collections only: reads `len` elements and appends them to
+    /// `out`, element `i` with its index on the trace path and on its error; pushes no
+    /// more than it has read (the caller's reservation bounds the memory).
+    ///
+    /// # Errors
+    /// The first element's error, with its index.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_extend<D: Decoder>(d: &mut D, len: usize, out: &mut Vec<Self>) -> Result<()> {
+        crate::batch::decode_each(d, 0, len, out)
+    }
+
+    /// Derived code only: [`NetSerialize::pack_fixed`] of `get(i)` into `out[i]` for
+    /// every lane with `active[i]`; `false` when some active lane fails (its error then
+    /// comes from the element-by-element path). The derive overrides it with columns.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn pack_fixed_column<'a, const N: usize>(
+        get: impl Fn(usize) -> &'a Self,
+        active: &[bool; N],
+        out: &mut [u64; N],
+    ) -> bool
+    where
+        Self: 'a,
+    {
+        let mut ok = true;
+        for i in 0..N {
+            if active[i] {
+                match get(i).pack_fixed(0) {
+                    Ok(v) => out[i] = v,
+                    Err(_) => ok = false,
+                }
+            }
+        }
+        ok
+    }
+
+    /// Derived code only: the `N` values of `N` packed forms (as
+    /// [`NetSerialize::pack_fixed`] gives them), in order, when every active lane is
+    /// valid; inactive lanes give any value.
+    /// `None` sends the caller to the element-by-element path (the default: no batch).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn unpack_fixed_column<const N: usize>(
+        raw: [u64; N],
+        active: [bool; N],
+    ) -> Option<impl Iterator<Item = Self>> {
+        let _ = (raw, active);
+        None::<core::iter::Empty<Self>>
+    }
 }
 
 /// The most heap bytes a map or set of up to `len` entries of `entry` bytes each
@@ -378,17 +441,12 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     const SCHEMA_HASH: u64 = combine(combine(fnv1a(b"[T; N]"), N as u64), T::SCHEMA_HASH);
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        for (i, item) in self.iter().enumerate() {
-            encode_element(e, i, |e| item.encode(e))?;
-        }
-        Ok(())
+        T::encode_slice(self, e)
     }
     #[inline]
     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
         let mut items = Vec::with_capacity(N);
-        for i in 0..N {
-            items.push(decode_element(d, i, T::decode)?);
-        }
+        T::decode_extend(d, N, &mut items)?;
         // Exactly N elements were pushed, so the conversion cannot fail.
         items
             .try_into()

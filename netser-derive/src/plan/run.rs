@@ -135,7 +135,10 @@ fn leaf(wire: &Wire) -> Option<Leaf<'_>> {
             let lit = syn::parse2::<syn::Expr>(bits.clone())
                 .ok()
                 .and_then(|e| lit_int(&e));
-            if !matches!(lit, Some(2..=20)) {
+            // A constant the derive hoisted is checked to be in 2..=20 where it is
+            // defined (a build error otherwise), as a literal is here.
+            let hoisted = bits.to_string().starts_with("__NETSER_C");
+            if !(matches!(lit, Some(2..=20)) || hoisted) {
                 return None;
             }
             Leaf::Quat {

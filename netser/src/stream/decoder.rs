@@ -66,6 +66,35 @@ pub trait Decoder: Sized {
         self.get_bits(last_bits)
     }
 
+    /// Consumes `bits` bits without returning them: the block of elements derived code
+    /// peeked ([`Decoder::peek_input`]) and accepted.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EndOfBuffer`]; nothing is consumed.
+    #[doc(hidden)]
+    #[inline]
+    fn skip_bits(&mut self, bits: u64) -> Result<()> {
+        check_remaining(self, bits)?;
+        let mut words = [0u64; 16];
+        let mut left = bits;
+        while left >= 64 * 16 {
+            self.get_words(&mut words, 0)?;
+            left -= 64 * 16;
+        }
+        let full = (left / 64) as usize;
+        self.get_words(&mut words[..full], (left % 64) as u32)?;
+        Ok(())
+    }
+
+    /// The whole input and the bit position reached in it, when the stream reads from a
+    /// byte slice: derived code peeks a block of elements there before consuming it
+    /// ([`crate::batch`]). `None` (the default) keeps it element by element.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn peek_input(&self) -> Option<(&[u8], u64)> {
+        None
+    }
+
     /// Skips the padding to the next byte boundary.
     ///
     /// # Errors
@@ -742,9 +771,7 @@ pub trait Decoder: Sized {
     fn read_seq<T: NetSerialize>(&mut self, max_len: usize) -> Result<Vec<T>> {
         let len = self.read_len(max_len)?;
         let mut items = Vec::with_capacity(seq_capacity::<T>(len, self.bits_remaining()));
-        for i in 0..len {
-            items.push(decode_element(self, i, T::decode)?);
-        }
+        T::decode_extend(self, len, &mut items)?;
         Ok(items)
     }
 

@@ -781,10 +781,7 @@ pub trait Encoder: Sized {
     /// ```
     fn write_seq<T: NetSerialize>(&mut self, items: &[T], max_len: usize) -> Result<()> {
         self.write_len(items.len(), max_len)?;
-        for (i, item) in items.iter().enumerate() {
-            encode_element(self, i, |e| item.encode(e))?;
-        }
-        Ok(())
+        T::encode_slice(items, self)
     }
 
     /// An `Option`: a presence bit, then the value when present.

@@ -105,6 +105,14 @@ impl<T: Tracer> Decoder for ReadStream<'_, T> {
     fn get_words(&mut self, words: &mut [u64], last_bits: u32) -> Result<u64> {
         self.bits.read_words(words, last_bits)
     }
+    #[inline(always)]
+    fn skip_bits(&mut self, bits: u64) -> Result<()> {
+        self.bits.skip(bits)
+    }
+    #[inline(always)]
+    fn peek_input(&self) -> Option<(&[u8], u64)> {
+        Some((self.bits.bytes(), self.bits.bits_read()))
+    }
     #[inline]
     fn read_align(&mut self) -> Result<()> {
         self.bits.align()

@@ -1,0 +1,425 @@
+//! The batch decode: `decode_extend` (blocks peeked, checked and converted by columns,
+//! then consumed and built) and `unpack_fixed_column` for a struct packed into its
+//! parents' runs.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{default_expr, int_ident, Plan};
+use crate::gen::Gen;
+use crate::internals::ast::IntTy;
+use crate::plan::run::{Layout, Leaf};
+
+impl Plan<'_> {
+    /// The type of slot `s`'s raw column `__r<s>`: its wire bits in the narrowest type
+    /// that converts well (the value itself for bools and raw floats).
+    pub(super) fn raw_ty(&self, s: usize) -> TokenStream {
+        match &self.slots[s].leaf {
+            Leaf::Bool => quote!(bool),
+            Leaf::F32 => quote!(f32),
+            Leaf::F64 => quote!(f64),
+            Leaf::Int { ty, .. } | Leaf::Bits { ty, .. } => raw_int(*ty),
+            Leaf::Quantize { .. } => quote!(u32),
+            Leaf::Quat { .. } | Leaf::Nested(_) => quote!(u64),
+        }
+    }
+
+    /// Slot `s`'s raw column value from its wire bits `bits` (a `u64` below `2^width`).
+    pub(super) fn raw_value(&self, s: usize, bits: TokenStream) -> TokenStream {
+        match &self.slots[s].leaf {
+            Leaf::Bool => quote!((#bits != 0)),
+            Leaf::F32 => quote!(f32::from_bits(#bits as u32)),
+            Leaf::F64 => quote!(f64::from_bits(#bits)),
+            Leaf::Int { ty, .. } | Leaf::Bits { ty, .. } => {
+                let t = raw_int(*ty);
+                quote!((#bits as #t))
+            }
+            Leaf::Quantize { .. } => quote!((#bits as u32)),
+            Leaf::Quat { .. } | Leaf::Nested(_) => bits,
+        }
+    }
+
+    /// Slot `s`'s values from its raw column `__r<s>` (`let __v<s>`, or `let __n<s>` an
+    /// iterator for a nested type, leaving with `bail` when it does not unpack).
+    pub(super) fn dec_column(
+        &self,
+        g: &Gen,
+        s: usize,
+        act: &TokenStream,
+        bail: &TokenStream,
+    ) -> TokenStream {
+        let krate = &g.krate;
+        let batch = quote!(#krate::batch);
+        let slot = &self.slots[s];
+        let (r, v) = (format_ident!("__r{}", s), format_ident!("__v{}", s));
+        match &slot.leaf {
+            Leaf::Bool | Leaf::F32 | Leaf::F64 => quote!(let #v = #r;),
+            Leaf::Int { ty, min, max } => {
+                let t = int_ident(*ty);
+                quote! {
+                    let mut #v: [#t; __N] = [0; __N];
+                    __ok &= #batch::int_from_column::<#t, _, __N>(&#r, #min, #max, #act, &mut #v);
+                }
+            }
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                quote! {
+                    let mut #v: [#t; __N] = [0; __N];
+                    __ok &= #batch::bits_from_column::<#t, _, __N>(&#r, #bits, &mut #v);
+                }
+            }
+            Leaf::Quantize {
+                min,
+                max,
+                res,
+                clamp,
+            } => {
+                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                quote! {
+                    let mut #v = [0f32; __N];
+                    __ok &= {
+                        #q
+                        __Q.dequantize_column(&#r, #act, &mut #v)
+                    };
+                }
+            }
+            Leaf::Quat { bits, .. } => quote! {
+                let mut #v = [[0f32; 4]; __N];
+                __ok &= {
+                    const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                    __QF.unpack_column(&#r, #act, &mut #v)
+                };
+            },
+            Leaf::Nested(ty) => {
+                let n = format_ident!("__n{}", s);
+                quote! {
+                    let ::core::option::Option::Some(#n) =
+                        <#ty as #krate::NetSerialize>::unpack_fixed_column::<__N>(#r, *#act)
+                    else {
+                        #bail
+                    };
+                }
+            }
+        }
+    }
+
+    /// Slot `s`'s value at lane `__k` (nested: the iterator's item `__n<s>`).
+    pub(super) fn lane_value(&self, s: usize) -> TokenStream {
+        let slot = &self.slots[s];
+        let v = format_ident!("__v{}", s);
+        match &slot.leaf {
+            Leaf::Nested(_) => {
+                let n = format_ident!("__n{}", s);
+                quote!(#n)
+            }
+            Leaf::Quat { glam: Some(ty), .. } => quote!(<#ty>::from_array(#v[__k])),
+            _ => quote!(#v[__k]),
+        }
+    }
+
+    /// `Self { member: value, ... }` at lane `__k`.
+    pub(super) fn construct(&self) -> TokenStream {
+        let members = self.fields.iter().map(|f| &f.field.member);
+        let values = self.fields.iter().map(|f| {
+            let parts: Vec<_> = f.slots.clone().map(|s| self.lane_value(s)).collect();
+            let value = match f.fixed.layout {
+                Layout::Whole => parts.into_iter().next().unwrap_or_default(),
+                Layout::Array(_) => quote!([#(#parts),*]),
+                Layout::Glam { ty, .. } => quote!(<#ty>::from_array([#(#parts),*])),
+            };
+            match f.gate {
+                Some(j) => {
+                    let gi = format_ident!("__g{}", j);
+                    let default = default_expr(f.field);
+                    quote!(if #gi[__k] { #value } else { #default })
+                }
+                None => value,
+            }
+        });
+        quote!(Self { #(#members: #values),* })
+    }
+
+    /// `(iterator, pattern)`: `0..len` zipped with every nested slot's iterator.
+    pub(super) fn lanes(&self, len: TokenStream) -> (TokenStream, TokenStream) {
+        let mut iter = quote!((0..#len));
+        let mut pat = quote!(__k);
+        for (s, slot) in self.slots.iter().enumerate() {
+            if let Leaf::Nested(_) = slot.leaf {
+                let n = format_ident!("__n{}", s);
+                iter = quote!(::core::iter::Iterator::zip(#iter, #n));
+                pat = quote!((#pat, #n));
+            }
+        }
+        (iter, pat)
+    }
+}
+
+/// The raw column type of an integer of type `ty`: the unsigned type of its width (its
+/// wire bits fit), `u64` above 32 bits.
+fn raw_int(ty: IntTy) -> TokenStream {
+    match ty {
+        IntTy::U8 | IntTy::I8 => quote!(u8),
+        IntTy::U16 | IntTy::I16 => quote!(u16),
+        IntTy::U32 | IntTy::I32 => quote!(u32),
+        _ => quote!(u64),
+    }
+}
+
+/// `unpack_fixed_column`: a column of elements from their wire bits.
+pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
+    let krate = &g.krate;
+    let widths = plan.widths(g);
+    let act = quote!(__act);
+    let raws = (0..plan.slots.len()).map(|s| {
+        let (r, o, w) = (
+            format_ident!("__r{}", s),
+            format_ident!("__o{}", s),
+            format_ident!("__w{}", s),
+        );
+        let ty = plan.raw_ty(s);
+        let value = plan.raw_value(
+            s,
+            quote!((__raw[__k].checked_shr(#o as u32).unwrap_or(0) & #krate::bits::run::mask(#w))),
+        );
+        quote!(let #r: [#ty; __N] = ::core::array::from_fn(|__k| #value);)
+    });
+    let bail = quote!(return ::core::option::Option::None;);
+    let values: TokenStream = (0..plan.slots.len())
+        .map(|s| plan.dec_column(g, s, &act, &bail))
+        .collect();
+    let (iter, pat) = plan.lanes(quote!(__N));
+    let value = plan.construct();
+    quote! {
+        #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
+        #[inline(always)]
+        fn unpack_fixed_column<const __N: usize>(
+            __raw: [u64; __N],
+            __act: [bool; __N],
+        ) -> ::core::option::Option<impl ::core::iter::Iterator<Item = Self>> {
+            let __act = &__act;
+            #widths
+            #(#raws)*
+            let mut __ok = true;
+            #values
+            if !__ok {
+                return ::core::option::Option::None;
+            }
+            ::core::option::Option::Some(::core::iter::Iterator::map(#iter, move |#pat| #value))
+        }
+    }
+}
+
+/// The value a gate's condition sees for field `f` while the block is parsed (only
+/// fields whose value is their raw column, possibly offset: bools, integers, raw
+/// floats), or `None`.
+fn parse_value(g: &Gen, plan: &Plan<'_>, f: usize) -> Option<TokenStream> {
+    let krate = &g.krate;
+    let field = &plan.fields[f];
+    if !matches!(field.fixed.layout, Layout::Whole) {
+        return None;
+    }
+    let s = field.slots.start;
+    let r = format_ident!("__r{}", s);
+    let raw = quote!(#r[__k]);
+    let value = match &plan.slots[s].leaf {
+        Leaf::Bool | Leaf::F32 | Leaf::F64 => raw,
+        Leaf::Int { ty, min, .. } => {
+            let t = int_ident(*ty);
+            quote!(<#t as #krate::RangedInt>::from_offset(#min, #raw as u128))
+        }
+        Leaf::Bits { ty, .. } => {
+            let t = int_ident(*ty);
+            quote!(<#t as #krate::RangedInt>::from_offset(0, #raw as u128))
+        }
+        _ => return None,
+    };
+    Some(match field.gate {
+        Some(j) => {
+            let gi = format_ident!("__g{}", j);
+            let default = default_expr(field.field);
+            quote!(if #gi[__k] { #value } else { #default })
+        }
+        None => value,
+    })
+}
+
+/// A segment of the parse: slots read together by one `Peek::take`, under a gate or not.
+struct Segment {
+    slots: Vec<usize>,
+    gate: Option<usize>,
+}
+
+/// The segments: runs of ungated fields, and each gated field alone (its gate decides
+/// where the next segment starts).
+fn segments(plan: &Plan<'_>) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    for field in &plan.fields {
+        match (field.gate, out.last_mut()) {
+            (None, Some(last)) if last.gate.is_none() => last.slots.extend(field.slots.clone()),
+            (gate, _) => out.push(Segment {
+                slots: field.slots.clone().collect(),
+                gate,
+            }),
+        }
+    }
+    out
+}
+
+/// `decode_extend`: blocks peeked from the input, checked and converted by columns,
+/// consumed and built when all of it is good. `None` when a gate names a field whose
+/// value the parse cannot see cheaply.
+///
+/// Full blocks (all but the last) have their own copy of the code, with every lane
+/// active and every loop of constant length.
+pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
+    let krate = &g.krate;
+    let batch = quote!(#krate::batch);
+    let dec = quote!(#krate::Decoder);
+    let nested = plan.nested_pack(g);
+    let segments = segments(plan);
+    // Constant widths and splits: every offset, shift and mask of the parse folds.
+    let mut consts = TokenStream::new();
+    for (s, slot) in plan.slots.iter().enumerate() {
+        let w = crate::plan::run::width(g, &plan.fields[slot.field].fixed);
+        let wi = format_ident!("__W{}", s);
+        consts.extend(quote!(const #wi: u32 = #w;));
+    }
+    let mut element_bits = quote!(0u64);
+    let mut parse = TokenStream::new();
+    for (i, seg) in segments.iter().enumerate() {
+        let si = format_ident!("__S{}", i);
+        let m = seg.slots.len();
+        let ws = seg.slots.iter().map(|s| format_ident!("__W{}", s));
+        consts.extend(quote!(const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);));
+        element_bits.extend(quote!(+ #si.bits() as u64));
+        let stores = seg.slots.iter().enumerate().map(|(j, &s)| {
+            let r = format_ident!("__r{}", s);
+            let value = plan.raw_value(s, quote!(__t[#j]));
+            quote!(#r[__k] = #value;)
+        });
+        match seg.gate {
+            None => parse.extend(quote! {
+                let __t = __p.take(&#si);
+                #(#stores)*
+            }),
+            Some(j) => {
+                let gate = &plan.gates[j];
+                let args = gate
+                    .uses
+                    .iter()
+                    .map(|&f| parse_value(g, plan, f).map(|v| quote!(&#v)))
+                    .collect::<Option<Vec<_>>>()?;
+                let (gi, reduced) = (format_ident!("__g{}", j), &gate.reduced);
+                parse.extend(quote! {
+                    let __on = Self::#reduced(#(#args),*);
+                    #gi[__k] = __on;
+                    let __t = __p.take_if(&#si, __on);
+                    #(#stores)*
+                });
+            }
+        }
+    }
+    let raws = (0..plan.slots.len()).map(|s| {
+        let r = format_ident!("__r{}", s);
+        let ty = plan.raw_ty(s);
+        quote!(let mut #r = [<#ty as ::core::default::Default>::default(); __N];)
+    });
+    let raws = quote!(#(#raws)*);
+    let gates = (0..plan.gates.len()).map(|j| {
+        let gi = format_ident!("__g{}", j);
+        quote!(let mut #gi = [false; __N];)
+    });
+    let gates = quote!(#(#gates)*);
+    let live = quote!(&__live);
+    let bail = quote!(break '__block false;);
+    let values: TokenStream = (0..plan.slots.len())
+        .filter(|&s| !matches!(plan.slots[s].leaf, Leaf::Nested(_)))
+        .map(|s| plan.dec_column(g, s, &plan.active(s, &live), &bail))
+        .collect();
+    let nested_values: TokenStream = (0..plan.slots.len())
+        .filter(|&s| matches!(plan.slots[s].leaf, Leaf::Nested(_)))
+        .map(|s| plan.dec_column(g, s, &plan.active(s, &live), &bail))
+        .collect();
+    let value = plan.construct();
+    let block = |full: bool| {
+        let (count, stop, lanes) = if full {
+            (quote!(__N), TokenStream::new(), quote!([true; __N]))
+        } else {
+            (
+                quote!(__n),
+                quote!(if __k == __n {
+                    break;
+                }),
+                quote!(#batch::live(__n)),
+            )
+        };
+        let (iter, pat) = plan.lanes(count);
+        quote! {
+            '__block: {
+                let ::core::option::Option::Some((__input, __start)) = #dec::peek_input(__d)
+                else {
+                    break '__block false;
+                };
+                let __copy: [u8; __WB];
+                let __bytes: &[u8; __WB] = match #batch::window::<__WB>(__input, __start) {
+                    ::core::option::Option::Some(__w) => __w,
+                    ::core::option::Option::None => {
+                        __copy = #batch::window_copy::<__WB>(__input, __start);
+                        &__copy
+                    }
+                };
+                let mut __p = #batch::Peek::new(__bytes, __start);
+                #raws
+                #gates
+                for __k in 0..__N {
+                    #stop
+                    #parse
+                }
+                let __bits = __p.position() - (__start & 7);
+                if __bits > #dec::bits_remaining(__d) {
+                    break '__block false;
+                }
+                let __live: [bool; __N] = #lanes;
+                let mut __ok = true;
+                #values
+                if !__ok {
+                    break '__block false;
+                }
+                #nested_values
+                #dec::skip_bits(__d, __bits)?;
+                for #pat in #iter {
+                    __out.push(#value);
+                }
+                true
+            }
+        }
+    };
+    let (full, partial) = (block(true), block(false));
+    Some(quote! {
+        #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
+        #[inline]
+        fn decode_extend<__D: #dec>(
+            __d: &mut __D,
+            __len: usize,
+            __out: &mut __netser_alloc::vec::Vec<Self>,
+        ) -> #krate::Result<()> {
+            const __N: usize = #batch::BLOCK;
+            #consts
+            const __ELEMENT_BITS: u64 = #element_bits;
+            const __WB: usize = #batch::window_bytes(__ELEMENT_BITS);
+            if !(<__D as #dec>::PACKS_RUNS #nested && __ELEMENT_BITS <= #batch::MAX_ELEMENT_BITS) {
+                return #batch::decode_each(__d, 0, __len, __out);
+            }
+            let mut __at = 0usize;
+            while __at < __len {
+                let __n = ::core::cmp::min(__len - __at, __N);
+                let __done = if __n == __N { #full } else { #partial };
+                if !__done {
+                    #batch::decode_each(__d, __at, __n, __out)?;
+                }
+                __at += __n;
+            }
+            ::core::result::Result::Ok(())
+        }
+    })
+}

@@ -1,0 +1,259 @@
+//! The batch encode: `encode_slice` (blocks converted by columns, then packed) and
+//! `pack_fixed_column` for a struct packed into its parents' runs.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{int_ident, Plan};
+use crate::gen::Gen;
+use crate::plan::run::Leaf;
+
+impl Plan<'_> {
+    /// `let __c<s>: [u64; __N]`: slot `s`'s wire integers for the elements `__it(k)`,
+    /// with `__ok` cleared when a lane is not settled.
+    pub(super) fn enc_column(&self, g: &Gen, s: usize, act: &TokenStream) -> TokenStream {
+        let krate = &g.krate;
+        let batch = quote!(#krate::batch);
+        let slot = &self.slots[s];
+        let access = &slot.access;
+        let c = format_ident!("__c{}", s);
+        let gather = |ty: TokenStream, value: TokenStream| quote!(let __v: [#ty; __N] = ::core::array::from_fn(|__k| { let __x = __it(__k); #value }););
+        let lanes = |e: TokenStream| quote!(let #c: [u64; __N] = ::core::array::from_fn(|__k| { let __x = __it(__k); #e }););
+        match &slot.leaf {
+            Leaf::Bool => lanes(quote!((#access) as u64)),
+            Leaf::F32 => lanes(quote!(f32::to_bits(#access) as u64)),
+            Leaf::F64 => lanes(quote!(f64::to_bits(#access))),
+            Leaf::Int { ty, min, max } => {
+                let t = int_ident(*ty);
+                let v = gather(quote!(#t), access.clone());
+                quote!(let #c: [u64; __N] = {
+                    #v
+                    let mut __o = [0u64; __N];
+                    __ok &= #batch::int_column::<#t, __N>(&__v, #min, #max, #act, &mut __o);
+                    __o
+                };)
+            }
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                let v = gather(quote!(#t), access.clone());
+                quote!(let #c: [u64; __N] = {
+                    #v
+                    let mut __o = [0u64; __N];
+                    __ok &= #batch::bits_column::<#t, __N>(&__v, #bits, #act, &mut __o);
+                    __o
+                };)
+            }
+            Leaf::Quantize {
+                min,
+                max,
+                res,
+                clamp,
+            } => {
+                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                let v = gather(quote!(f32), access.clone());
+                quote!(let #c: [u64; __N] = {
+                    #q
+                    #v
+                    let mut __i = [0u32; __N];
+                    __ok &= __Q.quantize_column(&__v, #act, &mut __i);
+                    #batch::widen(&__i)
+                };)
+            }
+            Leaf::Quat { bits, glam } => {
+                let value = match glam {
+                    Some(_) => quote!(#access.to_array()),
+                    None => access.clone(),
+                };
+                let v = gather(quote!([f32; 4]), value);
+                quote!(let #c: [u64; __N] = {
+                    const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                    #v
+                    let mut __o = [0u64; __N];
+                    __ok &= __QF.pack_column(&__v, #act, &mut __o);
+                    __o
+                };)
+            }
+            Leaf::Nested(ty) => quote!(let #c: [u64; __N] = {
+                let mut __o = [0u64; __N];
+                __ok &= <#ty as #krate::NetSerialize>::pack_fixed_column::<__N>(
+                    |__k| { let __x = __it(__k); &#access },
+                    #act,
+                    &mut __o,
+                );
+                __o
+            };),
+        }
+    }
+}
+
+/// `pack_fixed_column`: the struct's wire bits for a column of elements.
+pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
+    let widths = plan.widths(g);
+    let act = quote!(__act);
+    let columns: TokenStream = (0..plan.slots.len())
+        .map(|s| plan.enc_column(g, s, &act))
+        .collect();
+    let parts = (0..plan.slots.len()).map(|s| {
+        let (c, o) = (format_ident!("__c{}", s), format_ident!("__o{}", s));
+        quote!(| #c[__k].checked_shl(#o as u32).unwrap_or(0))
+    });
+    quote! {
+        #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
+        #[inline(always)]
+        fn pack_fixed_column<'__a, const __N: usize>(
+            __get: impl ::core::ops::Fn(usize) -> &'__a Self,
+            __act: &[bool; __N],
+            __out: &mut [u64; __N],
+        ) -> bool
+        where
+            Self: '__a,
+        {
+            let __it = &__get;
+            let mut __ok = true;
+            #widths
+            #columns
+            for __k in 0..__N {
+                __out[__k] = 0u64 #(#parts)*;
+            }
+            __ok
+        }
+    }
+}
+
+/// `encode_slice`: blocks converted by columns, then packed.
+pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
+    let krate = &g.krate;
+    let batch = quote!(#krate::batch);
+    let enc = quote!(#krate::Encoder);
+    let ns = quote!(#krate::NetSerialize);
+    let widths = plan.widths(g);
+    let nested = plan.nested_pack(g);
+    let all = quote!(&__all);
+    let mut columns = TokenStream::new();
+    for (f, field) in plan.fields.iter().enumerate() {
+        if let Some(j) = field.gate {
+            let gi = format_ident!("__g{}", j);
+            let when_fn = &plan.gates[j].when_fn;
+            let earlier = plan.fields[..f].iter().map(|e| {
+                let m = &e.field.member;
+                quote!(&__x.#m)
+            });
+            columns.extend(quote! {
+                let #gi: [bool; __N] = ::core::array::from_fn(|__k| {
+                    let __x = __it(__k);
+                    Self::#when_fn(#(#earlier),*)
+                });
+            });
+        }
+        for s in field.slots.clone() {
+            let act = plan.active(s, &all);
+            columns.extend(plan.enc_column(g, s, &act));
+        }
+    }
+    // Bits: the ungated slots for every element, each gate's slots where it is on.
+    let ungated = plan
+        .slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.gate.is_none())
+        .map(|(s, _)| format_ident!("__w{}", s));
+    let gated = plan.gates.iter().enumerate().map(|(j, _)| {
+        let gi = format_ident!("__g{}", j);
+        let ws = plan
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.gate == Some(j))
+            .map(|(s, _)| format_ident!("__w{}", s));
+        quote!(__bits += (0u64 #(+ #ws as u64)*) * #batch::count(&#gi, __n);)
+    });
+    // The pack phase: segments of ungated slots, and each gated field on its own; a
+    // gated field and the segment after it go as one push when they fit a word.
+    let pair = |s: usize| {
+        let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
+        quote!((#c[__k], #w))
+    };
+    let mut groups: Vec<(Option<usize>, Vec<TokenStream>)> = Vec::new();
+    for field in &plan.fields {
+        match (field.gate, groups.last_mut()) {
+            (None, Some((None, segment))) => segment.extend(field.slots.clone().map(pair)),
+            (gate, _) => groups.push((gate, field.slots.clone().map(pair).collect())),
+        }
+    }
+    let mut pack = TokenStream::new();
+    let mut groups = groups.into_iter().peekable();
+    while let Some((gate, pairs)) = groups.next() {
+        match gate {
+            None => pack.extend(quote!(__sink.push_run([#(#pairs),*]);)),
+            Some(j) => {
+                let gi = format_ident!("__g{}", j);
+                match groups.next_if(|(g, _)| g.is_none()) {
+                    Some((_, then)) => pack.extend(quote!(
+                        __sink.push_gated_run(#gi[__k], [#(#pairs),*], [#(#then),*]);
+                    )),
+                    None => pack.extend(quote!(if #gi[__k] { __sink.push_run([#(#pairs),*]); })),
+                }
+            }
+        }
+    }
+    quote! {
+        #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
+        #[inline]
+        fn encode_slice<__E: #enc>(__items: &[Self], __e: &mut __E) -> #krate::Result<()> {
+            if !(<__E as #enc>::PACKS_RUNS #nested)
+                || <Self as #ns>::MAX_BITS > #batch::MAX_ELEMENT_BITS
+            {
+                return #batch::encode_each(__items, 0, __e);
+            }
+            const __N: usize = #batch::BLOCK;
+            #widths
+            let __all = [true; __N];
+            let mut __at = 0usize;
+            for __block in __items.chunks(__N) {
+                let __n = __block.len();
+                let ::core::option::Option::Some(__last) = __block.last() else {
+                    break;
+                };
+                // The block's columns and packing, for an element accessor: a full block
+                // is indexed directly; in a short one, lanes past the end repeat the last
+                // element (same verdicts, no mask).
+                macro_rules! __netser_block {
+                    ($it:expr) => {{
+                        let __it = $it;
+                        let mut __ok = true;
+                        #columns
+                        let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
+                        #(#gated)*
+                        if __ok && #enc::bits_available(__e) >= __bits {
+                            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::new();
+                            // `0..__N` with a break: the columns' indices need no bounds
+                            // check.
+                            for __k in 0..__N {
+                                if __k == __n {
+                                    break;
+                                }
+                                #pack
+                                __sink.spill(__e)?;
+                            }
+                            __sink.write(__e)?;
+                        } else {
+                            #batch::encode_each(__block, __at, __e)?;
+                        }
+                    }};
+                }
+                match <&[Self; __N]>::try_from(__block) {
+                    ::core::result::Result::Ok(__full) => {
+                        __netser_block!(|__k: usize| -> &Self { &__full[__k] })
+                    }
+                    ::core::result::Result::Err(_) => {
+                        __netser_block!(|__k: usize| -> &Self {
+                            __block.get(__k).unwrap_or(__last)
+                        })
+                    }
+                }
+                __at += __n;
+            }
+            ::core::result::Result::Ok(())
+        }
+    }
+}

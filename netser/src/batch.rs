@@ -1,0 +1,124 @@
+//! Support for the derive's batch path over collections of derived structs (a bounded
+//! `Vec`, a `Box<[T]>`, an array): the elements go by blocks of [`BLOCK`], each field
+//! converted as a column (one quantization over the `x` of every element of the block,
+//! written so the compiler vectorizes it), then every element's bits packed into 64-bit
+//! words and written with one call.
+//!
+//! The path is all or nothing per block: when a column reports a value it does not settle
+//! (an error, a clamped value, a float in the rounding step above `max`), or the room or
+//! the input is short, the block goes element by element through
+//! [`NetSerialize::encode`] / [`NetSerialize::decode`] ([`encode_each`], [`decode_each`]),
+//! which gives exactly the bytes, values and errors (index, field, bit) of the path
+//! without batches. Not a public API: its shape follows the derive.
+
+mod decode;
+mod encode;
+
+pub use decode::*;
+pub use encode::*;
+
+/// Elements per block. 16 measured best on the benchmark's snapshot (8 and 32 were tried).
+pub const BLOCK: usize = 16;
+
+/// Most bits per element a block packs in its scratch words; wider structs go element by
+/// element (the scratch buffer lives on the stack).
+pub const MAX_ELEMENT_BITS: u64 = 1024;
+
+/// Words of a [`Sink`]'s scratch: a block of the benchmark's entities (38 words) fits
+/// it whole; wider elements spill it to the stream ([`Sink::spill`]).
+pub const SINK_WORDS: usize = 64;
+
+/// The lanes `0..n` of a block: active for a field every element sends.
+#[inline(always)]
+pub fn live<const N: usize>(n: usize) -> [bool; N] {
+    core::array::from_fn(|i| i < n)
+}
+
+/// How many of the first `n` lanes are set (elements sending a gated field).
+#[inline(always)]
+pub fn count<const N: usize>(gate: &[bool; N], n: usize) -> u64 {
+    let mut c = 0u64;
+    for (i, &g) in gate.iter().enumerate() {
+        c += (g & (i < n)) as u64;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Encoder, WriteStream};
+
+    #[test]
+    fn sink_equals_the_stream() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for lead in 0..64u32 {
+            let mut fields = Vec::new();
+            for _ in 0..40 {
+                x = x.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D);
+                let w = (x % 65) as u32;
+                fields.push((x.rotate_left(9) & crate::bits::run::mask(w), w));
+            }
+            let mut a = [0u8; 512];
+            let mut b = [0u8; 512];
+            let mut wa = WriteStream::new(&mut a);
+            let mut wb = WriteStream::new(&mut b);
+            wa.put_bits(0, lead).unwrap();
+            wb.put_bits(0, lead).unwrap();
+            let mut sink = Sink::<64>::new();
+            for (i, &(v, w)) in fields.iter().enumerate() {
+                wa.put_bits(v, w).unwrap();
+                if i % 3 == 0 {
+                    sink.push_run([(v, w)]);
+                } else {
+                    sink.push(v, w);
+                }
+            }
+            sink.write(&mut wb).unwrap();
+            assert_eq!(wa.bit_position(), wb.bit_position());
+            let n = wa.finish();
+            assert_eq!(n, wb.finish());
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn int_columns_check_like_the_primitives() {
+        let mut out = [0u64; 4];
+        assert!(int_column(
+            &[-5i16, 0, 5, 9],
+            -5,
+            5,
+            &[true, true, true, false],
+            &mut out
+        ));
+        assert_eq!(&out[..3], &[0, 5, 10]);
+        assert!(!int_column(&[-5i16, 0, 5, 9], -5, 5, &[true; 4], &mut out));
+        assert!(!int_column(&[0u8; 4], 5, 1, &[false; 4], &mut out));
+        let mut vals = [0i16; 4];
+        assert!(int_from_column(
+            &[0u64, 5, 10, 11],
+            -5i16,
+            5,
+            &[true, true, true, false],
+            &mut vals
+        ));
+        assert_eq!(&vals[..3], &[-5, 0, 5]);
+        assert!(!int_from_column(
+            &[0u64, 5, 10, 11],
+            -5i16,
+            5,
+            &[true; 4],
+            &mut vals
+        ));
+        assert!(bits_column(
+            &[7u8, 3, 0, 200],
+            3,
+            &[true, true, true, false],
+            &mut out
+        ));
+        assert!(!bits_column(&[7u8, 8, 0, 0], 3, &[true; 4], &mut out));
+        assert!(bits_column(&[u64::MAX; 4], 64, &[true; 4], &mut out));
+        assert_eq!(out, [u64::MAX; 4]);
+    }
+}

@@ -1,0 +1,361 @@
+//! The batch decode's runtime: integer columns, and the [`Peek`] that reads a block's
+//! bits from a window of the input before the block is consumed.
+
+use alloc::vec::Vec;
+
+use super::{BLOCK, MAX_ELEMENT_BITS};
+use crate::bits::run::mask;
+use crate::error::Result;
+use crate::int::RangedInt;
+use crate::stream::{decode_element, Decoder};
+use crate::NetSerialize;
+
+/// Decodes `count` elements one by one into `out`, element `k` with index `base + k`.
+///
+/// # Errors
+/// The first element's error, with its index.
+#[inline]
+pub fn decode_each<T: NetSerialize, D: Decoder>(
+    d: &mut D,
+    base: usize,
+    count: usize,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    for k in 0..count {
+        out.push(decode_element(d, base + k, T::decode)?);
+    }
+    Ok(())
+}
+
+/// A column of offsets read for `min..=max` (`read_int`), each below `2^64` (a `u32`
+/// column when the type is at most 32 bits wide): the values, and whether every active
+/// lane is within the range (and the range is valid).
+#[inline(always)]
+pub fn int_from_column<I: RangedInt, R: Copy + Into<u64>, const N: usize>(
+    raw: &[R; N],
+    min: I,
+    max: I,
+    active: &[bool; N],
+    out: &mut [I; N],
+) -> bool {
+    let top = max.offset_from(min) as u64;
+    let mut ok = min <= max;
+    for i in 0..N {
+        let r: u64 = raw[i].into();
+        out[i] = I::from_offset(min, r as u128);
+        ok &= (r <= top) | !active[i];
+    }
+    ok
+}
+
+/// The values of a column of `bits`-bit unsigned integers (`read_uint_bits`), and
+/// whether the bit count is valid for the type.
+#[inline(always)]
+pub fn bits_from_column<I: RangedInt, R: Copy + Into<u64>, const N: usize>(
+    raw: &[R; N],
+    bits: u32,
+    out: &mut [I; N],
+) -> bool {
+    let signed = I::MIN < I::ZERO;
+    for i in 0..N {
+        let r: u64 = raw[i].into();
+        out[i] = I::from_offset(I::ZERO, r as u128);
+    }
+    bits <= I::WIDTH - signed as u32
+}
+
+/// Bits a [`Peek`] window holds for a block of elements of at most `element_bits` bits
+/// each: the block's bits from a bit position anywhere in its first byte, and the 8 bytes
+/// the last load reaches past them. Elements above [`MAX_ELEMENT_BITS`] go element by
+/// element, so the window never needs more.
+pub const fn window_bytes(element_bits: u64) -> usize {
+    let bits = if element_bits > MAX_ELEMENT_BITS {
+        MAX_ELEMENT_BITS
+    } else {
+        element_bits
+    };
+    // The last load starts at byte `(7 + BLOCK * bits) / 8` at most (a phase of up to 7
+    // bits before the block), which is `ceil(BLOCK * bits / 8)`.
+    (BLOCK as u64 * bits).div_ceil(8) as usize + 8
+}
+
+/// The `W` bytes of `input` from the byte holding bit `start`, when the input has them
+/// (every block but the last ones of a packet).
+#[inline(always)]
+pub fn window<const W: usize>(input: &[u8], start: u64) -> Option<&[u8; W]> {
+    input.get((start >> 3) as usize..)?.first_chunk::<W>()
+}
+
+/// The bytes of `input` from the byte holding bit `start`, zero-padded to `W` (a block
+/// near the end of the input: the caller compares its bits with the input's length).
+#[cold]
+#[inline(never)]
+pub fn window_copy<const W: usize>(input: &[u8], start: u64) -> [u8; W] {
+    let mut out = [0u8; W];
+    if let Some(rest) = input.get((start >> 3) as usize..) {
+        let n = rest.len().min(W);
+        out[..n].copy_from_slice(&rest[..n]);
+    }
+    out
+}
+
+/// Where the fields of a *segment* (fields a [`Peek`] takes together: a run of ungated
+/// fields, or one gated field) lie in the 8-byte loads it makes. Load `c` is the window
+/// at byte `c` of the segment shifted by the segment's bit phase, so it holds the
+/// segment's bits `8c..8c + 57` whatever the phase; each field takes its bits from one
+/// window (a field wider than the window holds at its place: its low bits from window
+/// `c` and the rest from window `c + 7`). Fields share a window while they fit, so a
+/// segment of `b` bits makes about `b / 57` loads. Built in a `const`, so every offset,
+/// shift and mask is a constant in the generated code.
+#[derive(Clone, Copy, Debug)]
+pub struct Split<const M: usize> {
+    /// The window (byte offset in the segment) holding each field's low bits.
+    window: [usize; M],
+    /// The field's first bit in that window.
+    shift: [u32; M],
+    /// Bits taken from that window.
+    low: [u32; M],
+    /// Bits taken from the window 7 bytes further (0: none).
+    high: [u32; M],
+    /// The segment's bits.
+    bits: u32,
+    /// The furthest window.
+    last: usize,
+}
+
+/// Bits every window holds, whatever the segment's bit phase (0..=7).
+const WINDOW_BITS: u32 = 57;
+
+impl<const M: usize> Split<M> {
+    /// The split of fields of `widths` (each `<= 64`) laid one after another.
+    ///
+    /// # Panics
+    /// At compile time (it runs in a `const`), on a width above 64.
+    pub const fn new(widths: [u32; M]) -> Self {
+        let mut s = Split {
+            window: [0; M],
+            shift: [0; M],
+            low: [0; M],
+            high: [0; M],
+            bits: 0,
+            last: 0,
+        };
+        let mut window = 0usize;
+        let mut at = 0u32;
+        let mut j = 0;
+        while j < M {
+            let w = widths[j];
+            assert!(w <= 64, "a field of a batch is at most 64 bits wide");
+            let (at_byte, fits_bits) = (at as usize, WINDOW_BITS as usize);
+            if !(at_byte >= 8 * window && at_byte - 8 * window + w as usize <= fits_bits) {
+                window = at as usize / 8;
+            }
+            let shift = at - 8 * window as u32;
+            s.window[j] = window;
+            s.shift[j] = shift;
+            if shift + w <= WINDOW_BITS {
+                s.low[j] = w;
+            } else {
+                // `shift <= 7` here (the window was just placed at the field's byte).
+                s.low[j] = 56 - shift;
+                s.high[j] = w - s.low[j];
+                window += 7;
+            }
+            if window > s.last {
+                s.last = window;
+            }
+            at += w;
+            j += 1;
+        }
+        s.bits = at;
+        s
+    }
+
+    /// The segment's bits.
+    #[inline(always)]
+    pub const fn bits(&self) -> u32 {
+        self.bits
+    }
+}
+
+/// Reads a block's bits from a window of the input (`W` bytes from the byte holding the
+/// block's first bit, see [`window_bytes`]) without consuming them from the stream: the
+/// block is then checked as a whole, and consumed ([`Decoder::skip_bits`]) only when
+/// every element is good. Every load is inside the window by construction, so no read
+/// has a bounds check to make.
+pub struct Peek<'a, const W: usize> {
+    bytes: &'a [u8; W],
+    /// Bit position in `bytes`.
+    pos: usize,
+}
+
+impl<'a, const W: usize> Peek<'a, W> {
+    /// A peek over `bytes` from bit `phase` (`< 8`) of its first byte.
+    #[inline(always)]
+    pub fn new(bytes: &'a [u8; W], phase: u64) -> Self {
+        Peek {
+            bytes,
+            pos: (phase & 7) as usize,
+        }
+    }
+
+    /// The bit position reached, from the start of the window.
+    #[inline(always)]
+    pub fn position(&self) -> u64 {
+        self.pos as u64
+    }
+
+    /// The little-endian word at byte `i` (`i + 8 <= W` for every read of a block the
+    /// window was sized for).
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        match self.bytes[..].get(i..).and_then(|b| b.first_chunk::<8>()) {
+            Some(w) => u64::from_le_bytes(*w),
+            None => 0,
+        }
+    }
+
+    /// A segment's fields (see [`Split`]).
+    #[inline(always)]
+    pub fn take<const M: usize>(&mut self, split: &Split<M>) -> [u64; M] {
+        let out = self.look(split);
+        self.pos += split.bits as usize;
+        out
+    }
+
+    /// A gated segment's fields: read whatever `on` (an element whose gate is off gives
+    /// values that no check looks at), consumed only when `on`, without a branch.
+    #[inline(always)]
+    pub fn take_if<const M: usize>(&mut self, split: &Split<M>, on: bool) -> [u64; M] {
+        let out = self.look(split);
+        self.pos += core::hint::select_unpredictable(on, split.bits as usize, 0);
+        out
+    }
+
+    #[inline(always)]
+    fn look<const M: usize>(&self, split: &Split<M>) -> [u64; M] {
+        let phase = (self.pos & 7) as u32;
+        // The clamp never changes a position inside the window's block; it lets the
+        // compiler see every load in bounds.
+        let base = core::cmp::min(self.pos >> 3, W.saturating_sub(8 + split.last));
+        let mut out = [0u64; M];
+        for (j, slot) in out.iter_mut().enumerate() {
+            let c = base + split.window[j];
+            let mut v = (self.word(c) >> phase >> split.shift[j]) & mask(split.low[j]);
+            if split.high[j] > 0 {
+                v |= ((self.word(c + 7) >> phase) & mask(split.high[j])) << split.low[j];
+            }
+            *slot = v;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Decoder, Encoder, ReadStream, WriteStream};
+
+    /// Every split of 8 fields of widths 0..=64 (spilling ones included), at every bit
+    /// phase, gated or not, reads what a stream wrote; the window is sized from the widths
+    /// and borrowed, or copied at the end of the input.
+    #[test]
+    fn peek_reads_what_the_stream_wrote() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x = x.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D);
+            x
+        };
+        for round in 0..400 {
+            let lead = (round % 64) as u32;
+            let widths: [u32; 8] = core::array::from_fn(|_| {
+                let r = next();
+                if r % 5 == 0 {
+                    (r >> 8) as u32 % 65
+                } else {
+                    [0, 1, 7, 50, 54, 57, 58, 63, 64][(r >> 8) as usize % 9]
+                }
+            });
+            let split = Split::new(widths);
+            assert_eq!(split.bits(), widths.iter().sum::<u32>());
+            let element = split.bits() as u64;
+            let mut buf = [0u8; 4096];
+            let mut w = WriteStream::new(&mut buf);
+            w.put_bits(next() & mask(lead), lead).unwrap();
+            // Elements one after another, the odd ones "gated off" (not written).
+            let mut values = Vec::new();
+            for k in 0..BLOCK {
+                let vals: [u64; 8] = core::array::from_fn(|j| next() & mask(widths[j]));
+                if k % 2 == 0 {
+                    for (v, wd) in vals.iter().zip(widths) {
+                        w.put_bits(*v, wd).unwrap();
+                    }
+                }
+                values.push(vals);
+            }
+            let tail = next() & 0xff;
+            w.put_bits(tail, 8).unwrap();
+            let n = w.finish();
+            // Long enough for the borrowed window, or cut to the last byte written.
+            let input = if round % 2 == 0 { &buf[..] } else { &buf[..n] };
+            const W: usize = window_bytes(8 * 64);
+            assert!(window_bytes(element) <= W);
+            let copy;
+            let bytes: &[u8; W] = match window::<W>(input, lead as u64) {
+                Some(b) => b,
+                None => {
+                    copy = window_copy::<W>(input, lead as u64);
+                    &copy
+                }
+            };
+            let mut p = Peek::new(bytes, lead as u64);
+            for (k, vals) in values.iter().enumerate() {
+                let got = p.take_if(&split, k % 2 == 0);
+                if k % 2 == 0 {
+                    assert_eq!(&got, vals, "round {round} element {k} widths {widths:?}");
+                }
+            }
+            let got = p.take(&Split::new([8]));
+            assert_eq!(got, [tail]);
+            let bits = p.position() - (lead as u64 & 7);
+            let mut r = ReadStream::new(input);
+            r.get_bits(lead).unwrap();
+            r.skip_bits(bits).unwrap();
+            assert_eq!(r.bit_position(), lead as u64 + bits);
+            assert_eq!(
+                r.bit_position(),
+                8 * n as u64 - (8 - (r.bit_position() % 8)) % 8
+            );
+        }
+    }
+
+    #[test]
+    fn skipping_past_the_end_is_refused_and_consumes_nothing() {
+        let mut r = ReadStream::new(&[0xff; 3]);
+        r.get_bits(5).unwrap();
+        let e = r.skip_bits(20).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &crate::ErrorKind::EndOfBuffer {
+                wanted: 20,
+                remaining: 19
+            }
+        );
+        assert_eq!(r.bit_position(), 5);
+        r.skip_bits(19).unwrap();
+        assert_eq!(r.bits_remaining(), 0);
+    }
+
+    #[test]
+    fn splits_share_windows_and_spill_wide_fields() {
+        // The benchmark's entity head: id 12, position 54, quaternion 32, at_rest 1.
+        let s = Split::new([12, 54, 32, 1]);
+        assert_eq!(s.window, [0, 1, 8, 8]);
+        assert_eq!(s.shift, [0, 4, 2, 34]);
+        assert_eq!(s.low, [12, 52, 32, 1]);
+        assert_eq!(s.high, [0, 2, 0, 0]);
+        assert_eq!((s.bits(), s.last), (99, 8));
+        let s = Split::new([14, 14, 14]);
+        assert_eq!((s.window, s.shift, s.last), ([0; 3], [0, 14, 28], 0));
+    }
+}

@@ -1,0 +1,229 @@
+//! The batch encode's runtime: integer columns and the [`Sink`] that packs a block's
+//! bits into words before one write.
+
+use crate::error::Result;
+use crate::int::RangedInt;
+use crate::stream::{encode_element, Encoder};
+use crate::NetSerialize;
+
+use super::MAX_ELEMENT_BITS;
+
+/// Encodes `items` one by one, element `k` with index `base + k` on its trace path and
+/// errors: what [`NetSerialize::encode_slice`] does without a batch path.
+///
+/// # Errors
+/// The first element's error, with its index.
+#[inline]
+pub fn encode_each<T: NetSerialize, E: Encoder>(items: &[T], base: usize, e: &mut E) -> Result<()> {
+    for (k, item) in items.iter().enumerate() {
+        encode_element(e, base + k, |e| item.encode(e))?;
+    }
+    Ok(())
+}
+
+/// A column of integers in `min..=max`: `out[i]` is the offset `write_int` sends, for
+/// every lane, and the result says whether every active lane is in range (and the range
+/// is valid). Branch-free.
+#[inline(always)]
+pub fn int_column<I: RangedInt, const N: usize>(
+    values: &[I; N],
+    min: I,
+    max: I,
+    active: &[bool; N],
+    out: &mut [u64; N],
+) -> bool {
+    let mut ok = min <= max;
+    for i in 0..N {
+        let v = values[i];
+        out[i] = v.offset_from(min) as u64;
+        ok &= ((v >= min) & (v <= max)) | !active[i];
+    }
+    ok
+}
+
+/// A column of unsigned integers in `bits` bits (`write_uint_bits`).
+#[inline(always)]
+pub fn bits_column<I: RangedInt, const N: usize>(
+    values: &[I; N],
+    bits: u32,
+    active: &[bool; N],
+    out: &mut [u64; N],
+) -> bool {
+    let signed = I::MIN < I::ZERO;
+    let mut ok = bits <= I::WIDTH - signed as u32 && bits <= 64;
+    for i in 0..N {
+        let raw = values[i].offset_from(I::ZERO) as u64;
+        out[i] = raw;
+        let fits = (values[i] >= I::ZERO) & (raw.checked_shr(bits).unwrap_or(0) == 0);
+        ok &= fits | !active[i];
+    }
+    ok
+}
+
+/// `u32` column to `u64`.
+#[inline(always)]
+pub fn widen<const N: usize>(ints: &[u32; N]) -> [u64; N] {
+    core::array::from_fn(|i| ints[i] as u64)
+}
+
+/// The block's bits, packed LSB first into 64-bit words before one write.
+pub struct Sink<const W: usize> {
+    words: [u64; W],
+    /// Full words so far.
+    full: usize,
+    /// Bits of the partial word.
+    acc: u64,
+    used: u32,
+}
+
+impl<const W: usize> Default for Sink<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const W: usize> Sink<W> {
+    /// An empty sink.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Sink {
+            words: [0; W],
+            full: 0,
+            acc: 0,
+            used: 0,
+        }
+    }
+
+    /// Appends the low `bits` (`<= 64`) bits of `value` (`value < 2^bits`). Past `W`
+    /// words the bits are dropped (the caller sizes the sink for its block).
+    #[inline(always)]
+    pub fn push(&mut self, value: u64, bits: u32) {
+        debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
+        let used = self.used;
+        let acc = self.acc | value << used;
+        let total = used + bits;
+        // Branch-free: the word is stored every time and kept only when it is full, so
+        // a block's pattern of full words costs no mispredicted branches.
+        if let Some(w) = self.words.get_mut(self.full) {
+            *w = acc;
+        }
+        let spill = total >= 64;
+        // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
+        // `v >> (64 - used)` without a shift by 64 when `used == 0`.
+        let carry = (value >> 1) >> (63 - used);
+        self.full += spill as usize;
+        self.acc = if spill { carry } else { acc };
+        self.used = total & 63;
+    }
+
+    /// Appends `(value, width)` pairs (each `value < 2^width`, `width <= 64`): with the
+    /// widths constant, packed into words at compile-time shifts, then pushed a word
+    /// at a time.
+    #[inline(always)]
+    pub fn push_run<const M: usize>(&mut self, fields: [(u64, u32); M]) {
+        let mut words = [0u64; M];
+        let mut at = 0u32;
+        for (v, w) in fields {
+            let (i, s) = ((at / 64) as usize, at % 64);
+            if let Some(word) = words.get_mut(i) {
+                *word |= v << s;
+            }
+            if s + w > 64 {
+                if let Some(word) = words.get_mut(i + 1) {
+                    *word |= v >> (64 - s);
+                }
+            }
+            at += w;
+        }
+        let (full, last_bits) = ((at / 64) as usize, at % 64);
+        for (k, &word) in words.iter().enumerate() {
+            if k < full {
+                self.push_word(word);
+            } else if k == full && last_bits > 0 {
+                self.push(word, last_bits);
+            }
+        }
+    }
+
+    /// A gated run (sent when `on`) and the ungated run after it: one push when the two
+    /// fit a word (the widths are constants, so the test folds away), else one run each.
+    #[inline(always)]
+    pub fn push_gated_run<const A: usize, const B: usize>(
+        &mut self,
+        on: bool,
+        gated: [(u64, u32); A],
+        then: [(u64, u32); B],
+    ) {
+        let (mut wa, mut wb) = (0u32, 0u32);
+        for (_, w) in gated {
+            wa += w;
+        }
+        for (_, w) in then {
+            wb += w;
+        }
+        if wa + wb <= 64 {
+            let (a, b) = (word(gated), word(then));
+            let (v, w) = if on {
+                (a | b.checked_shl(wa).unwrap_or(0), wa + wb)
+            } else {
+                (b, wb)
+            };
+            self.push(v, w);
+        } else {
+            if on {
+                self.push_run(gated);
+            }
+            self.push_run(then);
+        }
+    }
+
+    /// Appends a whole 64-bit word: it always completes the word being filled, so no
+    /// test is needed.
+    #[inline(always)]
+    pub fn push_word(&mut self, value: u64) {
+        let used = self.used;
+        if let Some(w) = self.words.get_mut(self.full) {
+            *w = self.acc | value << used;
+        }
+        self.full += 1;
+        self.acc = (value >> 1) >> (63 - used);
+    }
+
+    /// Writes the full words to `e` when one more element of at most
+    /// [`MAX_ELEMENT_BITS`] might not fit the scratch (the room for the whole block was
+    /// checked).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
+    #[inline(always)]
+    pub fn spill<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
+        const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 1;
+        if self.full + ELEMENT_WORDS > W {
+            e.put_words(self.words.get(..self.full).unwrap_or(&[]), 0, 0)?;
+            self.full = 0;
+        }
+        Ok(())
+    }
+
+    /// Writes the bits to `e` (after one room check).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
+    #[inline(always)]
+    pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
+        let words = self.words.get(..self.full).unwrap_or(&[]);
+        e.put_words(words, self.acc, self.used)
+    }
+}
+
+/// Fields of at most 64 bits in all, packed LSB first into one word.
+#[inline(always)]
+fn word<const M: usize>(fields: [(u64, u32); M]) -> u64 {
+    let mut v = 0u64;
+    let mut at = 0u32;
+    for (x, w) in fields {
+        v |= x.checked_shl(at).unwrap_or(0);
+        at += w;
+    }
+    v
+}
