@@ -232,9 +232,24 @@ impl<'a> BitWriter<'a> {
                 self.capacity_bits,
             ));
         }
-        self.push(value, bits);
-        // The end of the word now being filled, unless the buffer ends first.
-        self.limit = (self.bits_written | 63) + 1;
+        let pos = (self.bits_written & 63) as u32;
+        self.scratch |= value.wrapping_shl(pos);
+        if pos + bits >= 64 {
+            // The room check put the whole word inside the buffer (it ends by `end`):
+            // no tail store, whose call would cost registers on the hot path.
+            let (words, _) = self.buf.as_chunks_mut::<8>();
+            if let Some(dst) = words.get_mut((self.bits_written >> 6) as usize) {
+                *dst = self.scratch.to_le_bytes();
+            }
+            // The bits of `value` that did not fit (`v >> (64 - pos)`, see `push`).
+            self.scratch = (value >> 1) >> (63 - pos);
+            // The next word's end; when `limit` was behind, it stays behind.
+            self.limit += 64;
+        } else {
+            // Only when `limit` was behind.
+            self.limit = (end | 63) + 1;
+        }
+        self.bits_written = end;
         if self.limit > self.capacity_bits {
             self.limit = self.capacity_bits + 1;
         }
