@@ -238,6 +238,7 @@ impl<'a> BitWriter<'a> {
             // The room check put the whole word inside the buffer (it ends by `end`):
             // no tail store, whose call would cost registers on the hot path.
             let (words, _) = self.buf.as_chunks_mut::<8>();
+            debug_assert!(((self.bits_written >> 6) as usize) < words.len());
             if let Some(dst) = words.get_mut((self.bits_written >> 6) as usize) {
                 *dst = self.scratch.to_le_bytes();
             }
