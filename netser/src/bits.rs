@@ -122,19 +122,19 @@ const FAST_READ_BITS: u32 = 57;
 /// ```
 #[derive(Debug)]
 pub struct BitWriter<'a> {
-    /// The buffer from the start of the word being filled: words before it are stored.
-    rest: &'a mut [u8],
-    /// The whole buffer's length, in bytes.
-    capacity: usize,
-    /// Pending bits of the word being filled, low bits first; its bits from `pos` up
-    /// are zero.
+    buf: &'a mut [u8],
+    /// Pending bits of the current word, low bits first: bits `64 * k ..` of the stream,
+    /// where `k = bits_written / 64`. Its bits above `bits_written % 64` are zero.
     scratch: u64,
-    /// Bits pending in `scratch`, `0..64`.
-    pos: u64,
-    /// `min(64, room + 1)` where `room` is `8 * rest.len()`: a write that ends before
-    /// `limit` fits and leaves the word unfilled. One comparison with it sends every
-    /// other write (one that fills the word, finds no room or is wider than 64 bits)
-    /// to the slow path.
+    bits_written: u64,
+    capacity_bits: u64,
+    /// The end of the word that was being filled when [`BitWriter::write_bits`] last
+    /// took its slow path, or one past the buffer's last bit when that comes first. A
+    /// write that ends before it fits and leaves the word unfilled, so one comparison
+    /// sends every other write (one that fills the word, finds no room or is wider than
+    /// 64 bits) to the slow path. The other writes leave it alone: once they move to a
+    /// later word it is behind `bits_written` and sends the next write to the slow
+    /// path, which sets it again.
     limit: u64,
 }
 
@@ -147,35 +147,15 @@ impl<'a> BitWriter<'a> {
     /// let w = BitWriter::new(&mut buf);
     /// assert_eq!(w.bits_available(), 32);
     /// ```
-    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let mut w = BitWriter {
-            capacity: buf.len(),
-            rest: buf,
+        let capacity_bits = (buf.len() as u64) * 8;
+        BitWriter {
+            buf,
             scratch: 0,
-            pos: 0,
-            limit: 0,
-        };
-        w.set_limit();
-        w
-    }
-
-    /// Bits of the buffer from the start of the word being filled.
-    #[inline(always)]
-    fn room(&self) -> u64 {
-        self.rest.len() as u64 * 8
-    }
-
-    /// Recomputes `limit` after `rest` moved.
-    #[inline(always)]
-    fn set_limit(&mut self) {
-        self.limit = self.room().min(63) + 1;
-    }
-
-    /// Where the word being filled starts, in bytes.
-    #[inline(always)]
-    fn word_start(&self) -> usize {
-        self.capacity - self.rest.len()
+            bits_written: 0,
+            capacity_bits,
+            limit: capacity_bits.min(63) + 1,
+        }
     }
 
     /// Bits written so far.
@@ -191,7 +171,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_written(&self) -> u64 {
-        self.word_start() as u64 * 8 + self.pos
+        self.bits_written
     }
 
     /// Room left, in bits.
@@ -206,7 +186,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn bits_available(&self) -> u64 {
-        self.room() - self.pos
+        self.capacity_bits - self.bits_written
     }
 
     /// Writes the low `bits` bits of `value` (0..=64 bits).
@@ -233,33 +213,48 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
-        let end = self.pos + bits as u64;
+        let end = self.bits_written + bits as u64;
         // Ending before `limit` means `bits < 64` (so `bits & 63` is `bits`) and room in
-        // the word: only the width is left to check, and the shift is exact.
+        // the word: only the width is left to check (`MASKS` instead of a shift by
+        // `bits`: one compare).
         if end < self.limit && value <= MASKS[(bits & 63) as usize] {
-            self.scratch |= value.wrapping_shl(self.pos as u32);
-            self.pos = end;
+            self.scratch |= value.wrapping_shl(self.bits_written as u32);
+            self.bits_written = end;
             return Ok(());
         }
-        // The word fills up, or an error of any kind (`MASKS` indexed once `bits <= 64`).
-        if bits <= 64 && value <= MASKS[bits as usize] {
-            // With two words left, the word and the bits carried over fit: this test
-            // also lets the compiler drop `fill_word`'s own.
-            if self.rest.len() >= 16 {
-                self.fill_word(value, end);
-                return Ok(());
-            }
-            if end <= self.room() {
-                self.fill_word(value, end);
-                return Ok(());
-            }
+        // The word fills up, `limit` is behind, or an error of any kind (the cold path
+        // says which check failed; `MASKS` is indexed once `bits <= 64`).
+        if end > self.capacity_bits || bits > 64 || value > MASKS[bits as usize] {
+            return Err(refuse_write(
+                value,
+                bits,
+                self.bits_written,
+                self.capacity_bits,
+            ));
         }
-        Err(refuse_write(
-            value,
-            bits,
-            self.bits_written(),
-            self.capacity as u64 * 8,
-        ))
+        let pos = (self.bits_written & 63) as u32;
+        self.scratch |= value.wrapping_shl(pos);
+        if pos + bits >= 64 {
+            // The room check put the whole word inside the buffer (it ends by `end`):
+            // no tail store, whose call would cost registers on the hot path.
+            let (words, _) = self.buf.as_chunks_mut::<8>();
+            debug_assert!(((self.bits_written >> 6) as usize) < words.len());
+            if let Some(dst) = words.get_mut((self.bits_written >> 6) as usize) {
+                *dst = self.scratch.to_le_bytes();
+            }
+            // The bits of `value` that did not fit (`v >> (64 - pos)`, see `push`).
+            self.scratch = (value >> 1) >> (63 - pos);
+            // The next word's end; when `limit` was behind, it stays behind.
+            self.limit += 64;
+        } else {
+            // Only when `limit` was behind.
+            self.limit = (end | 63) + 1;
+        }
+        self.bits_written = end;
+        if self.limit > self.capacity_bits {
+            self.limit = self.capacity_bits + 1;
+        }
+        Ok(())
     }
 
     /// Writes `value < 2^bits` (`bits <= 64`, guaranteed by the caller, as the bounded
@@ -270,20 +265,10 @@ impl<'a> BitWriter<'a> {
     #[inline(always)]
     pub(crate) fn write_bits_bounded(&mut self, value: u64, bits: u32) -> Result<()> {
         debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
-        let end = self.pos + bits as u64;
-        if end < self.limit {
-            self.scratch |= value.wrapping_shl(self.pos as u32);
-            self.pos = end;
-            return Ok(());
+        if bits as u64 > self.capacity_bits - self.bits_written {
+            return Err(full(bits as u64, self.bits_written, self.capacity_bits));
         }
-        if end > self.room() {
-            return Err(full(
-                bits as u64,
-                self.bits_written(),
-                self.capacity as u64 * 8,
-            ));
-        }
-        self.fill_word(value, end);
+        self.push(value, bits);
         Ok(())
     }
 
@@ -296,50 +281,37 @@ impl<'a> BitWriter<'a> {
     pub(crate) fn write_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
         debug_assert!(last_bits < 64 && last >> last_bits == 0);
         let need = words.len() as u64 * 64 + last_bits as u64;
-        if need > self.bits_available() {
-            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
+        if need > self.capacity_bits - self.bits_written {
+            return Err(full(need, self.bits_written, self.capacity_bits));
         }
         for &w in words {
-            self.fill_word(w, self.pos + 64);
+            self.push(w, 64);
         }
         self.push(last, last_bits);
         Ok(())
     }
 
-    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the
-    /// caller.
+    /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
-        let end = self.pos + bits as u64;
-        if end >= 64 {
-            self.fill_word(value, end);
-        } else {
-            self.scratch |= value.wrapping_shl(self.pos as u32);
-            self.pos = end;
+        let pos = (self.bits_written & 63) as u32;
+        self.scratch |= value << pos;
+        if pos + bits >= 64 {
+            self.store_word(self.bits_written >> 6, self.scratch);
+            // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
+            // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
+            self.scratch = (value >> 1) >> (63 - pos);
         }
+        self.bits_written += bits as u64;
     }
 
-    /// Adds `value`, which ends `end` (`64..=128`) bits into the word: stores the full
-    /// word, moves to the next and keeps there the bits that did not fit. Room checked by
-    /// the caller.
     #[inline(always)]
-    fn fill_word(&mut self, value: u64, end: u64) {
-        debug_assert!((64..=128).contains(&end) && end <= self.room() && self.pos < 64);
-        let pos = self.pos as u32 & 63;
-        let word = self.scratch | value << pos;
-        // The room check put the whole word inside the buffer.
-        if let Some((dst, tail)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
-            *dst = word.to_le_bytes();
-            // `limit` was 64 (a whole word was left); it only changes for the last one.
-            if tail.len() < 8 {
-                self.limit = tail.len() as u64 * 8 + 1;
-            }
-            self.rest = tail;
+    fn store_word(&mut self, word_index: u64, word: u64) {
+        let at = (word_index * 8) as usize;
+        match self.buf.get_mut(at..at + 8) {
+            Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
+            None => store_tail(self.buf, at, word),
         }
-        // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
-        // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
-        self.scratch = (value >> 1) >> (63 - pos);
-        self.pos = end - 64;
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
@@ -355,7 +327,7 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        (8 - (self.pos % 8) as u32) % 8
+        (8 - (self.bits_written % 8) as u32) % 8
     }
 
     /// Writes zero bits up to the next byte boundary (nothing when already aligned).
@@ -376,7 +348,12 @@ impl<'a> BitWriter<'a> {
     /// ```
     #[inline]
     pub fn align(&mut self) -> Result<()> {
-        self.write_bits_bounded(0, self.align_bits())
+        let pad = self.align_bits();
+        if pad as u64 > self.bits_available() {
+            return Err(full(pad as u64, self.bits_written, self.capacity_bits));
+        }
+        self.push(0, pad);
+        Ok(())
     }
 
     /// Aligns, then copies `data` in bulk.
@@ -400,7 +377,7 @@ impl<'a> BitWriter<'a> {
         let pad = self.align_bits();
         let need = pad as u64 + (data.len() as u64) * 8;
         if need > self.bits_available() {
-            return Err(full(need, self.bits_written(), self.capacity as u64 * 8));
+            return Err(full(need, self.bits_written, self.capacity_bits));
         }
         self.push(0, pad);
         if data.len() < 16 {
@@ -410,16 +387,13 @@ impl<'a> BitWriter<'a> {
             }
             return Ok(());
         }
-        // Copy in bulk after the pending bytes of the word being filled, which go first
-        // (a word of at most 7 bytes is never more than the run: nothing is stored past
-        // its end), then keep the run's last partial word pending.
-        let start = (self.pos / 8) as usize;
-        let end = start + data.len();
-        let rest = core::mem::take(&mut self.rest);
-        for (dst, src) in rest.iter_mut().zip(&self.scratch.to_le_bytes()[..start]) {
-            *dst = *src;
-        }
-        rest[start..end].copy_from_slice(data);
+        // Store the scratch word (its bytes past `pos` are zeros the copy overwrites:
+        // the run is at least 16 bytes), copy in bulk, then reload the partial last word.
+        let pos = (self.bits_written / 8) as usize;
+        self.store_word(self.bits_written >> 6, self.scratch);
+        let end = pos + data.len();
+        self.buf[pos..end].copy_from_slice(data);
+        self.bits_written += (data.len() as u64) * 8;
         // The partial last word comes from `data` (the copy's source): reading it back from
         // the buffer just written would stall on store forwarding.
         let mut last = [0u8; 8];
@@ -428,9 +402,6 @@ impl<'a> BitWriter<'a> {
         self.scratch = u64::from_le_bytes(last)
             .checked_shr(64 - tail_bits)
             .unwrap_or(0);
-        self.pos = tail_bits as u64;
-        self.rest = &mut rest[end - end % 8..];
-        self.set_limit();
         Ok(())
     }
 
@@ -464,16 +435,16 @@ impl<'a> BitWriter<'a> {
     /// # Ok::<(), netser::Error>(())
     /// ```
     pub fn flush(&mut self) -> usize {
-        let pending = self.pos.div_ceil(8) as usize;
+        let len = self.bits_written.div_ceil(8) as usize;
+        let word_start = ((self.bits_written >> 6) * 8) as usize;
         // At most 7 bytes: a byte loop beats a call to memcpy here.
-        for (dst, src) in self
-            .rest
+        for (dst, src) in self.buf[word_start..len]
             .iter_mut()
-            .zip(&self.scratch.to_le_bytes()[..pending])
+            .zip(self.scratch.to_le_bytes())
         {
-            *dst = *src;
+            *dst = src;
         }
-        self.word_start() + pending
+        len
     }
 }
 
@@ -766,6 +737,17 @@ fn full(wanted: u64, at: u64, capacity: u64) -> Error {
         },
         at,
     )
+}
+
+/// The last word of a buffer whose length is not a multiple of 8: the room check
+/// guarantees the bits beyond the buffer are zero.
+#[cold]
+#[inline(never)]
+fn store_tail(buf: &mut [u8], at: usize, word: u64) {
+    let n = buf.len().saturating_sub(at);
+    if let Some(dst) = buf.get_mut(at..at + n) {
+        dst.copy_from_slice(&word.to_le_bytes()[..n]);
+    }
 }
 
 /// Why [`BitReader::read_bits`] refused.

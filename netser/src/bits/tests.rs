@@ -525,3 +525,79 @@ fn words_every_length_and_offset() {
         }
     }
 }
+
+// ------------------------------------------------- any sequence of every kind of write
+
+/// One write of any kind; the widths are taken modulo what each kind accepts.
+#[derive(Debug, Clone)]
+enum Op {
+    Bits(u64, u32),
+    Bounded(u64, u32),
+    Words(Vec<u64>, u64, u32),
+    Bytes(Vec<u8>),
+    Align,
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (any::<u64>(), 0..=70u32).prop_map(|(v, b)| Op::Bits(v, b)),
+        2 => (any::<u64>(), 0..=64u32).prop_map(|(v, b)| Op::Bounded(v & low_mask(b), b)),
+        1 => (proptest::collection::vec(any::<u64>(), 0..3), any::<u64>(), 0..64u32)
+            .prop_map(|(w, l, b)| Op::Words(w, l & low_mask(b), b)),
+        1 => proptest::collection::vec(any::<u8>(), 0..24).prop_map(Op::Bytes),
+        1 => Just(Op::Align),
+    ]
+}
+
+proptest::proptest! {
+    /// Whatever mix of writes, the writer's fast path (which trusts a limit the other
+    /// writes leave behind) and every other path give the model's bytes; a refused
+    /// write changes nothing; nothing after the packet is touched.
+    #[test]
+    fn any_sequence_of_writes_matches_the_model(
+        len in 0..48usize,
+        ops in proptest::collection::vec(op(), 0..40),
+    ) {
+        let mut buf = alloc::vec![0xA5u8; len];
+        let cap = len as u64 * 8;
+        let mut w = BitWriter::new(&mut buf);
+        let mut model: Vec<(u64, u32)> = Vec::new();
+        let mut at = 0u64;
+        for op in &ops {
+            let (result, wrote): (Result<()>, Vec<(u64, u32)>) = match op {
+                Op::Bits(v, b) => (w.write_bits(*v, *b), alloc::vec![(*v, *b)]),
+                Op::Bounded(v, b) => (w.write_bits_bounded(*v, *b), alloc::vec![(*v, *b)]),
+                Op::Words(words, last, b) => {
+                    let mut all: Vec<(u64, u32)> = words.iter().map(|&x| (x, 64)).collect();
+                    all.push((*last, *b));
+                    (w.write_words(words, *last, *b), all)
+                }
+                Op::Bytes(data) => {
+                    let pad = ((8 - at % 8) % 8) as u32;
+                    let mut all = alloc::vec![(0, pad)];
+                    all.extend(data.iter().map(|&x| (x as u64, 8)));
+                    (w.write_bytes(data), all)
+                }
+                Op::Align => (w.align(), alloc::vec![(0, ((8 - at % 8) % 8) as u32)]),
+            };
+            let need: u64 = wrote.iter().map(|&(_, b)| b as u64).sum();
+            let valid = wrote.iter().all(|&(v, b)| b <= 64 && v.checked_shr(b).unwrap_or(0) == 0);
+            match result {
+                Ok(()) => {
+                    proptest::prop_assert!(valid && at + need <= cap);
+                    model.extend(wrote);
+                    at += need;
+                }
+                Err(e) => {
+                    proptest::prop_assert!(!valid || at + need > cap);
+                    proptest::prop_assert_eq!(e.bit(), at);
+                }
+            }
+            proptest::prop_assert_eq!(w.bits_written(), at);
+        }
+        let n = w.finish();
+        proptest::prop_assert_eq!(&buf[..n], &model_bytes(&model)[..]);
+        proptest::prop_assert!(buf[n..].iter().all(|&b| b == 0xA5));
+    }
+}

@@ -33,6 +33,7 @@ impl<'a> WriteStream<'a> {
     /// let w = WriteStream::new(&mut buf);
     /// assert_eq!(w.bits_available(), 128);
     /// ```
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
         WriteStream {
             bits: BitWriter::new(buf),
