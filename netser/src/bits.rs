@@ -291,6 +291,47 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
+    /// The bits written but not yet stored, and how many there are (`< 64`): the start
+    /// of the next whole word of the stream. A caller that packs its own words starting
+    /// with them hands back stream-aligned words to [`BitWriter::write_aligned_words`].
+    #[inline(always)]
+    pub(crate) fn pending(&self) -> (u64, u32) {
+        (self.scratch, (self.bits_written & 63) as u32)
+    }
+
+    /// Stores `words`, the next whole words of the stream (the first one beginning with
+    /// the [`BitWriter::pending`] bits), as they are, then keeps `last` as the pending
+    /// `last_bits` (`< 64`) bits; one room check for all of it. What the derive's batch
+    /// path writes a block with: no shifting, only stores.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[inline(always)]
+    pub(crate) fn write_aligned_words(
+        &mut self,
+        words: &[u64],
+        last: u64,
+        last_bits: u32,
+    ) -> Result<()> {
+        debug_assert!(last_bits < 64 && last >> last_bits == 0);
+        let start = self.bits_written & !63;
+        let end = start + words.len() as u64 * 64 + last_bits as u64;
+        if end < self.bits_written || end > self.capacity_bits {
+            let need = end.saturating_sub(self.bits_written);
+            return Err(full(need, self.bits_written, self.capacity_bits));
+        }
+        // Every whole word ends at or before `end`, inside the buffer.
+        let at = (start / 8) as usize;
+        if let Some(dst) = self.buf.get_mut(at..at + words.len() * 8) {
+            for (d, w) in dst.chunks_exact_mut(8).zip(words) {
+                d.copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        self.scratch = last;
+        self.bits_written = end;
+        Ok(())
+    }
+
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {

@@ -225,7 +225,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
                         #(#gated)*
                         if __ok && #enc::bits_available(__e) >= __bits {
-                            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::new();
+                            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
                             // `0..__N` with a break: the columns' indices need no bounds
                             // check.
                             for __k in 0..__N {

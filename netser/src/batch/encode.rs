@@ -74,6 +74,8 @@ pub struct Sink<const W: usize> {
     /// Bits of the partial word.
     acc: u64,
     used: u32,
+    /// The words are the stream's own (begun with its pending bits): stored as they are.
+    aligned: bool,
 }
 
 impl<const W: usize> Default for Sink<W> {
@@ -91,7 +93,22 @@ impl<const W: usize> Sink<W> {
             full: 0,
             acc: 0,
             used: 0,
+            aligned: false,
         }
+    }
+
+    /// A sink that begins with `e`'s pending bits when `e` packs whole words, so that
+    /// its words are the stream's and are stored without shifting
+    /// ([`Encoder::put_aligned_words`]).
+    #[inline(always)]
+    pub fn for_encoder<E: Encoder>(e: &E) -> Self {
+        let mut sink = Self::new();
+        if let Some((acc, used)) = e.pending_bits() {
+            sink.acc = acc;
+            sink.used = used;
+            sink.aligned = true;
+        }
+        sink
     }
 
     /// Appends the low `bits` (`<= 64`) bits of `value` (`value < 2^bits`). Past `W`
@@ -199,7 +216,13 @@ impl<const W: usize> Sink<W> {
     pub fn spill<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
         const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 1;
         if self.full + ELEMENT_WORDS > W {
-            e.put_words(self.words.get(..self.full).unwrap_or(&[]), 0, 0)?;
+            let words = self.words.get(..self.full).unwrap_or(&[]);
+            if self.aligned {
+                // The pending bits stay in the sink and become the stream's too.
+                e.put_aligned_words(words, self.acc, self.used)?;
+            } else {
+                e.put_words(words, 0, 0)?;
+            }
             self.full = 0;
         }
         Ok(())
@@ -212,7 +235,11 @@ impl<const W: usize> Sink<W> {
     #[inline(always)]
     pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
         let words = self.words.get(..self.full).unwrap_or(&[]);
-        e.put_words(words, self.acc, self.used)
+        if self.aligned {
+            e.put_aligned_words(words, self.acc, self.used)
+        } else {
+            e.put_words(words, self.acc, self.used)
+        }
     }
 }
 

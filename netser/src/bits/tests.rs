@@ -601,3 +601,66 @@ proptest::proptest! {
         proptest::prop_assert!(buf[n..].iter().all(|&b| b == 0xA5));
     }
 }
+
+#[test]
+fn aligned_words_equal_the_same_bits_written_one_by_one() {
+    for (len, lead) in lengths_and_leads() {
+        let cap = len as u64 * 8;
+        for (count, width) in [(0usize, 0u32), (1, 1), (1, 63), (2, 64), (3, 40), (5, 29)] {
+            let fields: Vec<(u64, u32)> = (0..count as u64)
+                .map(|i| (value_of(width, i + 5), width))
+                .collect();
+            let need: u64 = fields.iter().map(|&(_, b)| b as u64).sum();
+            let place = format!("len {len} lead {lead} fields {count} x {width}");
+            // One by one.
+            let mut a = alloc::vec![0xA5u8; len];
+            let mut wa = BitWriter::new(&mut a);
+            let mut ops = Vec::new();
+            write_lead(&mut wa, lead, &mut ops);
+            let one_by_one = fields.iter().try_for_each(|&(v, b)| wa.write_bits(v, b));
+            // The stream's own words, begun with the pending bits.
+            let mut b = alloc::vec![0xA5u8; len];
+            let mut wb = BitWriter::new(&mut b);
+            write_lead(&mut wb, lead, &mut Vec::new());
+            let (mut acc, mut used) = wb.pending();
+            let mut words = Vec::new();
+            for &(v, bits) in &fields {
+                acc |= v << used;
+                if used + bits >= 64 {
+                    words.push(acc);
+                    acc = (v >> 1) >> (63 - used);
+                }
+                used = (used + bits) & 63;
+            }
+            let fits = lead as u64 + need <= cap;
+            match wb.write_aligned_words(&words, acc, used) {
+                Ok(()) => {
+                    assert!(fits && one_by_one.is_ok(), "{place}");
+                    assert_eq!(wb.bits_written(), wa.bits_written(), "{place}");
+                }
+                Err(e) => {
+                    assert!(!fits, "{place}");
+                    let remaining = cap - lead as u64;
+                    assert_eq!(
+                        e.kind(),
+                        &ErrorKind::BufferFull {
+                            wanted: need,
+                            remaining
+                        },
+                        "{place}"
+                    );
+                    // Nothing written: the writer goes on from the lead.
+                    assert_eq!(wb.bits_written(), lead as u64, "{place}");
+                    continue;
+                }
+            }
+            // Both go on alike, and leave the same bytes (and the bytes after the packet
+            // untouched).
+            wa.write_bits(1, 1).ok();
+            wb.write_bits(1, 1).ok();
+            let (na, nb) = (wa.finish(), wb.finish());
+            assert_eq!(na, nb, "{place}");
+            assert_eq!(a, b, "{place}");
+        }
+    }
+}

@@ -94,6 +94,32 @@ pub trait Encoder: Sized {
         self.put_bits_bounded(last, last_bits)
     }
 
+    /// The bits written but not yet stored and their count (`< 64`), when the stream
+    /// packs whole 64-bit words (derived code's batch path starts its words with them);
+    /// `None` (the default) when it does not.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn pending_bits(&self) -> Option<(u64, u32)> {
+        None
+    }
+
+    /// Stores whole stream words that begin with the [`Encoder::pending_bits`], then
+    /// keeps `last` as the `last_bits` pending bits (one room check). Only for a stream
+    /// whose `pending_bits` is `Some`; the default writes the words after the pending
+    /// bits as [`Encoder::put_words`] would.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`]; nothing is written.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn put_aligned_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        let _ = (words, last, last_bits);
+        Err(Error::new(
+            ErrorKind::Custom("this stream does not take aligned words"),
+            self.bit_position(),
+        ))
+    }
+
     /// Writes zero bits up to the next byte boundary.
     ///
     /// # Errors

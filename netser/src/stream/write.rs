@@ -125,6 +125,14 @@ impl<T: Tracer> Encoder for WriteStream<'_, T> {
     fn put_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
         self.bits.write_words(words, last, last_bits)
     }
+    #[inline(always)]
+    fn pending_bits(&self) -> Option<(u64, u32)> {
+        Some(self.bits.pending())
+    }
+    #[inline(always)]
+    fn put_aligned_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
+        self.bits.write_aligned_words(words, last, last_bits)
+    }
     #[inline]
     fn write_align(&mut self) -> Result<()> {
         self.bits.align()
