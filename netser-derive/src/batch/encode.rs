@@ -196,6 +196,26 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         }
     }
+    let block = quote! {
+        let mut __ok = true;
+        #columns
+        let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
+        #(#gated)*
+        if __ok && #enc::bits_available(__e) >= __bits {
+            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
+            // `0..__N` with a break: the columns' indices need no bounds check.
+            for __k in 0..__N {
+                if __k == __n {
+                    break;
+                }
+                #pack
+                __sink.spill(__e)?;
+            }
+            __sink.write(__e)?;
+        } else {
+            #batch::encode_each(__block, __at, __e)?;
+        }
+    };
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
         #[inline]
@@ -214,41 +234,18 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 let ::core::option::Option::Some(__last) = __block.last() else {
                     break;
                 };
-                // The block's columns and packing, for an element accessor: a full block
-                // is indexed directly; in a short one, lanes past the end repeat the last
-                // element (same verdicts, no mask).
-                macro_rules! __netser_block {
-                    ($it:expr) => {{
-                        let __it = $it;
-                        let mut __ok = true;
-                        #columns
-                        let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
-                        #(#gated)*
-                        if __ok && #enc::bits_available(__e) >= __bits {
-                            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
-                            // `0..__N` with a break: the columns' indices need no bounds
-                            // check.
-                            for __k in 0..__N {
-                                if __k == __n {
-                                    break;
-                                }
-                                #pack
-                                __sink.spill(__e)?;
-                            }
-                            __sink.write(__e)?;
-                        } else {
-                            #batch::encode_each(__block, __at, __e)?;
-                        }
-                    }};
-                }
+                // The block's columns and packing, generated twice (the same tokens, so
+                // a compile error in them is reported once): a full block is indexed
+                // directly; in a short one, lanes past the end repeat the last element
+                // (same verdicts, no mask).
                 match <&[Self; __N]>::try_from(__block) {
                     ::core::result::Result::Ok(__full) => {
-                        __netser_block!(|__k: usize| -> &Self { &__full[__k] })
+                        let __it = |__k: usize| -> &Self { &__full[__k] };
+                        #block
                     }
                     ::core::result::Result::Err(_) => {
-                        __netser_block!(|__k: usize| -> &Self {
-                            __block.get(__k).unwrap_or(__last)
-                        })
+                        let __it = |__k: usize| -> &Self { __block.get(__k).unwrap_or(__last) };
+                        #block
                     }
                 }
                 __at += __n;
