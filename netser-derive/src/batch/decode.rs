@@ -92,37 +92,15 @@ impl Plan<'_> {
             },
             Leaf::Nested(ty) => {
                 let n = format_ident!("__n{}", s);
-                let _ = ty;
-                let unpack = format_ident!("__unpack{}", s);
                 quote! {
-                    let ::core::option::Option::Some(#n) = #unpack(#r, *#act) else {
+                    let ::core::option::Option::Some(#n) =
+                        <#ty as #krate::NetSerialize>::unpack_fixed_column::<__N>(#r, *#act)
+                    else {
                         #bail
                     };
                 }
             }
         }
-    }
-
-    /// `let __unpack<s> = |raw, active| ...`: a nested slot's `unpack_fixed_column`,
-    /// named once so that the copies of the block that call it do not repeat a compile
-    /// error about the nested type.
-    pub(super) fn nested_unpackers(&self, g: &Gen) -> TokenStream {
-        let krate = &g.krate;
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(s, slot)| match slot.leaf {
-                Leaf::Nested(ty) => {
-                    let unpack = format_ident!("__unpack{}", s);
-                    Some(quote! {
-                        let #unpack = |__raw: [u64; __N], __act: [bool; __N]| {
-                            <#ty as #krate::NetSerialize>::unpack_fixed_column::<__N>(__raw, __act)
-                        };
-                    })
-                }
-                _ => None,
-            })
-            .collect()
     }
 
     /// Slot `s`'s value at lane `__k` (nested: the iterator's item `__n<s>`).
@@ -189,7 +167,6 @@ fn raw_int(ty: IntTy) -> TokenStream {
 
 /// `unpack_fixed_column`: a column of elements from their wire bits.
 pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
-    let unpackers = plan.nested_unpackers(g);
     let krate = &g.krate;
     let widths = plan.widths(g);
     let act = quote!(__act);
@@ -222,7 +199,6 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             let __act = &__act;
             #widths
             #(#raws)*
-            #unpackers
             let mut __ok = true;
             #values
             if !__ok {
@@ -419,7 +395,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         }
     };
     let (full, partial) = (block(true), block(false));
-    let unpackers = plan.nested_unpackers(g);
     Some(quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
         #[inline]
@@ -435,7 +410,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             if !(<__D as #dec>::PACKS_RUNS #nested && __ELEMENT_BITS <= #batch::MAX_ELEMENT_BITS) {
                 return #batch::decode_each(__d, 0, __len, __out);
             }
-            #unpackers
             let mut __at = 0usize;
             while __at < __len {
                 let __n = ::core::cmp::min(__len - __at, __N);
