@@ -17,7 +17,8 @@ mod encode;
 pub use decode::*;
 pub use encode::*;
 
-/// Elements per block. 16 measured best on the benchmark's snapshot (8 and 32 were tried).
+/// Elements per block. On the benchmark's snapshot (instructions per moving entity,
+/// encode / decode): 8 gives 333 / 211, 16 gives 280 / 213, 32 gives 282 / 243.
 pub const BLOCK: usize = 16;
 
 /// Most bits per element a block packs in its scratch words; wider structs go element by
