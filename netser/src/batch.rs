@@ -1,15 +1,17 @@
 //! Support for the derive's batch path over collections of derived structs (a bounded
-//! `Vec`, a `Box<[T]>`, an array): the elements go by blocks of [`BLOCK`], each field
-//! converted as a column (one quantization over the `x` of every element of the block,
-//! written so the compiler vectorizes it), then every element's bits packed into 64-bit
-//! words and written with one call.
+//! `Vec`, a `Box<[T]>`, an array): the elements go by blocks of
+//! [`BLOCK`](crate::batch::BLOCK), each field converted as a column (one quantization
+//! over the `x` of every element of the block, written so the compiler vectorizes it),
+//! then every element's bits packed into 64-bit words and written with one call.
 //!
 //! The path is all or nothing per block: when a column reports a value it does not settle
 //! (an error, a clamped value, a float in the rounding step above `max`), or the room or
 //! the input is short, the block goes element by element through
-//! [`NetSerialize::encode`] / [`NetSerialize::decode`] ([`encode_each`], [`decode_each`]),
-//! which gives exactly the bytes, values and errors (index, field, bit) of the path
-//! without batches. Not a public API: its shape follows the derive.
+//! [`NetSerialize::encode`] / [`NetSerialize::decode`]
+//! ([`encode_each`](crate::batch::encode_each),
+//! [`decode_each`](crate::batch::decode_each)), which gives exactly the bytes, values and
+//! errors (index, field, bit) of the path without batches. Not a public API: its shape
+//! follows the derive.
 
 mod decode;
 mod encode;
