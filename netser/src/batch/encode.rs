@@ -88,6 +88,7 @@ impl<const W: usize> Sink<W> {
     /// An empty sink.
     #[inline(always)]
     pub fn new() -> Self {
+        const { assert!(W.is_power_of_two(), "a sink holds a power of two of words") };
         Sink {
             words: [0; W],
             full: 0,
@@ -121,9 +122,9 @@ impl<const W: usize> Sink<W> {
         let total = used + bits;
         // Branch-free: the word is stored every time and kept only when it is full, so
         // a block's pattern of full words costs no mispredicted branches.
-        if let Some(w) = self.words.get_mut(self.full) {
-            *w = acc;
-        }
+        // In bounds by the modulo (a mask: `W` is a power of two in derived code); the
+        // caller keeps `full < W` with `spill`.
+        self.words[self.full % W] = acc;
         let spill = total >= 64;
         // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
         // `v >> (64 - used)` without a shift by 64 when `used == 0`.
@@ -199,9 +200,7 @@ impl<const W: usize> Sink<W> {
     #[inline(always)]
     pub fn push_word(&mut self, value: u64) {
         let used = self.used;
-        if let Some(w) = self.words.get_mut(self.full) {
-            *w = self.acc | value << used;
-        }
+        self.words[self.full % W] = self.acc | value << used;
         self.full += 1;
         self.acc = (value >> 1) >> (63 - used);
     }
