@@ -140,20 +140,7 @@ impl<const W: usize> Sink<W> {
     /// at a time.
     #[inline(always)]
     pub fn push_run<const M: usize>(&mut self, fields: [(u64, u32); M]) {
-        let mut words = [0u64; M];
-        let mut at = 0u32;
-        for (v, w) in fields {
-            let (i, s) = ((at / 64) as usize, at % 64);
-            if let Some(word) = words.get_mut(i) {
-                *word |= v << s;
-            }
-            if s + w > 64 {
-                if let Some(word) = words.get_mut(i + 1) {
-                    *word |= v >> (64 - s);
-                }
-            }
-            at += w;
-        }
+        let (words, at) = crate::bits::run::pack(fields);
         let (full, last_bits) = ((at / 64) as usize, at % 64);
         for (k, &word) in words.iter().enumerate() {
             if k < full {
@@ -173,15 +160,11 @@ impl<const W: usize> Sink<W> {
         gated: [(u64, u32); A],
         then: [(u64, u32); B],
     ) {
-        let (mut wa, mut wb) = (0u32, 0u32);
-        for (_, w) in gated {
-            wa += w;
-        }
-        for (_, w) in then {
-            wb += w;
-        }
+        let (a, wa) = crate::bits::run::pack(gated);
+        let (b, wb) = crate::bits::run::pack(then);
         if wa + wb <= 64 {
-            let (a, b) = (word(gated), word(then));
+            // Each run fits its first word.
+            let (a, b) = (first(&a), first(&b));
             let (v, w) = if on {
                 (a | b.checked_shl(wa).unwrap_or(0), wa + wb)
             } else {
@@ -243,14 +226,8 @@ impl<const W: usize> Sink<W> {
     }
 }
 
-/// Fields of at most 64 bits in all, packed LSB first into one word.
+/// The first word of a packed run (0 for an empty one).
 #[inline(always)]
-fn word<const M: usize>(fields: [(u64, u32); M]) -> u64 {
-    let mut v = 0u64;
-    let mut at = 0u32;
-    for (x, w) in fields {
-        v |= x.checked_shl(at).unwrap_or(0);
-        at += w;
-    }
-    v
+fn first<const M: usize>(words: &[u64; M]) -> u64 {
+    words.first().copied().unwrap_or(0)
 }

@@ -35,7 +35,22 @@ pub fn mask(bits: u32) -> u64 {
 /// [`ErrorKind::BufferFull`] when the run does not fit; nothing is written.
 #[inline(always)]
 pub fn put<E: Encoder, const N: usize>(e: &mut E, fields: [(u64, u32); N]) -> Result<()> {
-    // The run has at most `64 * N` bits, so its words (the last one partial) fit `N`.
+    let (words, at) = pack(fields);
+    let (full, last_bits) = ((at / 64) as usize, at % 64);
+    let last = if last_bits > 0 {
+        words.get(full).copied().unwrap_or(0)
+    } else {
+        0
+    };
+    e.put_words(words.get(..full).unwrap_or(&[]), last, last_bits)
+}
+
+/// `(value, width)` pairs (each `value < 2^width`, `width <= 64`) packed LSB first into
+/// 64-bit words, and their total width. The run has at most `64 * N` bits, so its words
+/// (the last one partial) fit `N`. With the widths constant the loop unrolls and every
+/// index and shift folds away.
+#[inline(always)]
+pub fn pack<const N: usize>(fields: [(u64, u32); N]) -> ([u64; N], u32) {
     let mut words = [0u64; N];
     let mut at = 0u32;
     for (v, w) in fields {
@@ -51,13 +66,7 @@ pub fn put<E: Encoder, const N: usize>(e: &mut E, fields: [(u64, u32); N]) -> Re
         }
         at += w;
     }
-    let (full, last_bits) = ((at / 64) as usize, at % 64);
-    let last = if last_bits > 0 {
-        words.get(full).copied().unwrap_or(0)
-    } else {
-        0
-    };
-    e.put_words(words.get(..full).unwrap_or(&[]), last, last_bits)
+    (words, at)
 }
 
 /// Reads fields of the given widths (each `<= 64`), the inverse of [`put`]: one check
