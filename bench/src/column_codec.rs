@@ -10,8 +10,8 @@ use netser::bits::{BitReader, BitWriter};
 use netser::quat::QuatFormat;
 use netser::{Error, ErrorKind, Quantize, Result};
 
+use crate::lean_codec;
 use crate::model::{Entity, Position, Snapshot, MAX_ENTITIES, QUAT_BITS};
-use crate::{lean_codec, Contender};
 
 const POS_XY: Quantize = Quantize::new(-2048.0, 2048.0, 0.01);
 const POS_Z: Quantize = Quantize::new(0.0, 512.0, 0.01);
@@ -206,50 +206,6 @@ fn decode_block(n: usize, r: &mut BitReader<'_>, out: &mut Vec<Entity>) -> Resul
         firing: flags[i] >> 2 & 1 == 1,
     }));
     Ok(())
-}
-
-/// The experiment as a contender.
-pub struct ColumnCodec {
-    input: Snapshot,
-    buf: Vec<u8>,
-    len: usize,
-    output: Option<Snapshot>,
-}
-
-impl ColumnCodec {
-    /// A codec that encodes `s`.
-    pub fn new(s: &Snapshot) -> Self {
-        use netser::NetSerialize;
-        ColumnCodec {
-            input: s.clone(),
-            buf: vec![0; Snapshot::MAX_BYTES as usize],
-            len: 0,
-            output: None,
-        }
-    }
-}
-
-impl Contender for ColumnCodec {
-    fn name(&self) -> &'static str {
-        "netser-columns"
-    }
-
-    fn encode(&mut self) -> usize {
-        self.len = encode(&self.input, &mut self.buf).expect("the workload is within bounds");
-        self.len
-    }
-
-    fn decode(&mut self) {
-        self.output = Some(decode(&self.buf[..self.len]).expect("reads what it wrote"));
-    }
-
-    fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    fn decoded(&self) -> Option<Snapshot> {
-        self.output.clone()
-    }
 }
 
 #[cfg(test)]

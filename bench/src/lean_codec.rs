@@ -8,7 +8,6 @@ use netser::bits::{BitReader, BitWriter};
 use netser::{Error, ErrorKind, Num, Quantize, Result};
 
 use crate::model::{Entity, Position, Snapshot, MAX_ENTITIES, QUAT_BITS};
-use crate::Contender;
 
 const POS_XY: Quantize = Quantize::new(-2048.0, 2048.0, 0.01);
 const POS_Z: Quantize = Quantize::new(0.0, 512.0, 0.01);
@@ -171,50 +170,6 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
         tick: head as u32,
         entities,
     })
-}
-
-/// The experiment as a contender.
-pub struct LeanCodec {
-    input: Snapshot,
-    buf: Vec<u8>,
-    len: usize,
-    output: Option<Snapshot>,
-}
-
-impl LeanCodec {
-    /// A codec that encodes `s`.
-    pub fn new(s: &Snapshot) -> Self {
-        use netser::NetSerialize;
-        LeanCodec {
-            input: s.clone(),
-            buf: vec![0; Snapshot::MAX_BYTES as usize],
-            len: 0,
-            output: None,
-        }
-    }
-}
-
-impl Contender for LeanCodec {
-    fn name(&self) -> &'static str {
-        "netser-lean"
-    }
-
-    fn encode(&mut self) -> usize {
-        self.len = encode(&self.input, &mut self.buf).expect("the workload is within bounds");
-        self.len
-    }
-
-    fn decode(&mut self) {
-        self.output = Some(decode(&self.buf[..self.len]).expect("reads what it wrote"));
-    }
-
-    fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    fn decoded(&self) -> Option<Snapshot> {
-        self.output.clone()
-    }
 }
 
 #[cfg(test)]

@@ -57,13 +57,80 @@ pub trait Contender {
     fn decoded(&self) -> Option<Snapshot>;
 }
 
+/// A contender made of an encode and a decode function on the snapshot (the netser
+/// experiments), with a reused buffer of the snapshot's `MAX_BYTES`.
+pub struct FnCodec {
+    name: &'static str,
+    input: Snapshot,
+    buf: Vec<u8>,
+    len: usize,
+    output: Option<Snapshot>,
+    encode: fn(&Snapshot, &mut [u8]) -> netser::Result<usize>,
+    decode: fn(&[u8]) -> netser::Result<Snapshot>,
+}
+
+impl FnCodec {
+    /// A contender named `name` that encodes `s` with `encode` and reads it with `decode`.
+    pub fn new(
+        name: &'static str,
+        s: &Snapshot,
+        encode: fn(&Snapshot, &mut [u8]) -> netser::Result<usize>,
+        decode: fn(&[u8]) -> netser::Result<Snapshot>,
+    ) -> Self {
+        use netser::NetSerialize;
+        FnCodec {
+            name,
+            input: s.clone(),
+            buf: vec![0; Snapshot::MAX_BYTES as usize],
+            len: 0,
+            output: None,
+            encode,
+            decode,
+        }
+    }
+}
+
+impl Contender for FnCodec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn encode(&mut self) -> usize {
+        self.len =
+            (self.encode)(&self.input, &mut self.buf).expect("the workload is within bounds");
+        self.len
+    }
+
+    fn decode(&mut self) {
+        self.output = Some((self.decode)(&self.buf[..self.len]).expect("reads what it wrote"));
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    fn decoded(&self) -> Option<Snapshot> {
+        self.output.clone()
+    }
+}
+
 /// Every contender on `snapshot`, netser first, in the order of the report.
 pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
     vec![
         Box::new(netser_codec::derived(snapshot)),
         Box::new(netser_codec::hand(snapshot)),
-        Box::new(lean_codec::LeanCodec::new(snapshot)),
-        Box::new(column_codec::ColumnCodec::new(snapshot)),
+        Box::new(FnCodec::new(
+            "netser-lean",
+            snapshot,
+            lean_codec::encode,
+            lean_codec::decode,
+        )),
+        Box::new(FnCodec::new(
+            "netser-columns",
+            snapshot,
+            column_codec::encode,
+            column_codec::decode,
+        )),
         Box::new(bitcode_codec::on_f32(snapshot)),
         Box::new(bitcode_codec::on_quantized(snapshot)),
         Box::new(bincode_codec::BincodeCodec::new(snapshot)),
