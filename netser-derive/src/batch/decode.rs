@@ -243,24 +243,33 @@ fn parse_value(g: &Gen, plan: &Plan<'_>, f: usize) -> Option<TokenStream> {
     })
 }
 
-/// A segment of the parse: slots read together by one `Peek::take`, under a gate or not.
-struct Segment {
+/// A stretch of the parse: slots at constant offsets from where it starts, read by one
+/// `Peek::look` (one base and phase per element): ungated fields, then optionally one
+/// gated field, whose gate decides where the next stretch starts.
+struct Stretch {
     slots: Vec<usize>,
-    gate: Option<usize>,
+    /// The gate of the last field, and how many slots come before it.
+    gate: Option<(usize, usize)>,
 }
 
-/// The segments: runs of ungated fields, and each gated field alone (its gate decides
-/// where the next segment starts).
-fn segments(plan: &Plan<'_>) -> Vec<Segment> {
-    let mut out: Vec<Segment> = Vec::new();
+/// The stretches: runs of ungated fields, each closed by the next gated field.
+fn stretches(plan: &Plan<'_>) -> Vec<Stretch> {
+    let mut out: Vec<Stretch> = Vec::new();
     for field in &plan.fields {
-        match (field.gate, out.last_mut()) {
-            (None, Some(last)) if last.gate.is_none() => last.slots.extend(field.slots.clone()),
-            (gate, _) => out.push(Segment {
-                slots: field.slots.clone().collect(),
-                gate,
-            }),
+        let open = match out.last_mut() {
+            Some(last) if last.gate.is_none() => last,
+            _ => {
+                out.push(Stretch {
+                    slots: Vec::new(),
+                    gate: None,
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if let Some(j) = field.gate {
+            open.gate = Some((j, open.slots.len()));
         }
+        open.slots.extend(field.slots.clone());
     }
     out
 }
@@ -276,7 +285,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let batch = quote!(#krate::batch);
     let dec = quote!(#krate::Decoder);
     let nested = plan.nested_pack(g);
-    let segments = segments(plan);
+    let stretches = stretches(plan);
     // Constant widths and splits: every offset, shift and mask of the parse folds.
     let mut consts = TokenStream::new();
     for (s, slot) in plan.slots.iter().enumerate() {
@@ -286,23 +295,23 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     }
     let mut element_bits = quote!(0u64);
     let mut parse = TokenStream::new();
-    for (i, seg) in segments.iter().enumerate() {
+    for (i, st) in stretches.iter().enumerate() {
         let si = format_ident!("__S{}", i);
-        let m = seg.slots.len();
-        let ws = seg.slots.iter().map(|s| format_ident!("__W{}", s));
+        let m = st.slots.len();
+        let ws = st.slots.iter().map(|s| format_ident!("__W{}", s));
         consts.extend(quote!(const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);));
         element_bits.extend(quote!(+ #si.bits() as u64));
-        let stores = seg.slots.iter().enumerate().map(|(j, &s)| {
+        let stores = st.slots.iter().enumerate().map(|(j, &s)| {
             let r = format_ident!("__r{}", s);
             let value = plan.raw_value(s, quote!(__t[#j]));
             quote!(#r[__k] = #value;)
         });
-        match seg.gate {
+        match st.gate {
             None => parse.extend(quote! {
                 let __t = __p.take(&#si);
                 #(#stores)*
             }),
-            Some(j) => {
+            Some((j, head)) => {
                 let gate = &plan.gates[j];
                 let args = gate
                     .uses
@@ -310,11 +319,18 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                     .map(|&f| parse_value(g, plan, f).map(|v| quote!(&#v)))
                     .collect::<Option<Vec<_>>>()?;
                 let (gi, reduced) = (format_ident!("__g{}", j), &gate.reduced);
+                let hi = format_ident!("__H{}", i);
+                let head_ws = st.slots[..head].iter().map(|s| format_ident!("__W{}", s));
+                consts.extend(quote!(const #hi: u32 = 0 #(+ #head_ws)*;));
+                let stores: Vec<_> = stores.collect();
+                let (before, after) = stores.split_at(head);
                 parse.extend(quote! {
+                    let __t = __p.look(&#si);
+                    #(#before)*
                     let __on = Self::#reduced(#(#args),*);
                     #gi[__k] = __on;
-                    let __t = __p.take_if(&#si, __on);
-                    #(#stores)*
+                    #(#after)*
+                    __p.skip_if(&#si, #hi, __on);
                 });
             }
         }

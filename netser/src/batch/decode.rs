@@ -232,8 +232,20 @@ impl<'a, const W: usize> Peek<'a, W> {
         out
     }
 
+    /// Consumes a *stretch* [`Peek::look`] read: all of `split`'s bits when `on`, else
+    /// its first `head` (the fields before a gated tail whose gate is off), without a
+    /// branch.
     #[inline(always)]
-    fn look<const M: usize>(&self, split: &Split<M>) -> [u64; M] {
+    pub fn skip_if<const M: usize>(&mut self, split: &Split<M>, head: u32, on: bool) {
+        self.pos += core::hint::select_unpredictable(on, split.bits, head) as usize;
+    }
+
+    /// The fields of a segment, or of a *stretch* (fields at constant offsets from the
+    /// position: a run of ungated fields followed by one gated field, read whatever its
+    /// gate), without consuming them ([`Peek::skip_if`] does). One base and phase for
+    /// the whole stretch, so a gated field costs no second base.
+    #[inline(always)]
+    pub fn look<const M: usize>(&self, split: &Split<M>) -> [u64; M] {
         let phase = (self.pos & 7) as u32;
         // The clamp never changes a position inside the window's block; it lets the
         // compiler see every load in bounds.
