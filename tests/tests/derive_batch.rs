@@ -595,3 +595,47 @@ fn nested_columns_equal_pack_fixed() {
     // Offset 3 for `a` (range 1..=3) is not a value.
     assert!(Inner::unpack_fixed_column([3], [true]).is_none());
 }
+
+/// Stretches of the parse: a gated field right after another (each closing its own
+/// stretch), a gate naming a field two stretches back, and a gated last field.
+#[derive(NetSerialize, Debug, Clone, PartialEq, Default)]
+struct Trailing {
+    #[net(range = 0..=9)]
+    count: u8,
+    moving: bool,
+    #[net(when = *moving, quantize(min = -8.0, max = 8.0, res = 0.01))]
+    speed: [f32; 2],
+    #[net(when = *count > 4, bits = 40)]
+    stamp: u64,
+    #[net(range = -3..=3)]
+    turn: i8,
+    #[net(when = *count % 2 == 1, default = 2, range = 0..=50)]
+    last: u16,
+}
+
+prop_compose! {
+    fn trailing()(
+        count in rarely(0u8..=9, any::<u8>()),
+        moving in any::<bool>(),
+        speed in prop::array::uniform2(float(-8.0, 8.0)),
+        stamp in rarely(0u64..(1 << 40), any::<u64>()),
+        turn in rarely(-3i8..=3, any::<i8>()),
+        last in rarely(0u16..=50, any::<u16>()),
+    ) -> Trailing {
+        Trailing { count, moving, speed, stamp, turn, last }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn trailing_gates_batch_as_element_by_element(v in prop::collection::vec(trailing(), 0..=70), f in flips()) {
+        check_all(v, &f);
+    }
+
+    #[test]
+    fn trailing_gates_decode_random_bytes_alike(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        check_decode::<Holder<Trailing>>(&bytes);
+    }
+}

@@ -341,6 +341,75 @@ mod tests {
         }
     }
 
+    /// A stretch (ungated fields, then a gated tail of the last `tail` fields) read by
+    /// `look` and consumed by `skip_if` reads what a stream wrote, gate on or off, at
+    /// every bit phase, from a borrowed window or a copy at the end of the input.
+    #[test]
+    fn stretches_read_what_the_stream_wrote() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x = x.rotate_left(23).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            x
+        };
+        for round in 0..400 {
+            let lead = (round % 64) as u32;
+            let widths: [u32; 6] = core::array::from_fn(|_| {
+                let r = next();
+                [0, 1, 3, 14, 32, 54, 57, 58, 64][(r >> 8) as usize % 9]
+            });
+            let tail = 1 + (next() % 3) as usize;
+            let head: u32 = widths[..6 - tail].iter().sum();
+            let split = Split::new(widths);
+            let mut buf = [0u8; 4096];
+            let mut w = WriteStream::new(&mut buf);
+            w.put_bits(next() & mask(lead), lead).unwrap();
+            let mut values = Vec::new();
+            for _ in 0..BLOCK {
+                let vals: [u64; 6] = core::array::from_fn(|j| next() & mask(widths[j]));
+                let on = next() % 3 != 0;
+                for (j, (v, wd)) in vals.iter().zip(widths).enumerate() {
+                    if on || j < 6 - tail {
+                        w.put_bits(*v, wd).unwrap();
+                    }
+                }
+                values.push((vals, on));
+            }
+            let end = next() & 0x1f;
+            w.put_bits(end, 5).unwrap();
+            let n = w.finish();
+            let input = if round % 2 == 0 { &buf[..] } else { &buf[..n] };
+            const W: usize = window_bytes(6 * 64);
+            let copy;
+            let bytes: &[u8; W] = match window::<W>(input, lead as u64) {
+                Some(b) => b,
+                None => {
+                    copy = window_copy::<W>(input, lead as u64);
+                    &copy
+                }
+            };
+            let mut p = Peek::new(bytes, lead as u64);
+            for (k, (vals, on)) in values.iter().enumerate() {
+                let got = p.look(&split);
+                let seen = if *on { 6 } else { 6 - tail };
+                assert_eq!(
+                    got[..seen],
+                    vals[..seen],
+                    "round {round} element {k} {widths:?}"
+                );
+                p.skip_if(&split, head, *on);
+            }
+            assert_eq!(p.take(&Split::new([5])), [end]);
+            let bits = p.position() - (lead as u64 & 7);
+            let mut r = ReadStream::new(input);
+            r.get_bits(lead).unwrap();
+            r.skip_bits(bits).unwrap();
+            assert_eq!(
+                r.bit_position(),
+                8 * n as u64 - (8 - (r.bit_position() % 8)) % 8
+            );
+        }
+    }
+
     #[test]
     fn skipping_past_the_end_is_refused_and_consumes_nothing() {
         let mut r = ReadStream::new(&[0xff; 3]);
