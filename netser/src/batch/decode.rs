@@ -99,8 +99,9 @@ pub fn window_copy<const W: usize>(input: &[u8], start: u64) -> [u8; W] {
     out
 }
 
-/// Where the fields of a *segment* (fields a [`Peek`] takes together: a run of ungated
-/// fields, or one gated field) lie in the 8-byte loads it makes. Load `c` is the window
+/// Where the fields of a *segment* (fields a [`Peek`] reads together: the derive's
+/// stretch of ungated fields and the gated field closing it) lie in the 8-byte loads it
+/// makes. Load `c` is the window
 /// at byte `c` of the segment shifted by the segment's bit phase, so it holds the
 /// segment's bits `8c..8c + 57` whatever the phase; each field takes its bits from one
 /// window (a field wider than the window holds at its place: its low bits from window
