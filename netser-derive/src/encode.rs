@@ -3,12 +3,18 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::decode::is_btree;
 use crate::gen::{ErrPath, Gen};
 use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
 use crate::internals::wire::Wire;
 use crate::plan::{run, FieldPlan};
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
+
+/// The encode errors of a hash map (set) whose `Ord` calls two distinct keys equal: the
+/// decoder would refuse what the sorted order gives as a duplicate.
+const ORD_NOT_EQ_MAP: &str = "map keys equal under `Ord` but distinct under `Eq`";
+const ORD_NOT_EQ_SET: &str = "set elements equal under `Ord` but distinct under `Eq`";
 
 /// Statements that write every sent field; the fields are bound by name as references.
 ///
@@ -193,6 +199,33 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
                 <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;
             }
         }
+        Wire::Seq {
+            kind: CollectionKind::Set,
+            ty,
+            max_len,
+            elem,
+            ..
+        } if !is_btree(ty) => {
+            // A hash set goes in increasing order, as a `BTreeSet` does: the same bits
+            // whatever its hash seed or history. The length is checked first, so the
+            // sort's buffer is bounded by `max_len`.
+            let (inner, i) = path.index();
+            let unordered = inner.apply(g);
+            let items = each(g, elem, quote!(__elements.into_iter()), path);
+            quote!({
+                #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                let __elements = match #krate::__private::sorted_elements(#v.iter()) {
+                    ::core::result::Result::Ok(__sorted) => __sorted,
+                    ::core::result::Result::Err(#i) => {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom(#ORD_NOT_EQ_SET),
+                            #enc::bit_position(__e),
+                        ) #unordered)
+                    }
+                };
+                #items
+            })
+        }
         Wire::Seq { max_len, elem, .. } => {
             let items = each(g, elem, quote!(#v.iter()), path);
             quote! {
@@ -218,6 +251,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             }
         }
         Wire::Map {
+            ty,
             max_len,
             key,
             value,
@@ -229,12 +263,34 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             let k = g.traced(&quote!(__e), &enc, quote!(Field("key")), k);
             let val = g.traced(&quote!(__e), &enc, quote!(Field("value")), val);
             let body = g.traced(&quote!(__e), &enc, quote!(Index(#i)), quote!(#k #val));
-            quote! {
+            if is_btree(ty) {
+                // A `BTreeMap` iterates in key order already.
+                return quote! {
+                    #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                    for (#i, (__key, __value)) in #v.iter().enumerate() {
+                        #body
+                    }
+                };
+            }
+            // A hash map goes in increasing key order, as a `BTreeMap` does: the same
+            // bits whatever its hash seed or history. The length is checked first, so
+            // the sort's buffer is bounded by `max_len`.
+            let unordered = inner.field("key").apply(g);
+            quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
-                for (#i, (__key, __value)) in #v.iter().enumerate() {
+                let __entries = match #krate::__private::sorted_entries(#v.iter()) {
+                    ::core::result::Result::Ok(__sorted) => __sorted,
+                    ::core::result::Result::Err(#i) => {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom(#ORD_NOT_EQ_MAP),
+                            #enc::bit_position(__e),
+                        ) #unordered)
+                    }
+                };
+                for (#i, (__key, __value)) in __entries.into_iter().enumerate() {
                     #body
                 }
-            }
+            })
         }
         Wire::With {
             path: func,

@@ -22,6 +22,57 @@ impl<T> RangeBound<T> for T {}
 /// [`RangeBound`], not at the cast).
 pub const fn range_bound<T, B: RangeBound<T>>(_b: &B) {}
 
+/// The key of a map or the element of a set needs `Ord`: the derive writes them in
+/// increasing order, so equal maps encode to the same bits whatever their type, hash
+/// seed, capacity or insertion history. The derive states `K: MapKey` in the impl's
+/// `where` clause, at the key's type, so a key without `Ord` is one error there.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the key of a map or the element of a set, so netser needs `Ord` for it",
+    label = "`{Self}` does not implement `Ord`",
+    note = "netser writes a map's entries (a set's elements) in increasing key order, so that a map encodes to the same bits in every process, whatever its hash seed or insertion order",
+    note = "derive `PartialOrd` and `Ord` on `{Self}` (consistent with its `Eq`), or send the field through `#[net(with = ...)]`"
+)]
+pub trait MapKey: Ord {}
+
+impl<T: Ord + ?Sized> MapKey for T {}
+
+/// The entries of a hash map in increasing key order: the order they go on the wire.
+/// One allocation of `len` pairs of references (the caller has checked `len` against
+/// `max_len` already) and an unstable sort (keys are distinct).
+///
+/// # Errors
+///
+/// The index, in that order, of a key that compares equal to the one before it: the
+/// map's `Ord` and `Eq` disagree, and a decoder would refuse the entries as duplicates.
+pub fn sorted_entries<'a, K: MapKey, V>(
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
+) -> Result<alloc::vec::Vec<(&'a K, &'a V)>, usize> {
+    let mut sorted: alloc::vec::Vec<(&'a K, &'a V)> = entries.collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    distinct(&sorted, |e| e.0).map(|()| sorted)
+}
+
+/// The elements of a hash set in increasing order, as [`sorted_entries`].
+///
+/// # Errors
+///
+/// As [`sorted_entries`]: the index of an element equal under `Ord` to the one before.
+pub fn sorted_elements<'a, T: MapKey>(
+    elements: impl Iterator<Item = &'a T>,
+) -> Result<alloc::vec::Vec<&'a T>, usize> {
+    let mut sorted: alloc::vec::Vec<&'a T> = elements.collect();
+    sorted.sort_unstable();
+    distinct(&sorted, |e| *e).map(|()| sorted)
+}
+
+/// `Err(i)` for the first `i` whose key is not above the key before it.
+fn distinct<E, K: Ord + ?Sized>(sorted: &[E], key: impl Fn(&E) -> &K) -> Result<(), usize> {
+    match sorted.windows(2).position(|w| key(&w[0]) >= key(&w[1])) {
+        Some(i) => Err(i + 1),
+        None => Ok(()),
+    }
+}
+
 /// A message built in a `const` context, for `panic!("{}", msg.as_str())`.
 ///
 /// Longer text is cut at the capacity.
