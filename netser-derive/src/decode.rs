@@ -303,6 +303,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     // It has no last element to compare with: the element before waits
                     // aside (with its bit and index) until the next one is checked.
                     let check = previous_check(g, &inner, quote!(__item), SET_ORDER, SET_DUPLICATE);
+                    let order = crate::encode::key_order(g, elem_ty);
                     let insert = quote!(if !__set.insert(__last) {
                         return ::core::result::Result::Err(#krate::Error::new(
                             #krate::ErrorKind::Custom(#SET_DUPLICATE),
@@ -312,6 +313,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     quote!({
                         #len
                         let mut __set: #ty = ::core::default::Default::default();
+                        let __order = #order;
                         let mut __previous: ::core::option::Option<(u64, usize, #elem_ty)> =
                             ::core::option::Option::None;
                         for #i in 0..__len {
@@ -406,6 +408,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 MAP_ORDER,
                 MAP_DUPLICATE,
             );
+            let order = crate::encode::key_order(g, key_ty);
             let insert = quote!(if __map.insert(__last, __last_value).is_some() {
                 return ::core::result::Result::Err(#krate::Error::new(
                     #krate::ErrorKind::Custom(#MAP_DUPLICATE),
@@ -415,6 +418,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
             quote!({
                 let __len = #dec::read_len(__d, #max_len) #map_err?;
                 let mut __map: #ty = ::core::default::Default::default();
+                let __order = #order;
                 let mut __previous: ::core::option::Option<(u64, usize, #key_ty, #value_ty)> =
                     ::core::option::Option::None;
                 for #i in 0..__len {
@@ -457,8 +461,8 @@ const SET_ORDER: &str = "set elements not in increasing order";
 const SET_DUPLICATE: &str = "duplicate element in a set";
 
 /// A hash map's (set's) check of the key (element) just read, `item`, against the one
-/// before, waiting in `__previous` as its third member: below it is out of order, equal
-/// to it a duplicate, at the item's `__bit` with `path` (the index `__i` bound).
+/// before, waiting in `__previous` as its third member, in the order `__order`: below it
+/// is out of order, equal to it a duplicate, at the item's `__bit` with `path`.
 fn previous_check(
     g: &Gen,
     path: &ErrPath,
@@ -470,7 +474,7 @@ fn previous_check(
     let err = path.apply(g);
     quote! {
         if let ::core::option::Option::Some(__previous) = &__previous {
-            let __refused = match ::core::cmp::Ord::cmp(&#item, &__previous.2) {
+            let __refused = match __order(&#item, &__previous.2) {
                 ::core::cmp::Ordering::Less => ::core::option::Option::Some(#order),
                 ::core::cmp::Ordering::Equal => ::core::option::Option::Some(#duplicate),
                 ::core::cmp::Ordering::Greater => ::core::option::Option::None,

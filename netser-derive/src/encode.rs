@@ -1,7 +1,8 @@
 //! `encode`: writes a value from `&self`, field by field, through an `Encoder`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::decode::is_btree;
 use crate::gen::{ErrPath, Gen};
@@ -203,8 +204,8 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             kind: CollectionKind::Set,
             ty,
             max_len,
+            elem_ty,
             elem,
-            ..
         } if !is_btree(ty) => {
             // A hash set goes in increasing order, as a `BTreeSet` does: the same bits
             // whatever its hash seed or history. The length is checked first, so the
@@ -212,9 +213,10 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             let (inner, i) = path.index();
             let unordered = inner.apply(g);
             let items = each(g, elem, quote!(__elements.into_iter()), path);
+            let order = key_order(g, elem_ty);
             quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
-                let __elements = match #krate::__private::sorted_elements(#v.iter()) {
+                let __elements = match #krate::__private::sorted_elements(#v.iter(), #order) {
                     ::core::result::Result::Ok(__sorted) => __sorted,
                     ::core::result::Result::Err(#i) => {
                         return ::core::result::Result::Err(#krate::Error::new(
@@ -253,6 +255,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
         Wire::Map {
             ty,
             max_len,
+            key_ty,
             key,
             value,
             ..
@@ -276,9 +279,10 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             // bits whatever its hash seed or history. The length is checked first, so
             // the sort's buffer is bounded by `max_len`.
             let unordered = inner.field("key").apply(g);
+            let order = key_order(g, key_ty);
             quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
-                let __entries = match #krate::__private::sorted_entries(#v.iter()) {
+                let __entries = match #krate::__private::sorted_entries(#v.iter(), #order) {
                     ::core::result::Result::Ok(__sorted) => __sorted,
                     ::core::result::Result::Err(#i) => {
                         return ::core::result::Result::Err(#krate::Error::new(
@@ -309,6 +313,16 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             }
         }),
     }
+}
+
+/// The order of the keys of type `key_ty` of a hash map (set) on the wire, as a
+/// function: netser's `key_order`, whose bound (`Ord`, through `MapKey`) carries the
+/// message a key type without `Ord` gets. All of it at the key type's span, so that
+/// message points there, once: encode and decode give the same diagnostic.
+pub fn key_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
+    let span = key_ty.span();
+    let krate = crate::expand::respan(g.krate.clone(), span);
+    quote_spanned!(span=> #krate::__private::key_order::<#key_ty>())
 }
 
 /// The element type of a collection whose elements go through their own impl's

@@ -141,17 +141,6 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
         let krate = respan(krate.clone(), span);
         quote_spanned!(span=> #ty: #krate::NetSerialize)
     });
-    // Map keys and set elements go on the wire in increasing order: `Ord`, stated the
-    // same way, with netser's message.
-    let mut keys = Vec::new();
-    for wire in bodies.iter().flat_map(|b| &b.fields).filter_map(|f| f.wire.as_ref()) {
-        wire.ordered_keys(&mut keys);
-    }
-    let predicates = predicates.chain(keys.into_iter().map(|ty| {
-        let span = ty.span();
-        let krate = respan(krate.clone(), span);
-        quote_spanned!(span=> #ty: #krate::__private::MapKey)
-    }));
     let where_clause = generics.make_where_clause();
     for p in predicates {
         where_clause.predicates.push(syn::parse_quote!(#p));
@@ -413,7 +402,7 @@ fn packed_items(g: &Gen, body: &Body<'_>) -> TokenStream {
 }
 
 /// `tokens` with every token (and group) moved to `span`.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+pub fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

@@ -126,47 +126,6 @@ impl Wire {
     pub fn is_value(&self) -> bool {
         matches!(self, Wire::Value(_))
     }
-
-    /// The key types of the maps and element types of the sets in this encoding (at
-    /// any depth), once each, in order: they go on the wire in increasing order, so
-    /// they need `Ord`.
-    pub fn ordered_keys(&self, out: &mut Vec<Type>) {
-        let mut add = |ty: &Type| {
-            let key = quote::quote!(#ty).to_string();
-            if !out.iter().any(|t| quote::quote!(#t).to_string() == key) {
-                out.push(ty.clone());
-            }
-        };
-        match self {
-            Wire::Seq {
-                kind: CollectionKind::Set,
-                elem_ty,
-                elem,
-                ..
-            } => {
-                add(elem_ty);
-                elem.ordered_keys(out);
-            }
-            Wire::Map {
-                key_ty, key, value, ..
-            } => {
-                add(key_ty);
-                key.ordered_keys(out);
-                value.ordered_keys(out);
-            }
-            Wire::GlamVec { elem, .. } | Wire::Array { elem, .. } | Wire::Seq { elem, .. } => {
-                elem.ordered_keys(out)
-            }
-            Wire::Option { inner } => inner.ordered_keys(out),
-            Wire::Value(_)
-            | Wire::IntRange { .. }
-            | Wire::IntBits { .. }
-            | Wire::Quantize { .. }
-            | Wire::Quat { .. }
-            | Wire::String { .. }
-            | Wire::With { .. } => {}
-        }
-    }
 }
 
 /// The element-wise attribute of a field: the one that applies at its leaves.
