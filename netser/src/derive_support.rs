@@ -6,6 +6,10 @@
 //! failure into a message that names the field and the values (`Msg` formats numbers
 //! in a `const` context), and a bound of the wrong integer type into a trait error that
 //! says what to write (`RangeBound`).
+//!
+//! Hash maps and sets go on the wire in key order: `key_order` (whose `MapKey` bound
+//! names `Ord` with netser's message) and the sorted views `sorted_entries` /
+//! `sorted_elements` the encoder writes from.
 
 /// A `range` bound must have the field's integer type `T`.
 #[diagnostic::on_unimplemented(

@@ -8,9 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use netser::trace::layout;
-use netser::{
-    Decoder, Encoder, ErrorKind, NetSerialize, ReadStream, Result, WriteStream,
-};
+use netser::{Decoder, Encoder, ErrorKind, NetSerialize, ReadStream, Result, WriteStream};
 use proptest::prelude::*;
 
 // ---- types: each hash type beside its BTree twin -----------------------------------
@@ -142,7 +140,8 @@ fn decodes_to_the_same_bits<T: NetSerialize>(bytes: &[u8]) -> bool {
 /// The path after the type's name (`by_player[1].key` of `HashScores.by_player[1].key`).
 fn path_in_type(err: &netser::Error) -> String {
     let path = err.path();
-    path.split_once('.').map_or(path.clone(), |(_, p)| p.to_string())
+    path.split_once('.')
+        .map_or(path.clone(), |(_, p)| p.to_string())
 }
 
 /// `HashScores` bytes: `len`, then the given entries (values as raw 10-bit offsets, so
@@ -492,7 +491,10 @@ fn nested_out_of_order_keys_name_their_place() {
     });
     let hash = HashNested::decode_from_slice(&bytes).unwrap_err();
     let tree = TreeNested::decode_from_slice(&bytes).unwrap_err();
-    assert_eq!(hash.kind(), &ErrorKind::Custom("duplicate element in a set"));
+    assert_eq!(
+        hash.kind(),
+        &ErrorKind::Custom("duplicate element in a set")
+    );
     assert_eq!(hash.path(), "HashNested.teams[1]");
     assert_eq!((hash.kind(), hash.bit()), (tree.kind(), tree.bit()));
 }
@@ -574,5 +576,8 @@ fn random_input_decodes_often_enough() {
         }
     }
     assert!(decoded > 100, "{decoded} of 2000 decoded");
-    assert!(sorted_non_empty > 20, "{sorted_non_empty} with two entries or more");
+    assert!(
+        sorted_non_empty > 20,
+        "{sorted_non_empty} with two entries or more"
+    );
 }
