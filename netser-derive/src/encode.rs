@@ -213,7 +213,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             let (inner, i) = path.index();
             let unordered = inner.apply(g);
             let items = each(g, elem, quote!(__elements.into_iter()), path);
-            let order = key_order(g, elem_ty);
+            let order = sort_order(g, elem_ty);
             quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
                 let __elements = match #krate::__private::sorted_elements(#v.iter(), #order) {
@@ -279,7 +279,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             // bits whatever its hash seed or history. The length is checked first, so
             // the sort's buffer is bounded by `max_len`.
             let unordered = inner.field("key").apply(g);
-            let order = key_order(g, key_ty);
+            let order = sort_order(g, key_ty);
             quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
                 let __entries = match #krate::__private::sorted_entries(#v.iter(), #order) {
@@ -323,6 +323,18 @@ pub fn key_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
     let span = key_ty.span();
     let krate = crate::expand::respan(g.krate.clone(), span);
     quote_spanned!(span=> #krate::__private::key_order::<#key_ty>())
+}
+
+/// The encoder's sort order: `Ord` on `key_ty`, inlined, after a call of `key_order`
+/// (which gives the message). At the key type's span too: rustc then reports the
+/// missing `Ord` once there, with `key_order`'s message.
+fn sort_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
+    let span = key_ty.span();
+    let check = key_order(g, key_ty);
+    quote_spanned!(span=> {
+        let _ = #check;
+        |__a: &#key_ty, __b: &#key_ty| ::core::cmp::Ord::cmp(__a, __b)
+    })
 }
 
 /// The element type of a collection whose elements go through their own impl's
