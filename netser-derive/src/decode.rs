@@ -272,32 +272,62 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                         #finish
                     })
                 }
-                CollectionKind::Set => {
+                CollectionKind::Set if is_btree(ty) => {
                     // An ordered set is written in order: any other order would decode
                     // to a value that encodes to other bits.
-                    let set_order = if is_btree(ty) {
-                        quote!(if __set.last().is_some_and(|__last| __item < *__last) {
-                            return ::core::result::Result::Err(#krate::Error::new(
-                                #krate::ErrorKind::Custom("set elements not in increasing order"),
-                                __bit,
-                            ) #inner_err);
-                        })
-                    } else {
-                        TokenStream::new()
-                    };
                     quote!({
                         #len
                         let mut __set: #ty = ::core::default::Default::default();
                         for #i in 0..__len {
                             let __bit = #dec::bit_position(__d);
                             let __item: #elem_ty = #value;
-                            #set_order
-                            if !__set.insert(__item) {
+                            if __set.last().is_some_and(|__last| __item < *__last) {
                                 return ::core::result::Result::Err(#krate::Error::new(
-                                    #krate::ErrorKind::Custom("duplicate element in a set"),
+                                    #krate::ErrorKind::Custom(#SET_ORDER),
                                     __bit,
                                 ) #inner_err);
                             }
+                            if !__set.insert(__item) {
+                                return ::core::result::Result::Err(#krate::Error::new(
+                                    #krate::ErrorKind::Custom(#SET_DUPLICATE),
+                                    __bit,
+                                ) #inner_err);
+                            }
+                        }
+                        __set
+                    })
+                }
+                CollectionKind::Set => {
+                    // A hash set is written in increasing order too, and refused in any
+                    // other order with the same errors at the same bits as a `BTreeSet`.
+                    // It has no last element to compare with: the element before waits
+                    // aside (with its bit and index) until the next one is checked.
+                    let check = previous_check(g, &inner, quote!(__item), SET_ORDER, SET_DUPLICATE);
+                    let order = crate::encode::key_order(g, elem_ty);
+                    let insert = quote!(if !__set.insert(__last) {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom(#SET_DUPLICATE),
+                            __bit,
+                        ) #inner_err);
+                    });
+                    quote!({
+                        #len
+                        let mut __set: #ty = ::core::default::Default::default();
+                        let __order = #order;
+                        let mut __previous: ::core::option::Option<(u64, usize, #elem_ty)> =
+                            ::core::option::Option::None;
+                        for #i in 0..__len {
+                            let __bit = #dec::bit_position(__d);
+                            let __item: #elem_ty = #value;
+                            #check
+                            if let ::core::option::Option::Some((__bit, #i, __last)) =
+                                __previous.replace((__bit, #i, __item))
+                            {
+                                #insert
+                            }
+                        }
+                        if let ::core::option::Option::Some((__bit, #i, __last)) = __previous {
+                            #insert
                         }
                         __set
                     })
@@ -343,30 +373,65 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     (__bit, __key, __value)
                 }),
             );
-            // An ordered map is written in key order: any other order would decode to a
-            // value that encodes to other bits.
-            let map_order = if is_btree(ty) {
-                quote!(if __map.last_key_value().is_some_and(|(__last, _)| __key < *__last) {
-                    return ::core::result::Result::Err(#krate::Error::new(
-                        #krate::ErrorKind::Custom("map keys not in increasing order"),
-                        __bit,
-                    ) #inner_err);
-                })
-            } else {
-                TokenStream::new()
-            };
+            if is_btree(ty) {
+                // An ordered map is written in key order: any other order would decode
+                // to a value that encodes to other bits.
+                return quote!({
+                    let __len = #dec::read_len(__d, #max_len) #map_err?;
+                    let mut __map: #ty = ::core::default::Default::default();
+                    for #i in 0..__len {
+                        let (__bit, __key, __value) = #entry;
+                        if __map.last_key_value().is_some_and(|(__last, _)| __key < *__last) {
+                            return ::core::result::Result::Err(#krate::Error::new(
+                                #krate::ErrorKind::Custom(#MAP_ORDER),
+                                __bit,
+                            ) #inner_err);
+                        }
+                        if __map.insert(__key, __value).is_some() {
+                            return ::core::result::Result::Err(#krate::Error::new(
+                                #krate::ErrorKind::Custom(#MAP_DUPLICATE),
+                                __bit,
+                            ) #inner_err);
+                        }
+                    }
+                    __map
+                });
+            }
+            // A hash map is written in increasing key order too, and refused in any other
+            // order with the same errors at the same bits as a `BTreeMap`. It has no last
+            // key to compare with: the entry before waits aside (with its bit and index)
+            // until the next one is checked.
+            let check = previous_check(
+                g,
+                &inner.field("key"),
+                quote!(__key),
+                MAP_ORDER,
+                MAP_DUPLICATE,
+            );
+            let order = crate::encode::key_order(g, key_ty);
+            let insert = quote!(if __map.insert(__last, __last_value).is_some() {
+                return ::core::result::Result::Err(#krate::Error::new(
+                    #krate::ErrorKind::Custom(#MAP_DUPLICATE),
+                    __bit,
+                ) #inner_err);
+            });
             quote!({
                 let __len = #dec::read_len(__d, #max_len) #map_err?;
                 let mut __map: #ty = ::core::default::Default::default();
+                let __order = #order;
+                let mut __previous: ::core::option::Option<(u64, usize, #key_ty, #value_ty)> =
+                    ::core::option::Option::None;
                 for #i in 0..__len {
                     let (__bit, __key, __value) = #entry;
-                    #map_order
-                    if __map.insert(__key, __value).is_some() {
-                        return ::core::result::Result::Err(#krate::Error::new(
-                            #krate::ErrorKind::Custom("duplicate key in a map"),
-                            __bit,
-                        ) #inner_err);
+                    #check
+                    if let ::core::option::Option::Some((__bit, #i, __last, __last_value)) =
+                        __previous.replace((__bit, #i, __key, __value))
+                    {
+                        #insert
                     }
+                }
+                if let ::core::option::Option::Some((__bit, #i, __last, __last_value)) = __previous {
+                    #insert
                 }
                 __map
             })
@@ -390,8 +455,42 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
     }
 }
 
+const MAP_ORDER: &str = "map keys not in increasing order";
+const MAP_DUPLICATE: &str = "duplicate key in a map";
+const SET_ORDER: &str = "set elements not in increasing order";
+const SET_DUPLICATE: &str = "duplicate element in a set";
+
+/// A hash map's (set's) check of the key (element) just read, `item`, against the one
+/// before, waiting in `__previous` as its third member, in the order `__order`: below it
+/// is out of order, equal to it a duplicate, at the item's `__bit` with `path`.
+fn previous_check(
+    g: &Gen,
+    path: &ErrPath,
+    item: TokenStream,
+    order: &str,
+    duplicate: &str,
+) -> TokenStream {
+    let krate = &g.krate;
+    let err = path.apply(g);
+    quote! {
+        if let ::core::option::Option::Some(__previous) = &__previous {
+            let __refused = match __order(&#item, &__previous.2) {
+                ::core::cmp::Ordering::Less => ::core::option::Option::Some(#order),
+                ::core::cmp::Ordering::Equal => ::core::option::Option::Some(#duplicate),
+                ::core::cmp::Ordering::Greater => ::core::option::Option::None,
+            };
+            if let ::core::option::Option::Some(__kind) = __refused {
+                return ::core::result::Result::Err(#krate::Error::new(
+                    #krate::ErrorKind::Custom(__kind),
+                    __bit,
+                ) #err);
+            }
+        }
+    }
+}
+
 /// A `BTreeMap` / `BTreeSet` (by the last path segment, as the shape is classified).
-fn is_btree(ty: &syn::Type) -> bool {
+pub fn is_btree(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Path(p) => p
             .path

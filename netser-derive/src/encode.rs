@@ -1,14 +1,21 @@
 //! `encode`: writes a value from `&self`, field by field, through an `Encoder`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
+use crate::decode::is_btree;
 use crate::gen::{ErrPath, Gen};
 use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
 use crate::internals::wire::Wire;
 use crate::plan::{run, FieldPlan};
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
+
+/// The encode errors of a hash map (set) whose `Ord` calls two distinct keys equal: the
+/// decoder would refuse what the sorted order gives as a duplicate.
+const ORD_NOT_EQ_MAP: &str = "map keys equal under `Ord` but distinct under `Eq`";
+const ORD_NOT_EQ_SET: &str = "set elements equal under `Ord` but distinct under `Eq`";
 
 /// Statements that write every sent field; the fields are bound by name as references.
 ///
@@ -193,6 +200,34 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
                 <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;
             }
         }
+        Wire::Seq {
+            kind: CollectionKind::Set,
+            ty,
+            max_len,
+            elem_ty,
+            elem,
+        } if !is_btree(ty) => {
+            // A hash set goes in increasing order, as a `BTreeSet` does: the same bits
+            // whatever its hash seed or history. The length is checked first, so the
+            // sort's buffer is bounded by `max_len`.
+            let (inner, i) = path.index();
+            let unordered = inner.apply(g);
+            let items = each(g, elem, quote!(__elements.into_iter()), path);
+            let order = sort_order(g, elem_ty);
+            quote!({
+                #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                let __elements = match #krate::__private::sorted_elements(#v.iter(), #order) {
+                    ::core::result::Result::Ok(__sorted) => __sorted,
+                    ::core::result::Result::Err(#i) => {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom(#ORD_NOT_EQ_SET),
+                            #enc::bit_position(__e),
+                        ) #unordered)
+                    }
+                };
+                #items
+            })
+        }
         Wire::Seq { max_len, elem, .. } => {
             let items = each(g, elem, quote!(#v.iter()), path);
             quote! {
@@ -218,7 +253,9 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             }
         }
         Wire::Map {
+            ty,
             max_len,
+            key_ty,
             key,
             value,
             ..
@@ -229,12 +266,35 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             let k = g.traced(&quote!(__e), &enc, quote!(Field("key")), k);
             let val = g.traced(&quote!(__e), &enc, quote!(Field("value")), val);
             let body = g.traced(&quote!(__e), &enc, quote!(Index(#i)), quote!(#k #val));
-            quote! {
+            if is_btree(ty) {
+                // A `BTreeMap` iterates in key order already.
+                return quote! {
+                    #enc::write_len(__e, #v.len(), #max_len) #map_err?;
+                    for (#i, (__key, __value)) in #v.iter().enumerate() {
+                        #body
+                    }
+                };
+            }
+            // A hash map goes in increasing key order, as a `BTreeMap` does: the same
+            // bits whatever its hash seed or history. The length is checked first, so
+            // the sort's buffer is bounded by `max_len`.
+            let unordered = inner.field("key").apply(g);
+            let order = sort_order(g, key_ty);
+            quote!({
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
-                for (#i, (__key, __value)) in #v.iter().enumerate() {
+                let __entries = match #krate::__private::sorted_entries(#v.iter(), #order) {
+                    ::core::result::Result::Ok(__sorted) => __sorted,
+                    ::core::result::Result::Err(#i) => {
+                        return ::core::result::Result::Err(#krate::Error::new(
+                            #krate::ErrorKind::Custom(#ORD_NOT_EQ_MAP),
+                            #enc::bit_position(__e),
+                        ) #unordered)
+                    }
+                };
+                for (#i, (__key, __value)) in __entries.into_iter().enumerate() {
                     #body
                 }
-            }
+            })
         }
         Wire::With {
             path: func,
@@ -253,6 +313,28 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             }
         }),
     }
+}
+
+/// The order of the keys of type `key_ty` of a hash map (set) on the wire, as a
+/// function: netser's `key_order`, whose bound (`Ord`, through `MapKey`) carries the
+/// message a key type without `Ord` gets. All of it at the key type's span, so that
+/// message points there, once: encode and decode give the same diagnostic.
+pub fn key_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
+    let span = key_ty.span();
+    let krate = crate::expand::respan(g.krate.clone(), span);
+    quote_spanned!(span=> #krate::__private::key_order::<#key_ty>())
+}
+
+/// The encoder's sort order: `Ord` on `key_ty`, inlined, after a call of `key_order`
+/// (which gives the message). At the key type's span too: rustc then reports the
+/// missing `Ord` once there, with `key_order`'s message.
+fn sort_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
+    let span = key_ty.span();
+    let check = key_order(g, key_ty);
+    quote_spanned!(span=> {
+        let _ = #check;
+        |__a: &#key_ty, __b: &#key_ty| ::core::cmp::Ord::cmp(__a, __b)
+    })
 }
 
 /// The element type of a collection whose elements go through their own impl's

@@ -402,7 +402,7 @@ fn packed_items(g: &Gen, body: &Body<'_>) -> TokenStream {
 }
 
 /// `tokens` with every token (and group) moved to `span`.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+pub fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

@@ -165,8 +165,8 @@
 //! **`max_len = N`**: the most elements (bytes for a `String`) of a `Vec`, `String`,
 //! `Box<[T]>`, map or set; required on each of them. The length goes first in
 //! `bits_required(0, N)` bits; a longer collection is an error, and a decoder never
-//! allocates for more elements than the input can hold. Duplicate map keys or set
-//! elements in the input are an error.
+//! allocates for more elements than the input can hold. Map keys and set elements go
+//! in increasing order (see [Maps and sets](#maps-and-sets)).
 //!
 //! ```
 //! # use netser::NetSerialize;
@@ -179,6 +179,68 @@
 //!     tags: Vec<String>,                     // 4 strings of up to 4 bytes
 //! }
 //! assert!(Inventory { stacks: BTreeMap::new(), tags: vec!["toolong".into()] }.to_vec().is_err());
+//! ```
+//!
+//! ### Maps and sets
+//!
+//! `HashMap<K, V>`, `BTreeMap<K, V>`, `HashSet<T>` and `BTreeSet<T>` (any hasher
+//! parameter) send their length, then their entries (key, then value) or elements **in
+//! increasing key order**. The wire format of a map does not depend on its type: a
+//! `HashMap` and a `BTreeMap` with the same entries encode to the same bits, and a hash
+//! map encodes to the same bits whatever its hash seed, capacity or insertion history,
+//! in every process. So the key type (the element type of a set) needs `Ord`, consistent
+//! with its `Eq`; without it the field does not compile, with an error at the key type.
+//!
+//! Encoding a hash map or set sorts it: after the length is checked against `max_len`,
+//! the encoder collects references to the entries into a `Vec` (one allocation of at
+//! most `max_len` pairs of references) and sorts them by key, `O(n log n)` comparisons.
+//! A `BTreeMap` / `BTreeSet` is already in order and costs nothing extra. Two keys a
+//! hash map holds apart but whose `Ord` calls equal are an encode error (a decoder
+//! would refuse them as duplicates).
+//!
+//! A decoder refuses keys (elements) that are not in strictly increasing order, for
+//! every map and set type alike: a key below the one before it is `map keys not in
+//! increasing order` (`set elements not in increasing order`), a key equal to it is
+//! `duplicate key in a map` (`duplicate element in a set`), both at the first bit of the
+//! offending entry, with its index in the error path (`Scores.points[1].key`). Any
+//! other order would decode to a value that encodes to other bits.
+//!
+//! ```
+//! # use netser::{Encoder, ErrorKind, NetSerialize, WriteStream};
+//! use std::collections::{BTreeMap, HashMap};
+//!
+//! #[derive(NetSerialize, Debug, PartialEq)]
+//! struct Scores {
+//!     #[net(max_len = 8, range = 0..=999)]
+//!     points: HashMap<u8, u16>,
+//! }
+//! #[derive(NetSerialize, Debug, PartialEq)]
+//! struct OrderedScores {
+//!     #[net(max_len = 8, range = 0..=999)]
+//!     points: BTreeMap<u8, u16>,
+//! }
+//!
+//! let entries = [(9, 120), (2, 999), (5, 0)];
+//! let hashed = Scores { points: HashMap::from(entries) };
+//! let bytes = hashed.to_vec()?;
+//! // Keys 2, 5, 9 in that order, whatever the table's own order: the BTreeMap's bits.
+//! assert_eq!(bytes, OrderedScores { points: BTreeMap::from(entries) }.to_vec()?);
+//! assert_eq!(Scores::decode_from_slice(&bytes)?, hashed);
+//!
+//! // Keys 9 then 2, written by hand: refused, at the second entry's key.
+//! let mut buf = [0u8; 8];
+//! let mut w = WriteStream::new(&mut buf);
+//! w.write_int(2usize, 0, 8)?; // length: 4 bits
+//! for key in [9u8, 2] {
+//!     w.write_value(&key)?; // 8 bits
+//!     w.write_int(1u16, 0, 999)?; // 10 bits
+//! }
+//! let len = w.finish();
+//! let err = Scores::decode_from_slice(&buf[..len]).unwrap_err();
+//! assert_eq!(err.kind(), &ErrorKind::Custom("map keys not in increasing order"));
+//! assert_eq!(err.path(), "Scores.points[1].key");
+//! assert_eq!(err.bit(), 22);
+//! # Ok::<(), netser::Error>(())
 //! ```
 //!
 //! ## skip

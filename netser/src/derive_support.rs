@@ -6,6 +6,10 @@
 //! failure into a message that names the field and the values (`Msg` formats numbers
 //! in a `const` context), and a bound of the wrong integer type into a trait error that
 //! says what to write (`RangeBound`).
+//!
+//! Hash maps and sets go on the wire in key order: `key_order` (whose `MapKey` bound
+//! names `Ord` with netser's message) and the sorted views `sorted_entries` /
+//! `sorted_elements` the encoder writes from.
 
 /// A `range` bound must have the field's integer type `T`.
 #[diagnostic::on_unimplemented(
@@ -21,6 +25,75 @@ impl<T> RangeBound<T> for T {}
 /// the bound with `as T`, a no-op; a mismatch stops at this call with the message of
 /// [`RangeBound`], not at the cast).
 pub const fn range_bound<T, B: RangeBound<T>>(_b: &B) {}
+
+/// The key of a map or the element of a set needs `Ord`: the derive writes hash maps
+/// and sets in increasing order, as `BTreeMap`s and `BTreeSet`s iterate, so equal maps
+/// encode to the same bits whatever their type, hash seed, capacity or insertion
+/// history. Every use goes through [`key_order`], so a key without `Ord` is one error
+/// with this message, at the key's type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the key of a map or the element of a set, so netser needs `Ord` for it",
+    label = "`{Self}` does not implement `Ord`",
+    note = "netser writes a hash map's entries (a hash set's elements) in increasing order, as a `BTreeMap` (`BTreeSet`) iterates, so that equal maps encode to the same bits in every process, whatever their hash seed or insertion order",
+    note = "derive `PartialOrd` and `Ord` on `{Self}` (consistent with its `Eq`), or send the field through `#[net(with = path::to::serialize_fn, max_bits = N)]`"
+)]
+pub trait MapKey: Ord {}
+
+impl<T: Ord + ?Sized> MapKey for T {}
+
+/// The order of a map's keys (a set's elements) on the wire: `K`'s `Ord`. The decoder
+/// compares each key with the one before through it (once per entry: a call through a
+/// pointer costs nothing there); the encoder calls it first too, for its bound's
+/// message, and sorts with `Ord` inlined.
+#[inline(always)]
+pub fn key_order<K: MapKey>() -> fn(&K, &K) -> core::cmp::Ordering {
+    K::cmp
+}
+
+/// The entries of a hash map in increasing key order (`order`: `K`'s `Ord`, inlined:
+/// through a function pointer, encoding a 64-entry `HashMap<u16, u16>` took 1.3 µs,
+/// against 0.9 µs), the order they go on the wire. One allocation of `len` pairs of references (the caller
+/// has checked `len` against `max_len` already) and an unstable sort (keys are
+/// distinct).
+///
+/// # Errors
+///
+/// The index, in that order, of a key that `order` calls equal to the one before it:
+/// the key type's `Ord` and `Eq` disagree, and a decoder would refuse the entries as
+/// duplicates.
+pub fn sorted_entries<'a, K, V>(
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
+    order: impl Fn(&K, &K) -> core::cmp::Ordering,
+) -> Result<alloc::vec::Vec<(&'a K, &'a V)>, usize> {
+    let mut sorted: alloc::vec::Vec<(&'a K, &'a V)> = entries.collect();
+    sorted.sort_unstable_by(|a, b| order(a.0, b.0));
+    distinct(&sorted, |a, b| order(a.0, b.0)).map(|()| sorted)
+}
+
+/// The elements of a hash set in increasing order, as [`sorted_entries`].
+///
+/// # Errors
+///
+/// As [`sorted_entries`]: the index of an element `order` calls equal to the one before.
+pub fn sorted_elements<'a, T>(
+    elements: impl Iterator<Item = &'a T>,
+    order: impl Fn(&T, &T) -> core::cmp::Ordering,
+) -> Result<alloc::vec::Vec<&'a T>, usize> {
+    let mut sorted: alloc::vec::Vec<&'a T> = elements.collect();
+    sorted.sort_unstable_by(|a, b| order(a, b));
+    distinct(&sorted, |a, b| order(a, b)).map(|()| sorted)
+}
+
+/// `Err(i)` for the first `i` not above the one before it.
+fn distinct<E>(sorted: &[E], order: impl Fn(&E, &E) -> core::cmp::Ordering) -> Result<(), usize> {
+    match sorted
+        .windows(2)
+        .position(|w| order(&w[0], &w[1]) != core::cmp::Ordering::Less)
+    {
+        Some(i) => Err(i + 1),
+        None => Ok(()),
+    }
+}
 
 /// A message built in a `const` context, for `panic!("{}", msg.as_str())`.
 ///

@@ -94,8 +94,8 @@ fn framed_packets_refuse_non_zero_padding() {
         frame: 31232,
         entities: vec![],
         events: vec![],
-        scores: BTreeMap::new(),
-        seen: BTreeSet::new(),
+        scores: std::collections::HashMap::new(),
+        seen: std::collections::HashSet::new(),
         last: None,
     };
     let mut buf = [0u8; 64];

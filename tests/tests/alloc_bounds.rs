@@ -261,6 +261,47 @@ fn decoders_stay_within_max_heap_bytes() {
     assert!(report[5].1.peak as u64 <= 4096 * 8 * slot + 255 * 24 + ERROR_BYTES as u64);
 }
 
+/// Encoding a hash map or set sorts references to its entries: one block each, of at
+/// most `max_len` references (pairs of them for a map), freed before encode returns;
+/// a `BTreeMap` / `BTreeSet` and an empty hash map allocate nothing.
+#[test]
+fn encoding_a_hash_map_allocates_one_sorted_view() {
+    use std::collections::{BTreeSet, HashSet};
+    #[derive(NetSerialize)]
+    struct Tables {
+        #[net(max_len = 64)]
+        map: HashMap<u32, u8>,
+        #[net(max_len = 64)]
+        set: HashSet<u16>,
+        #[net(max_len = 64)]
+        tree: BTreeMap<u32, u8>,
+        #[net(max_len = 64)]
+        ordered: BTreeSet<u16>,
+    }
+    let full = Tables {
+        map: (0..64).map(|k| (k * 7, 1)).collect(),
+        set: (0..64).collect(),
+        tree: (0..64).map(|k| (k, 1)).collect(),
+        ordered: (0..64).collect(),
+    };
+    let mut buf = vec![0u8; full.measure_bits().unwrap().div_ceil(8) as usize];
+    let usage = measure(|| full.encode_to_slice(&mut buf).unwrap());
+    let word = std::mem::size_of::<usize>();
+    assert_eq!(usage.count, 2, "{usage:?}");
+    assert_eq!(usage.largest, 64 * 2 * word);
+    assert_eq!(usage.total, 64 * 2 * word + 64 * word);
+    assert_eq!(live(), 0);
+
+    let empty = Tables {
+        map: HashMap::new(),
+        set: HashSet::new(),
+        tree: (0..64).map(|k| (k, 1)).collect(),
+        ordered: (0..64).collect(),
+    };
+    let usage = measure(|| empty.encode_to_slice(&mut buf).unwrap());
+    assert_eq!(usage.count, 0, "{usage:?}");
+}
+
 #[test]
 fn framing_stays_within_the_body_bound() {
     let bound = usize::try_from(Snapshot::MAX_HEAP_BYTES).unwrap() + ERROR_BYTES;

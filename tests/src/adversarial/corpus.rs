@@ -2,7 +2,7 @@
 //! types and framed packets for the decode targets, and byte strings that the script
 //! targets' `Arbitrary` reads as scripts mixing every operation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{HashMap, HashSet};
 
 use netser::framing::write_packet;
 use netser::NetSerialize;
@@ -72,8 +72,8 @@ fn snapshot(n: u16) -> Snapshot {
             .collect(),
         scores: (0..n.min(4) as u8)
             .map(|p| (p, i32::from(p) * 250 - 500))
-            .collect::<BTreeMap<_, _>>(),
-        seen: (0..n.min(6)).map(|p| p * 11).collect::<BTreeSet<_>>(),
+            .collect::<HashMap<_, _>>(),
+        seen: (0..n.min(6)).map(|p| p * 11).collect::<HashSet<_>>(),
         last: (n % 2 == 1).then_some(Event::Hit(100, true)),
     }
 }

@@ -2,7 +2,7 @@
 //! uses (floats, quantized floats, quaternions, enums, options, nested bounded
 //! collections, strings, maps, sets, arrays), plus one that only the numeric forms fill.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{HashMap, HashSet};
 
 use netser::NetSerialize;
 
@@ -54,14 +54,12 @@ pub struct Snapshot {
     /// Events per player, nested lists.
     #[net(max_len = 4)]
     pub events: Vec<Vec<Event>>,
-    /// Scores by player.
+    /// Scores by player: a hash map, sent in increasing key order as a `BTreeMap` is.
     #[net(max_len = 4, range = -1000..=1000)]
-    pub scores: BTreeMap<u8, i32>,
-    /// Players seen. (A `HashSet` would not do here: its encoding follows its
-    /// iteration order, which differs between processes, so a decoded set can encode
-    /// to other bits.)
+    pub scores: HashMap<u8, i32>,
+    /// Players seen: a hash set, sent in increasing order.
     #[net(max_len = 6)]
-    pub seen: BTreeSet<u16>,
+    pub seen: HashSet<u16>,
     /// An optional event.
     pub last: Option<Event>,
 }
