@@ -120,6 +120,26 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     }
 }
 
+/// Most bits a leaf sends, from its type alone.
+fn bound_bits(leaf: &Leaf<'_>) -> u32 {
+    match leaf {
+        Leaf::Bool => 1,
+        Leaf::F32 | Leaf::Quantize { .. } => 32,
+        Leaf::Int { ty, .. } | Leaf::Bits { ty, .. } => ty.width().min(64),
+        Leaf::Quat { .. } => 62,
+        Leaf::F64 | Leaf::Nested(_) => 64,
+    }
+}
+
+/// One put of an element: ungated slots, then optionally a gated field and the ungated
+/// slots after it.
+#[derive(Default)]
+struct Piece {
+    prefix: Vec<usize>,
+    /// The gate, its field's slots and the ungated slots after it.
+    gated: Option<(usize, Vec<usize>, Vec<usize>)>,
+}
+
 /// `encode_slice`: blocks converted by columns, then packed.
 pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let krate = &g.krate;
@@ -167,34 +187,104 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             .map(|(s, _)| format_ident!("__w{}", s));
         quote!(__bits += (0u64 #(+ #ws as u64)*) * #batch::count(&#gi, __n);)
     });
-    // The pack phase: segments of ungated slots, and each gated field on its own; a
-    // gated field and the segment after it go as one push when they fit a word.
-    let pair = |s: usize| {
+    // The pack phase: each element's bits in as few puts as its gates allow. A piece is
+    // the ungated slots up to a gate (at constant offsets), then that gated field and
+    // the ungated segment after it: both candidates (gate on, gate off) are packed at
+    // compile-time shifts and one is selected, so the piece is one put. A later gate
+    // starts a new piece (its offset depends on the earlier gates).
+    let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
         quote!((#c[__k], #w))
     };
-    let mut groups: Vec<(Option<usize>, Vec<TokenStream>)> = Vec::new();
+    let zero = |_: &usize| quote!((0u64, 0u32));
+    let width = |s: &usize| {
+        let w = format_ident!("__w{}", s);
+        quote!(+ #w)
+    };
+    let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
     for field in &plan.fields {
         match (field.gate, groups.last_mut()) {
-            (None, Some((None, segment))) => segment.extend(field.slots.clone().map(pair)),
-            (gate, _) => groups.push((gate, field.slots.clone().map(pair).collect())),
+            (None, Some((None, segment))) => segment.extend(field.slots.clone()),
+            (gate, _) => groups.push((gate, field.slots.clone().collect())),
         }
     }
-    let mut pack = TokenStream::new();
-    let mut groups = groups.into_iter().peekable();
-    while let Some((gate, pairs)) = groups.next() {
-        match gate {
-            None => pack.extend(quote!(__sink.push_run([#(#pairs),*]);)),
-            Some(j) => {
-                let gi = format_ident!("__g{}", j);
-                match groups.next_if(|(g, _)| g.is_none()) {
-                    Some((_, then)) => pack.extend(quote!(
-                        __sink.push_gated_run(#gi[__k], [#(#pairs),*], [#(#then),*]);
-                    )),
-                    None => pack.extend(quote!(if #gi[__k] { __sink.push_run([#(#pairs),*]); })),
-                }
-            }
+    let mut pieces: Vec<Piece> = vec![Piece::default()];
+    for (gate, slots) in groups {
+        let cur = pieces.last_mut().expect("one piece at least");
+        match (gate, &mut cur.gated) {
+            (None, None) => cur.prefix.extend(slots),
+            (None, Some((_, _, then))) => then.extend(slots),
+            (Some(j), None) => cur.gated = Some((j, slots, Vec::new())),
+            (Some(j), Some(_)) => pieces.push(Piece {
+                prefix: Vec::new(),
+                gated: Some((j, slots, Vec::new())),
+            }),
         }
+    }
+    // Each piece's words are composed by columns (a loop over the block's lanes with
+    // constant shifts, which the compiler vectorizes: `__r<p>[word][lane]` and its
+    // length `__l<p>[lane]`), then put element by element.
+    let run = quote!(#krate::bits::run);
+    let mut compose = TokenStream::new();
+    let mut rows = TokenStream::new();
+    let mut put = TokenStream::new();
+    let mut fits = TokenStream::new();
+    for (p, piece) in pieces.iter().enumerate() {
+        let r = format_ident!("__r{}", p);
+        let (gated, then): (&[usize], &[usize]) = match &piece.gated {
+            Some((_, gated, then)) => (gated, then),
+            None => (&[], &[]),
+        };
+        let all: Vec<usize> = piece
+            .prefix
+            .iter()
+            .chain(gated)
+            .chain(then)
+            .copied()
+            .collect();
+        // Words of the piece: a bound from the leaves' types (the widths are known only
+        // when the struct is compiled; `fits` checks the bound then).
+        let bound: u32 = all.iter().map(|&s| bound_bits(&plan.slots[s].leaf)).sum();
+        let words = bound.div_ceil(64) as usize;
+        let on = all.iter().map(pair);
+        let max = all.iter().map(width);
+        let off = piece.prefix.iter().chain(then).map(width);
+        let (word, len) = match &piece.gated {
+            None => (
+                quote!(let (__s, _) = #run::pack([#(#on),*]);),
+                quote!(0u32 #(#max)*),
+            ),
+            Some((j, ..)) => {
+                let gi = format_ident!("__g{}", j);
+                let off_pairs = piece
+                    .prefix
+                    .iter()
+                    .map(pair)
+                    .chain(gated.iter().map(zero))
+                    .chain(then.iter().map(pair));
+                (
+                    quote!(
+                        let (__a, _) = #run::pack([#(#on),*]);
+                        let (__b, _) = #run::pack([#(#off_pairs),*]);
+                        let __s = #batch::select(#gi[__k], __a, __b);
+                    ),
+                    quote!(if #gi[__k] { 0u32 #(#max)* } else { 0u32 #(#off)* }),
+                )
+            }
+        };
+        let max = all.iter().map(width);
+        compose.extend(quote!({
+            #word
+            for __j in 0..#words {
+                #r[__j][__k] = __s[__j];
+            }
+        }));
+        rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
+        put.extend(quote!(
+            __sink.put::<#words>(::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
+        ));
+        let max = all.iter().map(width);
+        fits.extend(quote!(|| 0u32 #(#max)* > 64 * #words as u32));
     }
     let block = quote! {
         let mut __ok = true;
@@ -203,13 +293,19 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         #(#gated)*
         if __ok && #enc::bits_available(__e) >= __bits {
             let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
+            #rows
+            for __k in 0..__N {
+                #compose
+            }
             // `0..__N` with a break: the columns' indices need no bounds check.
             for __k in 0..__N {
                 if __k == __n {
                     break;
                 }
-                #pack
-                __sink.spill(__e)?;
+                #put
+                if !const { #batch::Sink::<{ #batch::SINK_WORDS }>::holds(<Self as #ns>::MAX_BITS) } {
+                    __sink.spill(__e)?;
+                }
             }
             __sink.write(__e)?;
         } else {
@@ -227,6 +323,9 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
             const __N: usize = #batch::BLOCK;
             #widths
+            if false #fits {
+                return #batch::encode_each(__items, 0, __e);
+            }
             let __all = [true; __N];
             let mut __at = 0usize;
             for __block in __items.chunks(__N) {

@@ -67,13 +67,15 @@ pub fn widen<const N: usize>(ints: &[u32; N]) -> [u64; N] {
 }
 
 /// The block's bits, packed LSB first into 64-bit words before one write.
+///
+/// Each [`Sink::put`] stores an element's words (composed at compile-time shifts) at the
+/// sink's bit position: about five instructions per word, and a dependency chain on the
+/// position only. Every bit at or past the position is zero, so the word being filled
+/// takes an `|=` and every later word a plain store.
 pub struct Sink<const W: usize> {
     words: [u64; W],
-    /// Full words so far.
-    full: usize,
-    /// Bits of the partial word.
-    acc: u64,
-    used: u32,
+    /// Bits so far, from the start of `words[0]`.
+    pos: usize,
     /// The words are the stream's own (begun with its pending bits): stored as they are.
     aligned: bool,
 }
@@ -91,11 +93,17 @@ impl<const W: usize> Sink<W> {
         const { assert!(W.is_power_of_two(), "a sink holds a power of two of words") };
         Sink {
             words: [0; W],
-            full: 0,
-            acc: 0,
-            used: 0,
+            pos: 0,
             aligned: false,
         }
+    }
+
+    /// Whether a block of `BLOCK` elements of at most `max_bits` each fits the sink
+    /// whole, after up to 63 pending bits and with the spare word a put stores past
+    /// the end: then the caller needs no [`Sink::spill`].
+    #[inline(always)]
+    pub const fn holds(max_bits: u64) -> bool {
+        63 + super::BLOCK as u64 * max_bits + 128 <= 64 * W as u64
     }
 
     /// A sink that begins with `e`'s pending bits when `e` packs whole words, so that
@@ -105,108 +113,71 @@ impl<const W: usize> Sink<W> {
     pub fn for_encoder<E: Encoder>(e: &E) -> Self {
         let mut sink = Self::new();
         if let Some((acc, used)) = e.pending_bits() {
-            sink.acc = acc;
-            sink.used = used;
+            sink.words[0] = acc;
+            sink.pos = used as usize;
             sink.aligned = true;
         }
         sink
     }
 
-    /// Appends the low `bits` (`<= 64`) bits of `value` (`value < 2^bits`). Past `W`
-    /// words the bits are dropped (the caller sizes the sink for its block).
+    /// Bits in the sink (the pending bits it began with included).
     #[inline(always)]
-    pub fn push(&mut self, value: u64, bits: u32) {
-        debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
-        let used = self.used;
-        let acc = self.acc | value << used;
-        let total = used + bits;
-        // Branch-free: the word is stored every time and kept only when it is full, so
-        // a block's pattern of full words costs no mispredicted branches (a branch on
-        // `total >= 64` measured the same time with 0.51 mispredictions per entity
-        // instead of 0.16). In bounds by the modulo (a mask: `W` is a power of two); the
-        // caller keeps `full < W` with `spill`.
-        self.words[self.full % W] = acc;
-        let spill = total >= 64;
-        // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
-        // `v >> (64 - used)` without a shift by 64 when `used == 0`.
-        let carry = (value >> 1) >> (63 - used);
-        self.full += spill as usize;
-        self.acc = if spill { carry } else { acc };
-        self.used = total & 63;
+    pub fn bit_len(&self) -> usize {
+        self.pos
     }
 
-    /// Appends `(value, width)` pairs (each `value < 2^width`, `width <= 64`): with the
-    /// widths constant, packed into words at compile-time shifts, then pushed a word
-    /// at a time.
+    /// Appends the low `len` bits of the run `bits` (LSB first; every bit past `len`
+    /// zero), where `len <= max <= 64 * M` and `max` is a constant: only the
+    /// `ceil(max / 64)` words that may hold bits are stored, plus the word after them.
+    /// Indices wrap modulo `W` (the caller sizes the sink with [`Sink::holds`] or
+    /// calls [`Sink::spill`] after each element).
     #[inline(always)]
-    pub fn push_run<const M: usize>(&mut self, fields: [(u64, u32); M]) {
-        let (words, at) = crate::bits::run::pack(fields);
-        let (full, last_bits) = ((at / 64) as usize, at % 64);
-        for (k, &word) in words.iter().enumerate() {
-            if k < full {
-                self.push_word(word);
-            } else if k == full && last_bits > 0 {
-                self.push(word, last_bits);
+    pub fn put<const M: usize>(&mut self, bits: [u64; M], len: u32, max: u32) {
+        debug_assert!(len <= max && max as usize <= 64 * M);
+        debug_assert!(bits.iter().enumerate().all(|(k, &w)| {
+            let below = (len as u64).saturating_sub(64 * k as u64);
+            below >= 64 || w >> below == 0
+        }));
+        let n = (max as usize).div_ceil(64);
+        let i = self.pos / 64;
+        let s = (self.pos % 64) as u32;
+        // One bounds check for the `n + 1` words (`n` is a constant, so every index
+        // below is known in bounds).
+        if let Some(dst) = self.words.get_mut(i..i + n + 1) {
+            // The bits of the word being filled; bits at `s` and up are zero.
+            let mut carry = dst[0];
+            for (k, &word) in bits.iter().enumerate().take(n) {
+                dst[k] = carry | word << s;
+                // `(w >> 1) >> (63 - s)` is `w >> (64 - s)`, 0 when `s == 0`.
+                carry = (word >> 1) >> (63 - s);
             }
+            dst[n] = carry;
         }
-    }
-
-    /// A gated run (sent when `on`) and the ungated run after it: one push when the two
-    /// fit a word (the widths are constants, so the test folds away), else one run each.
-    #[inline(always)]
-    pub fn push_gated_run<const A: usize, const B: usize>(
-        &mut self,
-        on: bool,
-        gated: [(u64, u32); A],
-        then: [(u64, u32); B],
-    ) {
-        let (a, wa) = crate::bits::run::pack(gated);
-        let (b, wb) = crate::bits::run::pack(then);
-        if wa + wb <= 64 {
-            // Each run fits its first word.
-            let (a, b) = (first(&a), first(&b));
-            let (v, w) = if on {
-                (a | b.checked_shl(wa).unwrap_or(0), wa + wb)
-            } else {
-                (b, wb)
-            };
-            self.push(v, w);
-        } else {
-            if on {
-                self.push_run(gated);
-            }
-            self.push_run(then);
-        }
-    }
-
-    /// Appends a whole 64-bit word: it always completes the word being filled, so no
-    /// test is needed.
-    #[inline(always)]
-    pub fn push_word(&mut self, value: u64) {
-        let used = self.used;
-        self.words[self.full % W] = self.acc | value << used;
-        self.full += 1;
-        self.acc = (value >> 1) >> (63 - used);
+        self.pos += len as usize;
     }
 
     /// Writes the full words to `e` when one more element of at most
     /// [`MAX_ELEMENT_BITS`] might not fit the scratch (the room for the whole block was
-    /// checked).
+    /// checked), and keeps the partial word.
     ///
     /// # Errors
     /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
     #[inline(always)]
     pub fn spill<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
-        const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 1;
-        if self.full + ELEMENT_WORDS > W {
-            let words = self.words.get(..self.full).unwrap_or(&[]);
+        const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 2;
+        let full = self.pos / 64;
+        if full + ELEMENT_WORDS > W {
+            let (words, rest) = self.words.split_at_mut(full.min(W));
+            let last = rest.first().copied().unwrap_or(0);
+            let used = (self.pos % 64) as u32;
             if self.aligned {
                 // The pending bits stay in the sink and become the stream's too.
-                e.put_aligned_words(words, self.acc, self.used)?;
+                e.put_aligned_words(words, last, used)?;
             } else {
                 e.put_words(words, 0, 0)?;
             }
-            self.full = 0;
+            self.words[0] = last;
+            self.pos %= 64;
         }
         Ok(())
     }
@@ -217,17 +188,21 @@ impl<const W: usize> Sink<W> {
     /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
     #[inline(always)]
     pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        let words = self.words.get(..self.full).unwrap_or(&[]);
+        let full = self.pos / 64;
+        let words = self.words.get(..full).unwrap_or(&[]);
+        let last = self.words.get(full).copied().unwrap_or(0);
+        let used = (self.pos % 64) as u32;
         if self.aligned {
-            e.put_aligned_words(words, self.acc, self.used)
+            e.put_aligned_words(words, last, used)
         } else {
-            e.put_words(words, self.acc, self.used)
+            e.put_words(words, last, used)
         }
     }
 }
 
-/// The first word of a packed run (0 for an empty one).
+/// `if on { a } else { b }`, word by word without a branch (a gate's two candidate runs).
 #[inline(always)]
-fn first<const M: usize>(words: &[u64; M]) -> u64 {
-    words.first().copied().unwrap_or(0)
+pub fn select<const M: usize>(on: bool, a: [u64; M], b: [u64; M]) -> [u64; M] {
+    let m = 0u64.wrapping_sub(on as u64);
+    core::array::from_fn(|k| b[k] ^ ((a[k] ^ b[k]) & m))
 }
