@@ -9,7 +9,7 @@ use crate::gen::Gen;
 use crate::plan::run::Leaf;
 
 impl Plan<'_> {
-    /// `let __c<s>: [u64; __N]`: slot `s`'s wire integers for the elements `__it(k)`,
+    /// `let __c<s>: [u64; __N]` (`[u32; __N]` for a quantized slot): slot `s`'s wire integers for the elements `__it(k)`,
     /// with `__ok` cleared when a lane is not settled.
     pub(super) fn enc_column(&self, g: &Gen, s: usize, act: &TokenStream) -> TokenStream {
         let krate = &g.krate;
@@ -51,12 +51,13 @@ impl Plan<'_> {
             } => {
                 let q = crate::encode::quantize_const(g, min, max, res, *clamp);
                 let v = gather(quote!(f32), access.clone());
-                quote!(let #c: [u64; __N] = {
+                // Kept as `u32`: the packing widens it where it loads it.
+                quote!(let #c: [u32; __N] = {
                     #q
                     #v
                     let mut __i = [0u32; __N];
                     __ok &= __Q.quantize_column(&__v, #act, &mut __i);
-                    #batch::widen(&__i)
+                    __i
                 };)
             }
             Leaf::Quat { bits, glam } => {
@@ -95,7 +96,7 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         .collect();
     let parts = (0..plan.slots.len()).map(|s| {
         let (c, o) = (format_ident!("__c{}", s), format_ident!("__o{}", s));
-        quote!(| #c[__k].checked_shl(#o as u32).unwrap_or(0))
+        quote!(| (#c[__k] as u64).checked_shl(#o as u32).unwrap_or(0))
     });
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
@@ -194,7 +195,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     // starts a new piece (its offset depends on the earlier gates).
     let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
-        quote!((#c[__k], #w))
+        quote!((#c[__k] as u64, #w))
     };
     let zero = |_: &usize| quote!((0u64, 0u32));
     let width = |s: &usize| {
@@ -268,7 +269,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                         let (__b, _) = #run::pack([#(#off_pairs),*]);
                         let __s = #batch::select(#gi[__k], __a, __b);
                     ),
-                    quote!(if #gi[__k] { 0u32 #(#max)* } else { 0u32 #(#off)* }),
+                    quote!(#batch::select_len(#gi[__k], 0u32 #(#max)*, 0u32 #(#off)*)),
                 )
             }
         };
@@ -281,7 +282,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         }));
         rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
         put.extend(quote!(
-            __sink.put::<#words>(::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
+            __pos = __sink.put::<#words>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
         ));
         let max = all.iter().map(width);
         fits.extend(quote!(|| 0u32 #(#max)* > 64 * #words as u32));
@@ -292,7 +293,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
         if __ok && #enc::bits_available(__e) >= __bits {
-            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
+            let (mut __sink, mut __pos) = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
             #rows
             for __k in 0..__N {
                 #compose
@@ -304,10 +305,10 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 }
                 #put
                 if !const { #batch::Sink::<{ #batch::SINK_WORDS }>::holds(<Self as #ns>::MAX_BITS) } {
-                    __sink.spill(__e)?;
+                    __pos = __sink.spill(__pos, __e)?;
                 }
             }
-            __sink.write(__e)?;
+            __sink.write(__pos, __e)?;
         } else {
             #batch::encode_each(__block, __at, __e)?;
         }

@@ -68,14 +68,13 @@ pub fn widen<const N: usize>(ints: &[u32; N]) -> [u64; N] {
 
 /// The block's bits, packed LSB first into 64-bit words before one write.
 ///
-/// Each [`Sink::put`] stores an element's words (composed at compile-time shifts) at the
-/// sink's bit position: about five instructions per word, and a dependency chain on the
+/// Each [`Sink::put`] stores an element's words (composed at compile-time shifts) at a
+/// bit position: about four instructions per word, and a dependency chain on the
 /// position only. Every bit at or past the position is zero, so the word being filled
-/// takes an `|=` and every later word a plain store.
+/// takes an `|=` and every later word a plain store. The position is the caller's (a
+/// local the compiler keeps in a register), passed in and returned by each call.
 pub struct Sink<const W: usize> {
     words: [u64; W],
-    /// Bits so far, from the start of `words[0]`.
-    pos: usize,
     /// The words are the stream's own (begun with its pending bits): stored as they are.
     aligned: bool,
 }
@@ -87,60 +86,60 @@ impl<const W: usize> Default for Sink<W> {
 }
 
 impl<const W: usize> Sink<W> {
-    /// An empty sink.
+    /// An empty sink (its position starts at 0).
     #[inline(always)]
     pub fn new() -> Self {
         const { assert!(W.is_power_of_two(), "a sink holds a power of two of words") };
         Sink {
             words: [0; W],
-            pos: 0,
             aligned: false,
         }
     }
 
-    /// Whether a block of `BLOCK` elements of at most `max_bits` each fits the sink
-    /// whole, after up to 63 pending bits and with the spare word a put stores past
-    /// the end: then the caller needs no [`Sink::spill`].
+    /// Whether a block of `BLOCK` elements of at most `max_bits` each, put in pieces
+    /// of at most `max_bits` together, fits the sink whole after up to 63 pending
+    /// bits: then the caller needs no [`Sink::spill`].
     #[inline(always)]
     pub const fn holds(max_bits: u64) -> bool {
+        // The last put begins by bit `63 + (BLOCK - 1) * max_bits` and stores the words
+        // up to its end plus one.
         63 + super::BLOCK as u64 * max_bits + 128 <= 64 * W as u64
     }
 
     /// A sink that begins with `e`'s pending bits when `e` packs whole words, so that
     /// its words are the stream's and are stored without shifting
-    /// ([`Encoder::put_aligned_words`]).
+    /// ([`Encoder::put_aligned_words`]); and its starting position.
     #[inline(always)]
-    pub fn for_encoder<E: Encoder>(e: &E) -> Self {
+    pub fn for_encoder<E: Encoder>(e: &E) -> (Self, usize) {
         let mut sink = Self::new();
-        if let Some((acc, used)) = e.pending_bits() {
-            sink.words[0] = acc;
-            sink.pos = used as usize;
-            sink.aligned = true;
+        match e.pending_bits() {
+            Some((acc, used)) => {
+                sink.words[0] = acc;
+                sink.aligned = true;
+                (sink, used as usize)
+            }
+            None => (sink, 0),
         }
-        sink
-    }
-
-    /// Bits in the sink (the pending bits it began with included).
-    #[inline(always)]
-    pub fn bit_len(&self) -> usize {
-        self.pos
     }
 
     /// Appends the low `len` bits of the run `bits` (LSB first; every bit past `len`
-    /// zero), where `len <= max <= 64 * M` and `max` is a constant: only the
-    /// `ceil(max / 64)` words that may hold bits are stored, plus the word after them.
-    /// Indices wrap modulo `W` (the caller sizes the sink with [`Sink::holds`] or
-    /// calls [`Sink::spill`] after each element).
+    /// zero) at bit `pos` (every bit of the sink at or past `pos` zero), and returns
+    /// the position after them. `len <= max <= 64 * M`, and `max` is a constant: only
+    /// the `ceil(max / 64)` words that may hold bits are stored, plus the word after
+    /// them. Those words must lie inside the sink (the caller sizes it with
+    /// [`Sink::holds`] or calls [`Sink::spill`] after each element); past its end the
+    /// bits are dropped.
     #[inline(always)]
-    pub fn put<const M: usize>(&mut self, bits: [u64; M], len: u32, max: u32) {
+    #[must_use]
+    pub fn put<const M: usize>(&mut self, pos: usize, bits: [u64; M], len: u32, max: u32) -> usize {
         debug_assert!(len <= max && max as usize <= 64 * M);
         debug_assert!(bits.iter().enumerate().all(|(k, &w)| {
             let below = (len as u64).saturating_sub(64 * k as u64);
             below >= 64 || w >> below == 0
         }));
         let n = (max as usize).div_ceil(64);
-        let i = self.pos / 64;
-        let s = (self.pos % 64) as u32;
+        let (i, s) = (pos / 64, (pos % 64) as u32);
+        debug_assert!(i + n < W, "the caller sizes the sink");
         // One bounds check for the `n + 1` words (`n` is a constant, so every index
         // below is known in bounds).
         if let Some(dst) = self.words.get_mut(i..i + n + 1) {
@@ -148,56 +147,63 @@ impl<const W: usize> Sink<W> {
             let mut carry = dst[0];
             for (k, &word) in bits.iter().enumerate().take(n) {
                 dst[k] = carry | word << s;
-                // `(w >> 1) >> (63 - s)` is `w >> (64 - s)`, 0 when `s == 0`.
-                carry = (word >> 1) >> (63 - s);
+                // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
+                carry = ((word as u128) << s >> 64) as u64;
             }
             dst[n] = carry;
         }
-        self.pos += len as usize;
+        pos + len as usize
     }
 
-    /// Writes the full words to `e` when one more element of at most
-    /// [`MAX_ELEMENT_BITS`] might not fit the scratch (the room for the whole block was
-    /// checked), and keeps the partial word.
+    /// Writes the full words before `pos` to `e` when one more element of at most
+    /// [`MAX_ELEMENT_BITS`] might not fit the sink (the room for the whole block was
+    /// checked), keeps the partial word, and returns the new position.
     ///
     /// # Errors
     /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
     #[inline(always)]
-    pub fn spill<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
+    pub fn spill<E: Encoder>(&mut self, pos: usize, e: &mut E) -> Result<usize> {
+        // A put stores at most `MAX_ELEMENT_BITS / 64 + 1` words and the one after.
         const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 2;
-        let full = self.pos / 64;
-        if full + ELEMENT_WORDS > W {
-            let (words, rest) = self.words.split_at_mut(full.min(W));
-            let last = rest.first().copied().unwrap_or(0);
-            let used = (self.pos % 64) as u32;
-            if self.aligned {
-                // The pending bits stay in the sink and become the stream's too.
-                e.put_aligned_words(words, last, used)?;
-            } else {
-                e.put_words(words, 0, 0)?;
-            }
-            self.words[0] = last;
-            self.pos %= 64;
+        let full = pos / 64;
+        if full + ELEMENT_WORDS <= W {
+            return Ok(pos);
         }
-        Ok(())
+        let (words, rest) = self.words.split_at(full.min(W));
+        let last = rest.first().copied().unwrap_or(0);
+        if self.aligned {
+            // The partial word stays in the sink and becomes the stream's pending bits.
+            e.put_aligned_words(words, last, (pos % 64) as u32)?;
+        } else {
+            e.put_words(words, 0, 0)?;
+        }
+        self.words[0] = last;
+        Ok(pos % 64)
     }
 
-    /// Writes the bits to `e` (after one room check).
+    /// Writes the bits before `pos` to `e` (after one room check).
     ///
     /// # Errors
     /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
     #[inline(always)]
-    pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        let full = self.pos / 64;
+    pub fn write<E: Encoder>(&self, pos: usize, e: &mut E) -> Result<()> {
+        let full = pos / 64;
         let words = self.words.get(..full).unwrap_or(&[]);
         let last = self.words.get(full).copied().unwrap_or(0);
-        let used = (self.pos % 64) as u32;
+        let used = (pos % 64) as u32;
         if self.aligned {
             e.put_aligned_words(words, last, used)
         } else {
             e.put_words(words, last, used)
         }
     }
+}
+
+/// `lb` or `la` as `on`, without a branch (the compiler otherwise splits the element
+/// loop on the gate: mispredicted on mixed blocks).
+#[inline(always)]
+pub fn select_len(on: bool, la: u32, lb: u32) -> u32 {
+    lb.wrapping_add((on as u32).wrapping_mul(la.wrapping_sub(lb)))
 }
 
 /// `if on { a } else { b }`, word by word without a branch (a gate's two candidate runs).
