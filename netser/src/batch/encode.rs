@@ -212,3 +212,95 @@ pub fn select<const M: usize>(on: bool, a: [u64; M], b: [u64; M]) -> [u64; M] {
     let m = 0u64.wrapping_sub(on as u64);
     core::array::from_fn(|k| b[k] ^ ((a[k] ^ b[k]) & m))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bits::run::mask;
+    use crate::WriteStream;
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37;
+            self.0
+        }
+    }
+
+    /// A run of `len` random bits in `M` words (the bits past `len` zero).
+    fn run<const M: usize>(rng: &mut Rng, len: u32) -> [u64; M] {
+        core::array::from_fn(|k| {
+            let below = len.saturating_sub(64 * k as u32).min(64);
+            rng.next() & mask(below)
+        })
+    }
+
+    /// The model: the same bits through `put_bits`, 64 at most at a time.
+    fn model(w: &mut WriteStream<'_>, bits: &[u64], len: u32) {
+        for (k, &word) in bits.iter().enumerate() {
+            let n = len.saturating_sub(64 * k as u32).min(64);
+            if n > 0 {
+                w.put_bits(word, n).unwrap();
+            }
+        }
+    }
+
+    /// Puts of every shape (1 to 3 words, lengths up to `max`, every bit offset) give
+    /// the bytes of field-by-field writes, through the aligned path (begun with the
+    /// stream's pending bits), the shifted one, and with a spill after every put.
+    #[test]
+    fn puts_equal_field_by_field_writes() {
+        let mut rng = Rng(0x6E65_7473_6572);
+        for lead in 0..64u32 {
+            for mode in 0..3 {
+                let mut a = [0u8; 1024];
+                let mut b = [0u8; 1024];
+                let mut wa = WriteStream::new(&mut a);
+                let mut wb = WriteStream::new(&mut b);
+                let head = rng.next() & mask(lead);
+                wa.put_bits(head, lead).unwrap();
+                wb.put_bits(head, lead).unwrap();
+                let (mut sink, mut pos) = match mode {
+                    1 => (Sink::<16>::new(), 0),
+                    _ => Sink::<16>::for_encoder(&wb),
+                };
+                for _ in 0..24 {
+                    let shape = rng.next();
+                    let max = (shape % 193) as u32;
+                    let len = ((shape >> 8) % (max as u64 + 1)) as u32;
+                    let words: [u64; 3] = run(&mut rng, len);
+                    model(&mut wa, &words, len);
+                    pos = match max.div_ceil(64) {
+                        0 | 1 => sink.put::<1>(pos, [words[0]], len, max),
+                        2 => sink.put::<2>(pos, [words[0], words[1]], len, max),
+                        _ => sink.put::<3>(pos, words, len, max),
+                    };
+                    if mode == 2 || pos > 64 * 10 {
+                        // 16 words are fewer than an element may need: every spill
+                        // writes the full words.
+                        pos = sink.spill(pos, &mut wb).unwrap();
+                        assert!(pos < 64);
+                    }
+                }
+                sink.write(pos, &mut wb).unwrap();
+                assert_eq!(wa.bit_position(), wb.bit_position(), "lead {lead} mode {mode}");
+                let n = wa.finish();
+                assert_eq!(n, wb.finish());
+                assert_eq!(a, b, "lead {lead} mode {mode}");
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_and_selects() {
+        // The benchmark's entity (151 bits) fits a sink of 64 words whole; 256-bit
+        // elements do not.
+        assert!(Sink::<64>::holds(151));
+        assert!(!Sink::<64>::holds(256));
+        assert_eq!(select_len(true, 151, 109), 151);
+        assert_eq!(select_len(false, 151, 109), 109);
+        assert_eq!(select(true, [1u64, 2], [3, 4]), [1, 2]);
+        assert_eq!(select(false, [1u64, 2], [3, 4]), [3, 4]);
+    }
+}
