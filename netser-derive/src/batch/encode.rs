@@ -293,8 +293,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
         if __ok && #enc::bits_available(__e) >= __bits {
-            let (mut __sink, mut __pos) = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
-            #rows
+            let mut __pos = __sink.begin(__e);
             for __k in 0..__N {
                 #compose
             }
@@ -329,6 +328,9 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
             let __all = [true; __N];
             let mut __at = 0usize;
+            // Made once: every block overwrites what it reads of them.
+            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::new();
+            #rows
             for __block in __items.chunks(__N) {
                 let __n = __block.len();
                 let ::core::option::Option::Some(__last) = __block.last() else {

@@ -106,20 +106,20 @@ impl<const W: usize> Sink<W> {
         63 + super::BLOCK as u64 * max_bits + 128 <= 64 * W as u64
     }
 
-    /// A sink that begins with `e`'s pending bits when `e` packs whole words, so that
-    /// its words are the stream's and are stored without shifting
-    /// ([`Encoder::put_aligned_words`]); and its starting position.
+    /// Begins a block at `e`'s position, and returns the sink's starting position:
+    /// when `e` packs whole words, the sink begins with `e`'s pending bits, so that its
+    /// words are the stream's and are stored without shifting
+    /// ([`Encoder::put_aligned_words`]). What an earlier block left in the sink past
+    /// the start is never read: each put stores every word after the one it begins in.
     #[inline(always)]
-    pub fn for_encoder<E: Encoder>(e: &E) -> (Self, usize) {
-        let mut sink = Self::new();
-        match e.pending_bits() {
-            Some((acc, used)) => {
-                sink.words[0] = acc;
-                sink.aligned = true;
-                (sink, used as usize)
-            }
-            None => (sink, 0),
-        }
+    pub fn begin<E: Encoder>(&mut self, e: &E) -> usize {
+        let (acc, used, aligned) = match e.pending_bits() {
+            Some((acc, used)) => (acc, used as usize, true),
+            None => (0, 0, false),
+        };
+        self.words[0] = acc;
+        self.aligned = aligned;
+        used
     }
 
     /// Appends the low `len` bits of the run `bits` (LSB first; every bit past `len`
@@ -261,9 +261,10 @@ mod tests {
                 let head = rng.next() & mask(lead);
                 wa.put_bits(head, lead).unwrap();
                 wb.put_bits(head, lead).unwrap();
-                let (mut sink, mut pos) = match mode {
-                    1 => (Sink::<16>::new(), 0),
-                    _ => Sink::<16>::for_encoder(&wb),
+                let mut sink = Sink::<16>::new();
+                let mut pos = match mode {
+                    1 => 0,
+                    _ => sink.begin(&wb),
                 };
                 for _ in 0..24 {
                     let shape = rng.next();
@@ -284,7 +285,11 @@ mod tests {
                     }
                 }
                 sink.write(pos, &mut wb).unwrap();
-                assert_eq!(wa.bit_position(), wb.bit_position(), "lead {lead} mode {mode}");
+                assert_eq!(
+                    wa.bit_position(),
+                    wb.bit_position(),
+                    "lead {lead} mode {mode}"
+                );
                 let n = wa.finish();
                 assert_eq!(n, wb.finish());
                 assert_eq!(a, b, "lead {lead} mode {mode}");
