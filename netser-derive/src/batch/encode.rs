@@ -265,7 +265,10 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                     .chain(then.iter().map(pair));
                 (
                     quote!(
-                        let (__a, _) = #run::pack([#(#on),*]);
+                        // The gated slots' lanes where the gate is off hold anything
+                        // (the columns leave them unspecified): that candidate is
+                        // dropped.
+                        let (__a, _) = #run::pack_candidate([#(#on),*]);
                         let (__b, _) = #run::pack([#(#off_pairs),*]);
                         let __s = #batch::select(#gi[__k], __a, __b);
                     ),

@@ -60,12 +60,6 @@ pub fn bits_column<I: RangedInt, const N: usize>(
     ok
 }
 
-/// `u32` column to `u64`.
-#[inline(always)]
-pub fn widen<const N: usize>(ints: &[u32; N]) -> [u64; N] {
-    core::array::from_fn(|i| ints[i] as u64)
-}
-
 /// The block's bits, packed LSB first into 64-bit words before one write.
 ///
 /// Each [`Sink::put`] stores an element's words (composed at compile-time shifts) at a
@@ -89,7 +83,6 @@ impl<const W: usize> Sink<W> {
     /// An empty sink (its position starts at 0).
     #[inline(always)]
     pub fn new() -> Self {
-        const { assert!(W.is_power_of_two(), "a sink holds a power of two of words") };
         Sink {
             words: [0; W],
             aligned: false,
