@@ -1,6 +1,7 @@
 //! The batch encode's runtime: integer columns and the [`Sink`] that packs a block's
 //! bits into words before one write.
 
+use crate::bits::BitWriter;
 use crate::error::Result;
 use crate::int::RangedInt;
 use crate::stream::{encode_element, Encoder};
@@ -113,6 +114,29 @@ impl<const W: usize> Sink<W> {
         self.words[0] = acc;
         self.aligned = aligned;
         used
+    }
+
+    /// [`Sink::begin`] on a bare [`BitWriter`] (for hand-written codecs): the sink
+    /// begins with its pending bits.
+    #[inline(always)]
+    pub fn begin_bits(&mut self, w: &BitWriter<'_>) -> usize {
+        let (acc, used) = w.pending();
+        self.words[0] = acc;
+        self.aligned = true;
+        used as usize
+    }
+
+    /// [`Sink::write`] to a bare [`BitWriter`], after [`Sink::begin_bits`].
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::BufferFull`] when the room is short; nothing is written.
+    #[inline(always)]
+    pub fn write_bits(&self, pos: usize, w: &mut BitWriter<'_>) -> Result<()> {
+        debug_assert!(self.aligned);
+        let full = pos / 64;
+        let words = self.words.get(..full).unwrap_or(&[]);
+        let last = self.words.get(full).copied().unwrap_or(0);
+        w.write_aligned_words(words, last, (pos % 64) as u32)
     }
 
     /// Appends the low `len` bits of the run `bits` (LSB first; every bit past `len`
@@ -288,6 +312,44 @@ mod tests {
                 assert_eq!(a, b, "lead {lead} mode {mode}");
             }
         }
+    }
+
+    /// The same through a bare `BitWriter`, and a short room refused with nothing
+    /// written.
+    #[test]
+    fn puts_to_a_bit_writer() {
+        let mut rng = Rng(0x5EED);
+        for lead in 0..64u32 {
+            let mut a = [0u8; 256];
+            let mut b = [0u8; 256];
+            let mut wa = WriteStream::new(&mut a);
+            let mut wb = BitWriter::new(&mut b);
+            let head = rng.next() & mask(lead);
+            wa.put_bits(head, lead).unwrap();
+            wb.write_bits(head, lead).unwrap();
+            let mut sink = Sink::<16>::new();
+            let mut pos = sink.begin_bits(&wb);
+            for _ in 0..6 {
+                let len = (rng.next() % 152) as u32;
+                let words: [u64; 3] = run(&mut rng, len);
+                model(&mut wa, &words, len);
+                pos = sink.put::<3>(pos, words, len, 151);
+            }
+            let total = wa.bit_position();
+            sink.write_bits(pos, &mut wb).unwrap();
+            assert_eq!(wb.bits_written(), total);
+            let n = wa.finish();
+            assert_eq!(n, wb.finish());
+            assert_eq!(a, b, "lead {lead}");
+        }
+        let mut small = [0u8; 8];
+        let mut w = BitWriter::new(&mut small);
+        w.write_bits(1, 3).unwrap();
+        let mut sink = Sink::<16>::new();
+        let pos = sink.begin_bits(&w);
+        let pos = sink.put::<2>(pos, [u64::MAX, 1], 65, 65);
+        assert!(sink.write_bits(pos, &mut w).is_err());
+        assert_eq!(w.bits_written(), 3);
     }
 
     #[test]
