@@ -166,9 +166,12 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 });
             });
         }
+        // Bools have no column here: the packing reads them (see `pair`).
         for s in field.slots.clone() {
-            let act = plan.active(s, &all);
-            columns.extend(plan.enc_column(g, s, &act));
+            if !matches!(plan.slots[s].leaf, Leaf::Bool) {
+                let act = plan.active(s, &all);
+                columns.extend(plan.enc_column(g, s, &act));
+            }
         }
     }
     // Bits: the ungated slots for every element, each gate's slots where it is on.
@@ -195,7 +198,14 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     // starts a new piece (its offset depends on the earlier gates).
     let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
-        quote!((#c[__k] as u64, #w))
+        match plan.slots[*s].leaf {
+            // A bool is read where it is packed (no column).
+            Leaf::Bool => {
+                let access = &plan.slots[*s].access;
+                quote!(({ let __x = __it(__k); (#access) as u64 }, #w))
+            }
+            _ => quote!((#c[__k] as u64, #w)),
+        }
     };
     let zero = |_: &usize| quote!((0u64, 0u32));
     let width = |s: &usize| {
