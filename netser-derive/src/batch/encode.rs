@@ -219,22 +219,26 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             (gate, _) => groups.push((gate, field.slots.clone().collect())),
         }
     }
-    let mut pieces: Vec<Piece> = vec![Piece::default()];
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut cur = Piece::default();
     for (gate, slots) in groups {
-        let cur = pieces.last_mut().expect("one piece at least");
         match (gate, &mut cur.gated) {
             (None, None) => cur.prefix.extend(slots),
             (None, Some((_, _, then))) => then.extend(slots),
             (Some(j), None) => cur.gated = Some((j, slots, Vec::new())),
-            (Some(j), Some(_)) => pieces.push(Piece {
-                prefix: Vec::new(),
-                gated: Some((j, slots, Vec::new())),
-            }),
+            (Some(j), Some(_)) => pieces.push(core::mem::replace(
+                &mut cur,
+                Piece {
+                    prefix: Vec::new(),
+                    gated: Some((j, slots, Vec::new())),
+                },
+            )),
         }
     }
+    pieces.push(cur);
     // Each piece's words are composed by columns (a loop over the block's lanes with
-    // constant shifts, which the compiler vectorizes: `__r<p>[word][lane]` and its
-    // length `__l<p>[lane]`), then put element by element.
+    // constant shifts, which the compiler vectorizes, into `__r<p>[word][lane]`), then
+    // put element by element, its length selected by its gate.
     let run = quote!(#krate::bits::run);
     let mut compose = TokenStream::new();
     let mut rows = TokenStream::new();
