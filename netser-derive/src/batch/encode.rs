@@ -293,10 +293,14 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let max = all.iter().map(width);
         compose.extend(quote!({
             #word
+            // Only the words that may hold bits (the put reads no other).
             for __j in 0..#words {
-                #r[__j][__k] = __s[__j];
+                if (__j as u32) * 64 < 0u32 #(#max)* {
+                    #r[__j][__k] = __s[__j];
+                }
             }
         }));
+        let max = all.iter().map(width);
         rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
         put.extend(quote!(
             __pos = __sink.put::<#words>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
