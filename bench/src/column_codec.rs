@@ -6,6 +6,7 @@
 
 use core::array::from_fn;
 
+use netser::batch::{Sink, SINK_WORDS};
 use netser::bits::{BitReader, BitWriter};
 use netser::quat::QuatFormat;
 use netser::{Error, ErrorKind, Quantize, Result};
@@ -42,11 +43,13 @@ pub fn encode(s: &Snapshot, buf: &mut [u8]) -> Result<usize> {
         return Err(too_long(len));
     }
     w.write_bits(s.tick as u64 | (len as u64) << 32, 41)?;
+    // The block's words, made once (every block overwrites what it reads).
+    let mut sink = Sink::<SINK_WORDS>::new();
     for block in s.entities.chunks(N) {
         // A full block indexes without clamping; the last one repeats its last entity.
         let done = match <&[Entity; N]>::try_from(block) {
-            Ok(full) => encode_block(full, |i| &full[i], &mut w)?,
-            Err(_) => encode_block(block, |i| &block[i.min(block.len() - 1)], &mut w)?,
+            Ok(full) => encode_block(full, |i| &full[i], &mut sink, &mut w)?,
+            Err(_) => encode_block(block, |i| &block[i.min(block.len() - 1)], &mut sink, &mut w)?,
         };
         if !done {
             for e in block {
@@ -64,11 +67,13 @@ fn column(q: &Quantize, f: impl Fn(usize) -> f32, active: &[bool; N], ok: &mut b
     out
 }
 
-/// Writes a block by columns; `false` (nothing written) when a value needs the scalar path.
+/// Writes a block by columns; `false` (nothing written) when a value needs the scalar
+/// path or the room is short (the scalar path names the error).
 #[inline(always)]
 fn encode_block<'a>(
     block: &'a [Entity],
     at: impl Fn(usize) -> &'a Entity + Copy,
+    sink: &mut Sink<SINK_WORDS>,
     w: &mut BitWriter<'_>,
 ) -> Result<bool> {
     let n = block.len();
@@ -83,33 +88,42 @@ fn encode_block<'a>(
     let vz = column(&VELOCITY, |i| at(i).velocity[2], &moving, &mut ok);
     let mut quat = [0u64; N];
     ok &= QUAT.pack_column(&from_fn(|i| at(i).orientation), &live, &mut quat);
+    let mut bits = 0;
     for e in block {
         ok &= (e.id <= 4095) & (e.health <= 100);
+        bits += if e.at_rest { 109 } else { 151 };
     }
-    if !ok {
+    if !ok || w.bits_available() < bits {
         return Ok(false);
     }
-    for (i, e) in block.iter().enumerate() {
-        // id 12 | x 19 | y 19 | z 16 | quaternion 32 | at_rest 1: 99 bits.
+    // Each entity's 151 bits at most, composed at constant shifts by columns: id 12 |
+    // x 19 | y 19 | z 16 | quaternion 32 | at_rest 1 (99 bits), then the velocity
+    // 3 x 14 when moving, then health 7 | three flags.
+    let mut rows = [[0u64; N]; 3];
+    for i in 0..N {
+        let e = at(i);
         let head = e.id as u128
             | (x[i] as u128) << 12
             | (y[i] as u128) << 31
             | (z[i] as u128) << 50
             | (quat[i] as u128) << 66
             | (e.at_rest as u128) << 98;
-        w.write_bits(head as u64, 64)?;
-        w.write_bits((head >> 64) as u64, 35)?;
-        let tail = e.health as u64
+        let flags = e.health as u64
             | (e.on_ground as u64) << 7
             | (e.crouching as u64) << 8
             | (e.firing as u64) << 9;
-        if e.at_rest {
-            w.write_bits(tail, 10)?;
-        } else {
-            let v = vx[i] as u64 | (vy[i] as u64) << 14 | (vz[i] as u64) << 28;
-            w.write_bits(v | tail << 42, 52)?;
-        }
+        let v = vx[i] as u64 | (vy[i] as u64) << 14 | (vz[i] as u64) << 28;
+        let tail = if moving[i] { v | flags << 42 } else { flags };
+        rows[0][i] = head as u64;
+        rows[1][i] = (head >> 64) as u64 | tail << 35;
+        rows[2][i] = tail >> 29;
     }
+    let mut pos = sink.begin_bits(w);
+    for i in 0..n.min(N) {
+        let len = if moving[i] { 151 } else { 109 };
+        pos = sink.put::<3>(pos, [rows[0][i], rows[1][i], rows[2][i]], len, 151);
+    }
+    sink.write_bits(pos, w)?;
     Ok(true)
 }
 

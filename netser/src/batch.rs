@@ -50,41 +50,6 @@ pub fn count<const N: usize>(gate: &[bool; N], n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Encoder, WriteStream};
-
-    #[test]
-    fn sink_equals_the_stream() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for lead in 0..64u32 {
-            let mut fields = Vec::new();
-            for _ in 0..40 {
-                x = x.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D);
-                let w = (x % 65) as u32;
-                fields.push((x.rotate_left(9) & crate::bits::run::mask(w), w));
-            }
-            let mut a = [0u8; 512];
-            let mut b = [0u8; 512];
-            let mut wa = WriteStream::new(&mut a);
-            let mut wb = WriteStream::new(&mut b);
-            wa.put_bits(0, lead).unwrap();
-            wb.put_bits(0, lead).unwrap();
-            let mut sink = Sink::<64>::new();
-            for (i, &(v, w)) in fields.iter().enumerate() {
-                wa.put_bits(v, w).unwrap();
-                if i % 3 == 0 {
-                    sink.push_run([(v, w)]);
-                } else {
-                    sink.push(v, w);
-                }
-            }
-            sink.write(&mut wb).unwrap();
-            assert_eq!(wa.bit_position(), wb.bit_position());
-            let n = wa.finish();
-            assert_eq!(n, wb.finish());
-            assert_eq!(a, b);
-        }
-    }
-
     #[test]
     fn int_columns_check_like_the_primitives() {
         let mut out = [0u64; 4];

@@ -639,3 +639,61 @@ proptest! {
         check_decode::<Holder<Trailing>>(&bytes);
     }
 }
+
+/// An element of 243 bits at most (the widest a sink of 64 words holds for a block
+/// without spilling), whose first put is four words long with a gated run of 128 bits
+/// in it, and whose second put begins with a gate of its own.
+#[derive(NetSerialize, Debug, Clone, PartialEq, Default)]
+struct Long {
+    head: u64,
+    on: bool,
+    #[net(when = *on)]
+    wide: [f64; 2],
+    tail: u32,
+    #[net(when = !*on, range = 0..=1000)]
+    other: u16,
+    last: u8,
+}
+
+prop_compose! {
+    fn long()(
+        head in any::<u64>(),
+        on in any::<bool>(),
+        wide in prop::array::uniform2(any::<f64>()),
+        tail in any::<u32>(),
+        other in rarely(0u16..=1000, any::<u16>()),
+        last in any::<u8>(),
+    ) -> Long {
+        Long { head, on, wide: if on { wide } else { [0.0; 2] }, tail, other, last }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn long_structs_batch_as_element_by_element(v in prop::collection::vec(long(), 0..=70), f in flips()) {
+        check_all(v, &f);
+    }
+}
+
+#[test]
+fn long_elements_fill_a_block_without_spilling() {
+    assert_eq!(Long::MAX_BITS, 243);
+    assert!(netser::batch::Sink::<{ netser::batch::SINK_WORDS }>::holds(
+        Long::MAX_BITS
+    ));
+    // Every element at its widest, in full blocks: the batch bytes equal the element
+    // by element ones.
+    let v: Vec<Long> = (0..64u32)
+        .map(|i| Long {
+            head: u64::MAX - i as u64,
+            on: true,
+            wide: [f64::from_bits(u64::MAX - 1), -(i as f64)],
+            tail: u32::MAX,
+            other: 0,
+            last: 0xFF,
+        })
+        .collect();
+    check_all(v, &[]);
+}

@@ -9,7 +9,7 @@ use crate::gen::Gen;
 use crate::plan::run::Leaf;
 
 impl Plan<'_> {
-    /// `let __c<s>: [u64; __N]`: slot `s`'s wire integers for the elements `__it(k)`,
+    /// `let __c<s>: [u64; __N]` (`[u32; __N]` for a quantized slot): slot `s`'s wire integers for the elements `__it(k)`,
     /// with `__ok` cleared when a lane is not settled.
     pub(super) fn enc_column(&self, g: &Gen, s: usize, act: &TokenStream) -> TokenStream {
         let krate = &g.krate;
@@ -51,12 +51,13 @@ impl Plan<'_> {
             } => {
                 let q = crate::encode::quantize_const(g, min, max, res, *clamp);
                 let v = gather(quote!(f32), access.clone());
-                quote!(let #c: [u64; __N] = {
+                // Kept as `u32`: the packing widens it where it loads it.
+                quote!(let #c: [u32; __N] = {
                     #q
                     #v
                     let mut __i = [0u32; __N];
                     __ok &= __Q.quantize_column(&__v, #act, &mut __i);
-                    #batch::widen(&__i)
+                    __i
                 };)
             }
             Leaf::Quat { bits, glam } => {
@@ -95,7 +96,7 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         .collect();
     let parts = (0..plan.slots.len()).map(|s| {
         let (c, o) = (format_ident!("__c{}", s), format_ident!("__o{}", s));
-        quote!(| #c[__k].checked_shl(#o as u32).unwrap_or(0))
+        quote!(| (#c[__k] as u64).checked_shl(#o as u32).unwrap_or(0))
     });
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
@@ -118,6 +119,26 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             __ok
         }
     }
+}
+
+/// Most bits a leaf sends, from its type alone.
+fn bound_bits(leaf: &Leaf<'_>) -> u32 {
+    match leaf {
+        Leaf::Bool => 1,
+        Leaf::F32 | Leaf::Quantize { .. } => 32,
+        Leaf::Int { ty, .. } | Leaf::Bits { ty, .. } => ty.width().min(64),
+        Leaf::Quat { .. } => 62,
+        Leaf::F64 | Leaf::Nested(_) => 64,
+    }
+}
+
+/// One put of an element: ungated slots, then optionally a gated field and the ungated
+/// slots after it.
+#[derive(Default)]
+struct Piece {
+    prefix: Vec<usize>,
+    /// The gate, its field's slots and the ungated slots after it.
+    gated: Option<(usize, Vec<usize>, Vec<usize>)>,
 }
 
 /// `encode_slice`: blocks converted by columns, then packed.
@@ -145,9 +166,12 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 });
             });
         }
+        // Bools have no column here: the packing reads them (see `pair`).
         for s in field.slots.clone() {
-            let act = plan.active(s, &all);
-            columns.extend(plan.enc_column(g, s, &act));
+            if !matches!(plan.slots[s].leaf, Leaf::Bool) {
+                let act = plan.active(s, &all);
+                columns.extend(plan.enc_column(g, s, &act));
+            }
         }
     }
     // Bits: the ungated slots for every element, each gate's slots where it is on.
@@ -167,34 +191,122 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             .map(|(s, _)| format_ident!("__w{}", s));
         quote!(__bits += (0u64 #(+ #ws as u64)*) * #batch::count(&#gi, __n);)
     });
-    // The pack phase: segments of ungated slots, and each gated field on its own; a
-    // gated field and the segment after it go as one push when they fit a word.
-    let pair = |s: usize| {
+    // The pack phase: each element's bits in as few puts as its gates allow. A piece is
+    // the ungated slots up to a gate (at constant offsets), then that gated field and
+    // the ungated segment after it: both candidates (gate on, gate off) are packed at
+    // compile-time shifts and one is selected, so the piece is one put. A later gate
+    // starts a new piece (its offset depends on the earlier gates).
+    let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
-        quote!((#c[__k], #w))
+        match plan.slots[*s].leaf {
+            // A bool is read where it is packed (no column).
+            Leaf::Bool => {
+                let access = &plan.slots[*s].access;
+                quote!(({ let __x = __it(__k); (#access) as u64 }, #w))
+            }
+            _ => quote!((#c[__k] as u64, #w)),
+        }
     };
-    let mut groups: Vec<(Option<usize>, Vec<TokenStream>)> = Vec::new();
+    let zero = |_: &usize| quote!((0u64, 0u32));
+    let width = |s: &usize| {
+        let w = format_ident!("__w{}", s);
+        quote!(+ #w)
+    };
+    let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
     for field in &plan.fields {
         match (field.gate, groups.last_mut()) {
-            (None, Some((None, segment))) => segment.extend(field.slots.clone().map(pair)),
-            (gate, _) => groups.push((gate, field.slots.clone().map(pair).collect())),
+            (None, Some((None, segment))) => segment.extend(field.slots.clone()),
+            (gate, _) => groups.push((gate, field.slots.clone().collect())),
         }
     }
-    let mut pack = TokenStream::new();
-    let mut groups = groups.into_iter().peekable();
-    while let Some((gate, pairs)) = groups.next() {
-        match gate {
-            None => pack.extend(quote!(__sink.push_run([#(#pairs),*]);)),
-            Some(j) => {
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut cur = Piece::default();
+    for (gate, slots) in groups {
+        match (gate, &mut cur.gated) {
+            (None, None) => cur.prefix.extend(slots),
+            (None, Some((_, _, then))) => then.extend(slots),
+            (Some(j), None) => cur.gated = Some((j, slots, Vec::new())),
+            (Some(j), Some(_)) => pieces.push(core::mem::replace(
+                &mut cur,
+                Piece {
+                    prefix: Vec::new(),
+                    gated: Some((j, slots, Vec::new())),
+                },
+            )),
+        }
+    }
+    pieces.push(cur);
+    // Each piece's words are composed by columns (a loop over the block's lanes with
+    // constant shifts, which the compiler vectorizes, into `__r<p>[word][lane]`), then
+    // put element by element, its length selected by its gate.
+    let run = quote!(#krate::bits::run);
+    let mut compose = TokenStream::new();
+    let mut rows = TokenStream::new();
+    let mut put = TokenStream::new();
+    let mut fits = TokenStream::new();
+    for (p, piece) in pieces.iter().enumerate() {
+        let r = format_ident!("__r{}", p);
+        let (gated, then): (&[usize], &[usize]) = match &piece.gated {
+            Some((_, gated, then)) => (gated, then),
+            None => (&[], &[]),
+        };
+        let all: Vec<usize> = piece
+            .prefix
+            .iter()
+            .chain(gated)
+            .chain(then)
+            .copied()
+            .collect();
+        // Words of the piece: a bound from the leaves' types (the widths are known only
+        // when the struct is compiled; `fits` checks the bound then).
+        let bound: u32 = all.iter().map(|&s| bound_bits(&plan.slots[s].leaf)).sum();
+        let words = bound.div_ceil(64) as usize;
+        let on = all.iter().map(pair);
+        let max = all.iter().map(width);
+        let off = piece.prefix.iter().chain(then).map(width);
+        let (word, len) = match &piece.gated {
+            None => (
+                quote!(let (__s, _) = #run::pack([#(#on),*]);),
+                quote!(0u32 #(#max)*),
+            ),
+            Some((j, ..)) => {
                 let gi = format_ident!("__g{}", j);
-                match groups.next_if(|(g, _)| g.is_none()) {
-                    Some((_, then)) => pack.extend(quote!(
-                        __sink.push_gated_run(#gi[__k], [#(#pairs),*], [#(#then),*]);
-                    )),
-                    None => pack.extend(quote!(if #gi[__k] { __sink.push_run([#(#pairs),*]); })),
+                let off_pairs = piece
+                    .prefix
+                    .iter()
+                    .map(pair)
+                    .chain(gated.iter().map(zero))
+                    .chain(then.iter().map(pair));
+                (
+                    quote!(
+                        // The gated slots' lanes where the gate is off hold anything
+                        // (the columns leave them unspecified): that candidate is
+                        // dropped.
+                        let (__a, _) = #run::pack_candidate([#(#on),*]);
+                        let (__b, _) = #run::pack([#(#off_pairs),*]);
+                        let __s = #batch::select(#gi[__k], __a, __b);
+                    ),
+                    quote!(#batch::select_len(#gi[__k], 0u32 #(#max)*, 0u32 #(#off)*)),
+                )
+            }
+        };
+        let max = all.iter().map(width);
+        compose.extend(quote!({
+            #word
+            // Only the words that may hold bits (the put reads no other).
+            for __j in 0..#words {
+                if (__j as u32) * 64 < 0u32 #(#max)* {
+                    #r[__j][__k] = __s[__j];
                 }
             }
-        }
+        }));
+        let max = all.iter().map(width);
+        rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
+        put.extend(quote!(
+            __pos = __sink.put::<#words>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
+        ));
+        let max = all.iter().map(width);
+        fits.extend(quote!(|| 0u32 #(#max)* > 64 * #words as u32));
     }
     let block = quote! {
         let mut __ok = true;
@@ -202,16 +314,21 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
         if __ok && #enc::bits_available(__e) >= __bits {
-            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::for_encoder(__e);
+            let mut __pos = __sink.begin(__e);
+            for __k in 0..__N {
+                #compose
+            }
             // `0..__N` with a break: the columns' indices need no bounds check.
             for __k in 0..__N {
                 if __k == __n {
                     break;
                 }
-                #pack
-                __sink.spill(__e)?;
+                #put
+                if !const { #batch::Sink::<{ #batch::SINK_WORDS }>::holds(<Self as #ns>::MAX_BITS) } {
+                    __pos = __sink.spill(__pos, __e)?;
+                }
             }
-            __sink.write(__e)?;
+            __sink.write(__pos, __e)?;
         } else {
             #batch::encode_each(__block, __at, __e)?;
         }
@@ -227,8 +344,14 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
             const __N: usize = #batch::BLOCK;
             #widths
+            if false #fits {
+                return #batch::encode_each(__items, 0, __e);
+            }
             let __all = [true; __N];
             let mut __at = 0usize;
+            // Made once: every block overwrites what it reads of them.
+            let mut __sink = #batch::Sink::<{ #batch::SINK_WORDS }>::new();
+            #rows
             for __block in __items.chunks(__N) {
                 let __n = __block.len();
                 let ::core::option::Option::Some(__last) = __block.last() else {

@@ -1,6 +1,7 @@
 //! The batch encode's runtime: integer columns and the [`Sink`] that packs a block's
 //! bits into words before one write.
 
+use crate::bits::BitWriter;
 use crate::error::Result;
 use crate::int::RangedInt;
 use crate::stream::{encode_element, Encoder};
@@ -60,20 +61,15 @@ pub fn bits_column<I: RangedInt, const N: usize>(
     ok
 }
 
-/// `u32` column to `u64`.
-#[inline(always)]
-pub fn widen<const N: usize>(ints: &[u32; N]) -> [u64; N] {
-    core::array::from_fn(|i| ints[i] as u64)
-}
-
 /// The block's bits, packed LSB first into 64-bit words before one write.
+///
+/// Each [`Sink::put`] stores an element's words (composed at compile-time shifts) at a
+/// bit position: about four instructions per word, and a dependency chain on the
+/// position only. Every bit at or past the position is zero, so the word being filled
+/// takes an `|=` and every later word a plain store. The position is the caller's (a
+/// local the compiler keeps in a register), passed in and returned by each call.
 pub struct Sink<const W: usize> {
     words: [u64; W],
-    /// Full words so far.
-    full: usize,
-    /// Bits of the partial word.
-    acc: u64,
-    used: u32,
     /// The words are the stream's own (begun with its pending bits): stored as they are.
     aligned: bool,
 }
@@ -85,149 +81,286 @@ impl<const W: usize> Default for Sink<W> {
 }
 
 impl<const W: usize> Sink<W> {
-    /// An empty sink.
+    /// An empty sink (its position starts at 0).
     #[inline(always)]
     pub fn new() -> Self {
-        const { assert!(W.is_power_of_two(), "a sink holds a power of two of words") };
         Sink {
             words: [0; W],
-            full: 0,
-            acc: 0,
-            used: 0,
             aligned: false,
         }
     }
 
-    /// A sink that begins with `e`'s pending bits when `e` packs whole words, so that
-    /// its words are the stream's and are stored without shifting
-    /// ([`Encoder::put_aligned_words`]).
+    /// Whether a block of `BLOCK` elements of at most `max_bits` each, put in pieces
+    /// of at most `max_bits` together, fits the sink whole after up to 63 pending
+    /// bits: then the caller needs no [`Sink::spill`].
     #[inline(always)]
-    pub fn for_encoder<E: Encoder>(e: &E) -> Self {
-        let mut sink = Self::new();
-        if let Some((acc, used)) = e.pending_bits() {
-            sink.acc = acc;
-            sink.used = used;
-            sink.aligned = true;
-        }
-        sink
+    pub const fn holds(max_bits: u64) -> bool {
+        // The last put begins by bit `63 + (BLOCK - 1) * max_bits` and stores the words
+        // up to its end plus one.
+        63 + super::BLOCK as u64 * max_bits + 128 <= 64 * W as u64
     }
 
-    /// Appends the low `bits` (`<= 64`) bits of `value` (`value < 2^bits`). Past `W`
-    /// words the bits are dropped (the caller sizes the sink for its block).
+    /// Begins a block at `e`'s position, and returns the sink's starting position:
+    /// when `e` packs whole words, the sink begins with `e`'s pending bits, so that its
+    /// words are the stream's and are stored without shifting
+    /// ([`Encoder::put_aligned_words`]). What an earlier block left in the sink past
+    /// the start is never read: each put stores every word after the one it begins in.
     #[inline(always)]
-    pub fn push(&mut self, value: u64, bits: u32) {
-        debug_assert!(bits <= 64 && value.checked_shr(bits).unwrap_or(0) == 0);
-        let used = self.used;
-        let acc = self.acc | value << used;
-        let total = used + bits;
-        // Branch-free: the word is stored every time and kept only when it is full, so
-        // a block's pattern of full words costs no mispredicted branches (a branch on
-        // `total >= 64` measured the same time with 0.51 mispredictions per entity
-        // instead of 0.16). In bounds by the modulo (a mask: `W` is a power of two); the
-        // caller keeps `full < W` with `spill`.
-        self.words[self.full % W] = acc;
-        let spill = total >= 64;
-        // The bits of `value` that did not fit; `(v >> 1) >> (63 - used)` is
-        // `v >> (64 - used)` without a shift by 64 when `used == 0`.
-        let carry = (value >> 1) >> (63 - used);
-        self.full += spill as usize;
-        self.acc = if spill { carry } else { acc };
-        self.used = total & 63;
+    pub fn begin<E: Encoder>(&mut self, e: &E) -> usize {
+        let (acc, used, aligned) = match e.pending_bits() {
+            Some((acc, used)) => (acc, used as usize, true),
+            None => (0, 0, false),
+        };
+        self.words[0] = acc;
+        self.aligned = aligned;
+        used
     }
 
-    /// Appends `(value, width)` pairs (each `value < 2^width`, `width <= 64`): with the
-    /// widths constant, packed into words at compile-time shifts, then pushed a word
-    /// at a time.
+    /// [`Sink::begin`] on a bare [`BitWriter`] (for hand-written codecs): the sink
+    /// begins with its pending bits.
     #[inline(always)]
-    pub fn push_run<const M: usize>(&mut self, fields: [(u64, u32); M]) {
-        let (words, at) = crate::bits::run::pack(fields);
-        let (full, last_bits) = ((at / 64) as usize, at % 64);
-        for (k, &word) in words.iter().enumerate() {
-            if k < full {
-                self.push_word(word);
-            } else if k == full && last_bits > 0 {
-                self.push(word, last_bits);
+    pub fn begin_bits(&mut self, w: &BitWriter<'_>) -> usize {
+        let (acc, used) = w.pending();
+        self.words[0] = acc;
+        self.aligned = true;
+        used as usize
+    }
+
+    /// [`Sink::write`] to a bare [`BitWriter`], after [`Sink::begin_bits`].
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::BufferFull`] when the room is short; nothing is written.
+    #[inline(always)]
+    pub fn write_bits(&self, pos: usize, w: &mut BitWriter<'_>) -> Result<()> {
+        debug_assert!(self.aligned);
+        let full = pos / 64;
+        let words = self.words.get(..full).unwrap_or(&[]);
+        let last = self.words.get(full).copied().unwrap_or(0);
+        w.write_aligned_words(words, last, (pos % 64) as u32)
+    }
+
+    /// Appends the low `len` bits of the run `bits` (LSB first; every bit past `len`
+    /// zero) at bit `pos` (every bit of the sink at or past `pos` zero), and returns
+    /// the position after them. `len <= max <= 64 * M`, and `max` is a constant: only
+    /// the `ceil(max / 64)` words that may hold bits are stored, plus the word after
+    /// them. Those words must lie inside the sink (the caller sizes it with
+    /// [`Sink::holds`] or calls [`Sink::spill`] after each element); past its end the
+    /// bits are dropped.
+    #[inline(always)]
+    #[must_use]
+    pub fn put<const M: usize>(&mut self, pos: usize, bits: [u64; M], len: u32, max: u32) -> usize {
+        debug_assert!(len <= max && max as usize <= 64 * M);
+        debug_assert!(bits.iter().enumerate().all(|(k, &w)| {
+            let below = (len as u64).saturating_sub(64 * k as u64);
+            below >= 64 || w >> below == 0
+        }));
+        let n = (max as usize).div_ceil(64);
+        let (i, s) = (pos / 64, (pos % 64) as u32);
+        debug_assert!(i + n < W, "the caller sizes the sink");
+        // One bounds check for the `n + 1` words (`n` is a constant, so every index
+        // below is known in bounds).
+        if let Some(dst) = self.words.get_mut(i..i + n + 1) {
+            // The bits of the word being filled; bits at `s` and up are zero.
+            let mut carry = dst[0];
+            for (k, &word) in bits.iter().enumerate().take(n) {
+                dst[k] = carry | word << s;
+                // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
+                carry = ((word as u128) << s >> 64) as u64;
             }
+            dst[n] = carry;
         }
+        pos + len as usize
     }
 
-    /// A gated run (sent when `on`) and the ungated run after it: one push when the two
-    /// fit a word (the widths are constants, so the test folds away), else one run each.
-    #[inline(always)]
-    pub fn push_gated_run<const A: usize, const B: usize>(
-        &mut self,
-        on: bool,
-        gated: [(u64, u32); A],
-        then: [(u64, u32); B],
-    ) {
-        let (a, wa) = crate::bits::run::pack(gated);
-        let (b, wb) = crate::bits::run::pack(then);
-        if wa + wb <= 64 {
-            // Each run fits its first word.
-            let (a, b) = (first(&a), first(&b));
-            let (v, w) = if on {
-                (a | b.checked_shl(wa).unwrap_or(0), wa + wb)
-            } else {
-                (b, wb)
-            };
-            self.push(v, w);
-        } else {
-            if on {
-                self.push_run(gated);
-            }
-            self.push_run(then);
-        }
-    }
-
-    /// Appends a whole 64-bit word: it always completes the word being filled, so no
-    /// test is needed.
-    #[inline(always)]
-    pub fn push_word(&mut self, value: u64) {
-        let used = self.used;
-        self.words[self.full % W] = self.acc | value << used;
-        self.full += 1;
-        self.acc = (value >> 1) >> (63 - used);
-    }
-
-    /// Writes the full words to `e` when one more element of at most
-    /// [`MAX_ELEMENT_BITS`] might not fit the scratch (the room for the whole block was
-    /// checked).
+    /// Writes the full words before `pos` to `e` when one more element of at most
+    /// [`MAX_ELEMENT_BITS`] might not fit the sink (the room for the whole block was
+    /// checked), keeps the partial word, and returns the new position.
     ///
     /// # Errors
     /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
     #[inline(always)]
-    pub fn spill<E: Encoder>(&mut self, e: &mut E) -> Result<()> {
-        const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 1;
-        if self.full + ELEMENT_WORDS > W {
-            let words = self.words.get(..self.full).unwrap_or(&[]);
-            if self.aligned {
-                // The pending bits stay in the sink and become the stream's too.
-                e.put_aligned_words(words, self.acc, self.used)?;
-            } else {
-                e.put_words(words, 0, 0)?;
-            }
-            self.full = 0;
+    pub fn spill<E: Encoder>(&mut self, pos: usize, e: &mut E) -> Result<usize> {
+        // A put stores at most `MAX_ELEMENT_BITS / 64 + 1` words and the one after.
+        const ELEMENT_WORDS: usize = (MAX_ELEMENT_BITS / 64) as usize + 2;
+        let full = pos / 64;
+        if full + ELEMENT_WORDS <= W {
+            return Ok(pos);
         }
-        Ok(())
-    }
-
-    /// Writes the bits to `e` (after one room check).
-    ///
-    /// # Errors
-    /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
-    #[inline(always)]
-    pub fn write<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        let words = self.words.get(..self.full).unwrap_or(&[]);
+        let (words, rest) = self.words.split_at(full.min(W));
+        let last = rest.first().copied().unwrap_or(0);
         if self.aligned {
-            e.put_aligned_words(words, self.acc, self.used)
+            // The partial word stays in the sink and becomes the stream's pending bits.
+            e.put_aligned_words(words, last, (pos % 64) as u32)?;
         } else {
-            e.put_words(words, self.acc, self.used)
+            e.put_words(words, 0, 0)?;
+        }
+        self.words[0] = last;
+        Ok(pos % 64)
+    }
+
+    /// Writes the bits before `pos` to `e` (after one room check).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::BufferFull`] when the room is short (the caller checked it).
+    #[inline(always)]
+    pub fn write<E: Encoder>(&self, pos: usize, e: &mut E) -> Result<()> {
+        let full = pos / 64;
+        let words = self.words.get(..full).unwrap_or(&[]);
+        let last = self.words.get(full).copied().unwrap_or(0);
+        let used = (pos % 64) as u32;
+        if self.aligned {
+            e.put_aligned_words(words, last, used)
+        } else {
+            e.put_words(words, last, used)
         }
     }
 }
 
-/// The first word of a packed run (0 for an empty one).
+/// `lb` or `la` as `on`, without a branch (the compiler otherwise splits the element
+/// loop on the gate: mispredicted on mixed blocks).
 #[inline(always)]
-fn first<const M: usize>(words: &[u64; M]) -> u64 {
-    words.first().copied().unwrap_or(0)
+pub fn select_len(on: bool, la: u32, lb: u32) -> u32 {
+    lb.wrapping_add((on as u32).wrapping_mul(la.wrapping_sub(lb)))
+}
+
+/// `if on { a } else { b }`, word by word without a branch (a gate's two candidate runs).
+#[inline(always)]
+pub fn select<const M: usize>(on: bool, a: [u64; M], b: [u64; M]) -> [u64; M] {
+    let m = 0u64.wrapping_sub(on as u64);
+    core::array::from_fn(|k| b[k] ^ ((a[k] ^ b[k]) & m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bits::run::mask;
+    use crate::WriteStream;
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37;
+            self.0
+        }
+    }
+
+    /// A run of `len` random bits in `M` words (the bits past `len` zero).
+    fn run<const M: usize>(rng: &mut Rng, len: u32) -> [u64; M] {
+        core::array::from_fn(|k| {
+            let below = len.saturating_sub(64 * k as u32).min(64);
+            rng.next() & mask(below)
+        })
+    }
+
+    /// The model: the same bits through `put_bits`, 64 at most at a time.
+    fn model(w: &mut WriteStream<'_>, bits: &[u64], len: u32) {
+        for (k, &word) in bits.iter().enumerate() {
+            let n = len.saturating_sub(64 * k as u32).min(64);
+            if n > 0 {
+                w.put_bits(word, n).unwrap();
+            }
+        }
+    }
+
+    /// Puts of every shape (1 to 3 words, lengths up to `max`, every bit offset) give
+    /// the bytes of field-by-field writes, through the aligned path (begun with the
+    /// stream's pending bits), the shifted one, and with a spill after every put.
+    #[test]
+    fn puts_equal_field_by_field_writes() {
+        let mut rng = Rng(0x6E65_7473_6572);
+        for lead in 0..64u32 {
+            for mode in 0..3 {
+                let mut a = [0u8; 1024];
+                let mut b = [0u8; 1024];
+                let mut wa = WriteStream::new(&mut a);
+                let mut wb = WriteStream::new(&mut b);
+                let head = rng.next() & mask(lead);
+                wa.put_bits(head, lead).unwrap();
+                wb.put_bits(head, lead).unwrap();
+                let mut sink = Sink::<16>::new();
+                let mut pos = match mode {
+                    1 => 0,
+                    _ => sink.begin(&wb),
+                };
+                for _ in 0..24 {
+                    let shape = rng.next();
+                    let max = (shape % 193) as u32;
+                    let len = ((shape >> 8) % (max as u64 + 1)) as u32;
+                    let words: [u64; 3] = run(&mut rng, len);
+                    model(&mut wa, &words, len);
+                    pos = match max.div_ceil(64) {
+                        0 | 1 => sink.put::<1>(pos, [words[0]], len, max),
+                        2 => sink.put::<2>(pos, [words[0], words[1]], len, max),
+                        _ => sink.put::<3>(pos, words, len, max),
+                    };
+                    if mode == 2 || pos > 64 * 10 {
+                        // 16 words are fewer than an element may need: every spill
+                        // writes the full words.
+                        pos = sink.spill(pos, &mut wb).unwrap();
+                        assert!(pos < 64);
+                    }
+                }
+                sink.write(pos, &mut wb).unwrap();
+                assert_eq!(
+                    wa.bit_position(),
+                    wb.bit_position(),
+                    "lead {lead} mode {mode}"
+                );
+                let n = wa.finish();
+                assert_eq!(n, wb.finish());
+                assert_eq!(a, b, "lead {lead} mode {mode}");
+            }
+        }
+    }
+
+    /// The same through a bare `BitWriter`, and a short room refused with nothing
+    /// written.
+    #[test]
+    fn puts_to_a_bit_writer() {
+        let mut rng = Rng(0x5EED);
+        for lead in 0..64u32 {
+            let mut a = [0u8; 256];
+            let mut b = [0u8; 256];
+            let mut wa = WriteStream::new(&mut a);
+            let mut wb = BitWriter::new(&mut b);
+            let head = rng.next() & mask(lead);
+            wa.put_bits(head, lead).unwrap();
+            wb.write_bits(head, lead).unwrap();
+            let mut sink = Sink::<16>::new();
+            let mut pos = sink.begin_bits(&wb);
+            for _ in 0..6 {
+                let len = (rng.next() % 152) as u32;
+                let words: [u64; 3] = run(&mut rng, len);
+                model(&mut wa, &words, len);
+                pos = sink.put::<3>(pos, words, len, 151);
+            }
+            let total = wa.bit_position();
+            sink.write_bits(pos, &mut wb).unwrap();
+            assert_eq!(wb.bits_written(), total);
+            let n = wa.finish();
+            assert_eq!(n, wb.finish());
+            assert_eq!(a, b, "lead {lead}");
+        }
+        let mut small = [0u8; 8];
+        let mut w = BitWriter::new(&mut small);
+        w.write_bits(1, 3).unwrap();
+        let mut sink = Sink::<16>::new();
+        let pos = sink.begin_bits(&w);
+        let pos = sink.put::<2>(pos, [u64::MAX, 1], 65, 65);
+        assert!(sink.write_bits(pos, &mut w).is_err());
+        assert_eq!(w.bits_written(), 3);
+    }
+
+    #[test]
+    fn sizes_and_selects() {
+        // The benchmark's entity (151 bits) fits a sink of 64 words whole; 256-bit
+        // elements do not.
+        assert!(Sink::<64>::holds(151));
+        assert!(!Sink::<64>::holds(256));
+        assert_eq!(select_len(true, 151, 109), 151);
+        assert_eq!(select_len(false, 151, 109), 109);
+        assert_eq!(select(true, [1u64, 2], [3, 4]), [1, 2]);
+        assert_eq!(select(false, [1u64, 2], [3, 4]), [3, 4]);
+    }
 }

@@ -51,10 +51,20 @@ pub fn put<E: Encoder, const N: usize>(e: &mut E, fields: [(u64, u32); N]) -> Re
 /// index and shift folds away.
 #[inline(always)]
 pub fn pack<const N: usize>(fields: [(u64, u32); N]) -> ([u64; N], u32) {
+    debug_assert!(fields.iter().all(|&(v, w)| w <= 64 && shr(v, w) == 0));
+    pack_candidate(fields)
+}
+
+/// [`pack`] for a candidate run that is used only when every value is below
+/// `2^width`: a wider value (a gated field's lane where the gate is off, which the
+/// batch columns leave unspecified) spoils the run, and its caller then discards it.
+/// Widths are at most 64.
+#[inline(always)]
+pub fn pack_candidate<const N: usize>(fields: [(u64, u32); N]) -> ([u64; N], u32) {
     let mut words = [0u64; N];
     let mut at = 0u32;
     for (v, w) in fields {
-        debug_assert!(w <= 64 && shr(v, w) == 0);
+        debug_assert!(w <= 64);
         let (i, s) = ((at / 64) as usize, at % 64);
         if let Some(word) = words.get_mut(i) {
             *word |= v << s;
