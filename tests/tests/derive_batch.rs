@@ -570,9 +570,8 @@ fn nested_columns_equal_pack_fixed() {
     for (k, v) in inners.iter().enumerate() {
         assert_eq!(out[k], v.pack_fixed(0).unwrap());
     }
-    let back: Vec<Inner> = Inner::unpack_fixed_column(out, [true; 3])
-        .unwrap()
-        .collect();
+    let lane = Inner::unpack_fixed_column(out, [true; 3]).unwrap();
+    let back: Vec<Inner> = (0..3).map(lane).collect();
     assert_eq!(back, inners);
     let bad = [
         Inner {
