@@ -64,9 +64,9 @@ pub fn bits_from_column<I: RangedInt, R: Copy + Into<u64>, const N: usize>(
     bits <= I::WIDTH - signed as u32
 }
 
-/// Bits a [`Peek`] window holds for a block of elements of at most `element_bits` bits
-/// each: the block's bits from a bit position anywhere in its first byte, and the 8 bytes
-/// the last load reaches past them. Elements above [`MAX_ELEMENT_BITS`] go element by
+/// Bytes a [`Peek`] window holds for a block of elements of at most `element_bits` bits
+/// each: the block's bits from a bit position anywhere in its first byte rounded up to a
+/// power of two, and the bytes the last stretch's loads reach past that. Elements above [`MAX_ELEMENT_BITS`] go element by
 /// element, so the window never needs more.
 pub const fn window_bytes(element_bits: u64) -> usize {
     let bits = if element_bits > MAX_ELEMENT_BITS {
@@ -74,11 +74,11 @@ pub const fn window_bytes(element_bits: u64) -> usize {
     } else {
         element_bits
     };
-    // A stretch starts before byte `(7 + BLOCK * bits) / 8 + 1` (a phase of up to 7 bits
-    // before the block), a power of two `P` at most; its loads reach at most
+    // A stretch starts before byte `ceil(BLOCK * bits / 8) + 1` (after a phase of up to
+    // 7 bits before the block), a power of two `P` at most; its loads reach at most
     // `bits / 8 + 15` bytes further. `P` then fits below every load's room, so
     // [`Peek::look`] keeps its base in bounds with a mask (see `keep`).
-    let p = ((7 + BLOCK as u64 * bits) / 8 + 1).next_power_of_two();
+    let p = ((BLOCK as u64 * bits).div_ceil(8) + 1).next_power_of_two();
     (p + bits / 8 + 16) as usize
 }
 
@@ -454,7 +454,7 @@ mod tests {
             let k = keep(w, last);
             assert!((k + 1).is_power_of_two(), "{bits}");
             assert!(k + last + 8 <= w, "{bits}: loads past the window");
-            let furthest_start = ((7 + BLOCK as u64 * bits) / 8) as usize;
+            let furthest_start = (BLOCK as u64 * bits).div_ceil(8) as usize;
             assert_eq!(furthest_start & k, furthest_start, "{bits}: base moved");
         }
         assert_eq!(keep(10, 3), 0);
