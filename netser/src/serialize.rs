@@ -283,18 +283,19 @@ pub trait NetSerialize: Sized {
         ok
     }
 
-    /// Derived code only: the `N` values of `N` packed forms (as
-    /// [`NetSerialize::pack_fixed`] gives them), in order, when every active lane is
-    /// valid; inactive lanes give any value.
+    /// Derived code only: the values of `N` packed forms (as
+    /// [`NetSerialize::pack_fixed`] gives them) when every active lane is valid, as a
+    /// function of the lane (`0..N`; an inactive lane gives any value), so the caller
+    /// builds each element in place with no iterator to keep in step.
     /// `None` sends the caller to the element-by-element path (the default: no batch).
     #[doc(hidden)]
     #[inline(always)]
     fn unpack_fixed_column<const N: usize>(
         raw: [u64; N],
         active: [bool; N],
-    ) -> Option<impl Iterator<Item = Self>> {
+    ) -> Option<impl Fn(usize) -> Self> {
         let _ = (raw, active);
-        None::<core::iter::Empty<Self>>
+        None::<fn(usize) -> Self>
     }
 }
 

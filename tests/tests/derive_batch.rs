@@ -570,9 +570,8 @@ fn nested_columns_equal_pack_fixed() {
     for (k, v) in inners.iter().enumerate() {
         assert_eq!(out[k], v.pack_fixed(0).unwrap());
     }
-    let back: Vec<Inner> = Inner::unpack_fixed_column(out, [true; 3])
-        .unwrap()
-        .collect();
+    let lane = Inner::unpack_fixed_column(out, [true; 3]).unwrap();
+    let back: Vec<Inner> = (0..3).map(lane).collect();
     assert_eq!(back, inners);
     let bad = [
         Inner {
@@ -696,4 +695,44 @@ fn long_elements_fill_a_block_without_spilling() {
         })
         .collect();
     check_all(v, &[]);
+}
+
+/// A nested struct holding nested structs unpacks, through its lane function (which
+/// calls its fields' own), every lane of a full block to the values it packed; an
+/// inactive lane that does not unpack fails nothing, an active one fails the column.
+#[test]
+fn nested_lane_functions_give_every_lane() {
+    let outers: Vec<Outer> = (0..16u8)
+        .map(|k| {
+            let inner = |j: u8| Inner {
+                a: 1 + (k + j) % 3,
+                b: (k + j).is_multiple_of(2),
+                c: f32::from((k + j) % 5) * 0.5 - 1.0,
+            };
+            Outer {
+                inner: inner(0),
+                d: (k % 7) as i8 - 3,
+                pair: [inner(1), inner(2)],
+            }
+        })
+        .collect();
+    let mut raw = [0u64; 16];
+    assert!(Outer::pack_fixed_column(
+        |k| &outers[k],
+        &[true; 16],
+        &mut raw
+    ));
+    let lane = Outer::unpack_fixed_column(raw, [true; 16]).unwrap();
+    for (k, v) in outers.iter().enumerate() {
+        assert_eq!(&lane(k), v, "lane {k}");
+        assert_eq!(raw[k], v.pack_fixed(0).unwrap());
+    }
+    // Lane 5's `inner.a` offset 3 is not a value (range 1..=3): refused when active.
+    let mut bad = raw;
+    bad[5] |= 3;
+    let mut active = [true; 16];
+    assert!(Outer::unpack_fixed_column(bad, active).is_none());
+    active[5] = false;
+    let lane = Outer::unpack_fixed_column(bad, active).unwrap();
+    assert_eq!(lane(4), outers[4]);
 }

@@ -39,8 +39,8 @@ impl Plan<'_> {
         }
     }
 
-    /// Slot `s`'s values from its raw column `__r<s>` (`let __v<s>`, or `let __n<s>` an
-    /// iterator for a nested type, leaving with `bail` when it does not unpack).
+    /// Slot `s`'s values from its raw column `__r<s>` (`let __v<s>`, or `let __n<s>` the
+    /// lane function of a nested type, leaving with `bail` when it does not unpack).
     pub(super) fn dec_column(
         &self,
         g: &Gen,
@@ -103,14 +103,14 @@ impl Plan<'_> {
         }
     }
 
-    /// Slot `s`'s value at lane `__k` (nested: the iterator's item `__n<s>`).
+    /// Slot `s`'s value at lane `__k` (nested: its lane function `__n<s>` called).
     pub(super) fn lane_value(&self, s: usize) -> TokenStream {
         let slot = &self.slots[s];
         let v = format_ident!("__v{}", s);
         match &slot.leaf {
             Leaf::Nested(_) => {
                 let n = format_ident!("__n{}", s);
-                quote!(#n)
+                quote!(#n(__k))
             }
             Leaf::Quat { glam: Some(ty), .. } => quote!(<#ty>::from_array(#v[__k])),
             _ => quote!(#v[__k]),
@@ -137,20 +137,6 @@ impl Plan<'_> {
             }
         });
         quote!(Self { #(#members: #values),* })
-    }
-
-    /// `(iterator, pattern)`: `0..len` zipped with every nested slot's iterator.
-    pub(super) fn lanes(&self, len: TokenStream) -> (TokenStream, TokenStream) {
-        let mut iter = quote!((0..#len));
-        let mut pat = quote!(__k);
-        for (s, slot) in self.slots.iter().enumerate() {
-            if let Leaf::Nested(_) = slot.leaf {
-                let n = format_ident!("__n{}", s);
-                iter = quote!(::core::iter::Iterator::zip(#iter, #n));
-                pat = quote!((#pat, #n));
-            }
-        }
-        (iter, pat)
     }
 }
 
@@ -187,7 +173,6 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let values: TokenStream = (0..plan.slots.len())
         .map(|s| plan.dec_column(g, s, &act, &bail))
         .collect();
-    let (iter, pat) = plan.lanes(quote!(__N));
     let value = plan.construct();
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
@@ -195,7 +180,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         fn unpack_fixed_column<const __N: usize>(
             __raw: [u64; __N],
             __act: [bool; __N],
-        ) -> ::core::option::Option<impl ::core::iter::Iterator<Item = Self>> {
+        ) -> ::core::option::Option<impl ::core::ops::Fn(usize) -> Self> {
             let __act = &__act;
             #widths
             #(#raws)*
@@ -204,7 +189,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             if !__ok {
                 return ::core::option::Option::None;
             }
-            ::core::option::Option::Some(::core::iter::Iterator::map(#iter, move |#pat| #value))
+            ::core::option::Option::Some(move |__k: usize| #value)
         }
     }
 }
@@ -369,7 +354,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 quote!(#batch::live(__n)),
             )
         };
-        let (iter, pat) = plan.lanes(count);
         quote! {
             '__block: {
                 let ::core::option::Option::Some((__input, __start)) = #dec::peek_input(__d)
@@ -403,7 +387,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 }
                 #nested_values
                 #dec::skip_bits(__d, __bits)?;
-                for #pat in #iter {
+                for __k in 0..#count {
                     __out.push(#value);
                 }
                 true

@@ -64,9 +64,9 @@ pub fn bits_from_column<I: RangedInt, R: Copy + Into<u64>, const N: usize>(
     bits <= I::WIDTH - signed as u32
 }
 
-/// Bits a [`Peek`] window holds for a block of elements of at most `element_bits` bits
-/// each: the block's bits from a bit position anywhere in its first byte, and the 8 bytes
-/// the last load reaches past them. Elements above [`MAX_ELEMENT_BITS`] go element by
+/// Bytes a [`Peek`] window holds for a block of elements of at most `element_bits` bits
+/// each: the block's bits from a bit position anywhere in its first byte rounded up to a
+/// power of two, and the bytes the last stretch's loads reach past that. Elements above [`MAX_ELEMENT_BITS`] go element by
 /// element, so the window never needs more.
 pub const fn window_bytes(element_bits: u64) -> usize {
     let bits = if element_bits > MAX_ELEMENT_BITS {
@@ -74,9 +74,23 @@ pub const fn window_bytes(element_bits: u64) -> usize {
     } else {
         element_bits
     };
-    // The last load starts at byte `(7 + BLOCK * bits) / 8` at most (a phase of up to 7
-    // bits before the block), which is `ceil(BLOCK * bits / 8)`.
-    (BLOCK as u64 * bits).div_ceil(8) as usize + 8
+    // A stretch starts before byte `ceil(BLOCK * bits / 8) + 1` (after a phase of up to
+    // 7 bits before the block), a power of two `P` at most; its loads reach at most
+    // `bits / 8 + 15` bytes further. `P` then fits below every load's room, so
+    // [`Peek::look`] keeps its base in bounds with a mask (see `keep`).
+    let p = ((BLOCK as u64 * bits).div_ceil(8) + 1).next_power_of_two();
+    (p + bits / 8 + 16) as usize
+}
+
+/// The mask a [`Peek`] of `W` bytes puts on a base whose loads reach `last + 8` bytes
+/// past it: all ones below the largest power of two that fits `W - 8 - last`, so a
+/// masked base is in bounds, and every base of a block the window was sized for (below
+/// the power of two [`window_bytes`] sized it from) is left as it is.
+const fn keep(w: usize, last: usize) -> usize {
+    match w.checked_sub(8 + last) {
+        Some(room) if room > 0 => (1usize << (usize::BITS - 1 - room.leading_zeros())) - 1,
+        _ => 0,
+    }
 }
 
 /// The `W` bytes of `input` from the byte holding bit `start`, when the input has them
@@ -248,9 +262,9 @@ impl<'a, const W: usize> Peek<'a, W> {
     #[inline(always)]
     pub fn look<const M: usize>(&self, split: &Split<M>) -> [u64; M] {
         let phase = (self.pos & 7) as u32;
-        // The clamp never changes a position inside the window's block; it lets the
-        // compiler see every load in bounds.
-        let base = core::cmp::min(self.pos >> 3, W.saturating_sub(8 + split.last));
+        // The mask never changes a position inside the window's block; it lets the
+        // compiler see every load in bounds at the cost of one `and`.
+        let base = (self.pos >> 3) & keep(W, split.last);
         let mut out = [0u64; M];
         for (j, slot) in out.iter_mut().enumerate() {
             let c = base + split.window[j];
@@ -426,6 +440,25 @@ mod tests {
         assert_eq!(r.bit_position(), 5);
         r.skip_bits(19).unwrap();
         assert_eq!(r.bits_remaining(), 0);
+    }
+
+    /// The mask keeps every stretch start of a block in place and every load in the
+    /// window, for every element width.
+    #[test]
+    fn window_masks_keep_bases_and_bound_loads() {
+        for bits in 0..=MAX_ELEMENT_BITS + 3 {
+            let w = window_bytes(bits);
+            let bits = bits.min(MAX_ELEMENT_BITS);
+            // A stretch of at most `bits` bits: its furthest load, spilling or not.
+            let last = (bits / 8 + 7) as usize;
+            let k = keep(w, last);
+            assert!((k + 1).is_power_of_two(), "{bits}");
+            assert!(k + last + 8 <= w, "{bits}: loads past the window");
+            let furthest_start = (BLOCK as u64 * bits).div_ceil(8) as usize;
+            assert_eq!(furthest_start & k, furthest_start, "{bits}: base moved");
+        }
+        assert_eq!(keep(10, 3), 0);
+        assert_eq!(keep(20, 3), 7);
     }
 
     #[test]
