@@ -5,7 +5,7 @@
 
 #[cfg(doc)]
 use super::{pack_with, unpack_with};
-use super::{sqrt, QuatFormat, INV_BOUND, NEAR_ONE, SMALLEST_THREE_BOUND};
+use super::{sqrt, QuatFormat, NEAR_ONE, SMALLEST_THREE_BOUND};
 use crate::quantize::column::floor_below_2_22;
 
 /// 1.0's bits, the centre of [`super::inv_norm`]'s closed form.
@@ -136,7 +136,11 @@ impl QuatFormat {
         let mut small = [[0u32; N]; 3];
         for (sj, yj) in small.iter_mut().zip(&scaled) {
             for i in 0..N {
-                let n = ((yj[i] as f64 * INV_BOUND) as f32).clamp(-1.0, 1.0);
+                // `RN32(yj / bound)` (`divps`): `pack_with`'s float64 product with
+                // `INV_BOUND` equals it when it is a normal float32 (the proof in
+                // `crate::quantize`'s docs, for either sign); below 2^-126 both may
+                // differ, but `n + 1` is 1 either way.
+                let n = (yj[i] / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
                 // In an active lane `n` is in [-1, 1], so `(n + 1) * half_scale` is in
                 // [0, 2 * half_scale = max] (exact: `max < 2^21`) and the sum in
                 // [0.5, max + 0.5] (exact): its floor never exceeds `max`, the scalar
