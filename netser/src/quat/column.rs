@@ -53,9 +53,10 @@ impl QuatFormat {
         if scalar {
             return false;
         }
-        // Within the margin `pack_with` keeps the integers when they decode; otherwise
+        // Within its margin `pack_with` keeps the integers when they decode; otherwise
         // its `canonicalize` moves them, and so does `settle`. Checking every active lane
-        // is the same: beyond the margin they decode (`pack_with`'s proof).
+        // is the same: beyond either margin they decode (`pack_with`'s proof, and
+        // `column_margin`'s for the tighter one tested here).
         if near
             && !self.canonical_column(&largest, &small, active)
             && !self.settle(&largest, &mut small, active, SETTLE_ROUNDS)
@@ -63,11 +64,22 @@ impl QuatFormat {
             return false;
         }
         let bits = self.bits;
-        for i in 0..N {
-            out[i] = largest[i] as u64
-                | (small[0][i] as u64) << 2
-                | (small[1][i] as u64) << (2 + bits)
-                | (small[2][i] as u64) << (2 + 2 * bits);
+        if self.wire_bits() <= 32 {
+            // Up to 10 bits the wire form fits a u32 lane: four lanes per shift, widened
+            // once (a const format folds the test).
+            for i in 0..N {
+                out[i] = (largest[i]
+                    | small[0][i] << 2
+                    | small[1][i] << (2 + bits)
+                    | small[2][i] << (2 + 2 * bits)) as u64;
+            }
+        } else {
+            for i in 0..N {
+                out[i] = largest[i] as u64
+                    | (small[0][i] as u64) << 2
+                    | (small[1][i] as u64) << (2 + bits)
+                    | (small[2][i] as u64) << (2 + 2 * bits);
+            }
         }
         true
     }
@@ -129,8 +141,9 @@ impl QuatFormat {
             }
             largest[i] = l;
             scalar |= !in_window & active[i];
-            // `pack_with`'s margin test: beyond it the encoding is canonical.
-            near |= ((m - second) * inv <= self.margin) & active[i];
+            // `pack_with`'s margin test, with `column_margin`: beyond it the encoding is
+            // canonical.
+            near |= ((m - second) * inv <= self.column_margin()) & active[i];
         }
         // The three integers, `pack_with`'s arithmetic.
         let mut small = [[0u32; N]; 3];
@@ -149,6 +162,29 @@ impl QuatFormat {
             }
         }
         (largest, small, scalar, near)
+    }
+
+    /// How far apart the two largest normalized magnitudes `g >= s` must be for the
+    /// encoding to be canonical without checking: `2 * step + 2 * step^2 + 2^-16`, a
+    /// quarter of `pack_with`'s margin at 10 bits (so a block of 16 random rotations
+    /// needs the check a quarter as often).
+    ///
+    /// Proof. Each decoded small component `c_j` is within `e = step / 2 + d` of its
+    /// normalized value `y_j` (half a step from the floor, `d < 2^-20` from float32
+    /// rounding in the quotient, the scaling, `step` itself and the decode), so
+    /// `|c_j| <= s + e`, and `rest = 1 - sum c_j^2` is at least
+    /// `g^2 - sum |y_j^2 - c_j^2| - h >= g^2 - e * (2S + 3e) - h`, with `S = sum |y_j|`
+    /// and `h < 2^-20` (the normalization's and `rest`'s rounding). The encoding is
+    /// canonical when `sqrt(rest) > s + e` (with room for `sqrt`'s rounding), which
+    /// holds when `(g - s) * (g + s) > 2e * (s + S) + 4e^2 + h'`. Every `|y_j| <= s <= g`
+    /// gives `s + S <= 4s <= 2 * (g + s)`, and `g >= 1/2` (the largest of a unit
+    /// quaternion) gives `g + s >= 1/2`: it suffices that `g - s > 4e + 8e^2 + 2h'`,
+    /// which is `2 * step + 2 * step^2` plus less than `2^-16` (with `d`, `h'` and
+    /// `sqrt`'s half spacing). The test's `(m - second) * inv` is `g - s` within two
+    /// roundings, less than 2^-23, also inside the `2^-16`.
+    #[inline(always)]
+    fn column_margin(&self) -> f32 {
+        2.0 * self.step + 2.0 * self.step * self.step + 1.0 / 65_536.0
     }
 
     /// `canonicalize` on a column, lane-wise and branch-free: in every lane whose
@@ -540,6 +576,63 @@ mod tests {
             // Not vacuous: many lanes needed moves, and within the bound.
             assert!(lanes * 50 > qs.len() && blocks > 0, "{bits} bits: {lanes}");
             assert!(most <= SETTLE_ROUNDS, "{bits} bits: {most} rounds");
+        }
+    }
+
+    /// `column_margin` is sound: a lane whose two largest normalized magnitudes are
+    /// farther apart than it gets canonical integers from `quantize_lanes` alone. Checked
+    /// on random rotations, the near-ties, and the worst case around `[1/2; 4]` (every
+    /// small component as large as the second), perturbed by up to four steps; the
+    /// widest gap of a non-canonical lane is printed in steps.
+    #[test]
+    fn beyond_the_column_margin_the_integers_are_canonical() {
+        for bits in WIDTHS {
+            let f = QuatFormat::new(bits);
+            let mut qs = random_quaternions(20_000, 5 ^ bits as u64);
+            qs.extend((0..4).flat_map(|seed| near_ties(&f, seed)));
+            let jitter = random_quaternions(40_000, 9 ^ bits as u64);
+            for (k, j) in jitter.iter().enumerate() {
+                let scale = 4.0 * f.step * (k % 7) as f32 / 6.0;
+                let q: [f32; 4] = core::array::from_fn(|c| {
+                    let v = 0.5 + scale * j[c];
+                    if (k >> c) & 1 == 1 {
+                        -v
+                    } else {
+                        v
+                    }
+                });
+                let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+                qs.push(q.map(|c| c / n));
+            }
+            let (mut far, mut widest) = (0, f32::NEG_INFINITY);
+            for q in &qs {
+                let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+                let inv = super::super::inv_norm(len2);
+                let a = q.map(f32::abs);
+                let l = (1..4).fold(0, |l, k| if a[k] > a[l] { k } else { l });
+                let second = (0..4).filter(|&k| k != l).map(|k| a[k]).fold(0.0, f32::max);
+                let gap = (a[l] - second) * inv;
+                let (largest, small, _, _) = f.quantize_lanes(&[*q], &[true]);
+                let s = [small[0][0], small[1][0], small[2][0]];
+                let (_, _, canonical) = f.decode_lane(largest[0], s);
+                if !canonical {
+                    widest = widest.max(gap);
+                    assert!(gap <= f.column_margin(), "{bits} bits: {q:?}, gap {gap}");
+                }
+                far += (gap > f.column_margin()) as usize;
+            }
+            println!(
+                "{bits} bits: {far} of {} beyond the margin ({} steps); non-canonical up to a \
+                 gap of {} steps",
+                qs.len(),
+                f.column_margin() / f.step,
+                widest / f.step,
+            );
+            // Not vacuous: from 9 bits on a third of the lanes are beyond the margin,
+            // and some are not canonical.
+            if bits >= 9 {
+                assert!(far * 3 > qs.len() && widest.is_finite(), "{bits} bits");
+            }
         }
     }
 
