@@ -41,18 +41,16 @@ impl Quantize {
         let mut outside = false;
         if self.max_integer_value < 1 << 22 {
             // Every quantizer with fewer than 2^22 steps (a `const` one folds this test).
-            // Why each in-range lane equals `quantize`: `n` is the same float32 (same
-            // operations), in [0, 1] (see `quantize`), so `scaled` is in [0, M], with `M`
-            // exact as a float32, and `s = f32(scaled + 0.5)` in [0.5, M + 1]. `M` is an
-            // integer and `floor` is monotone, so `floor(min(s, M)) == min(floor(s), M)`,
-            // the scalar `(s as i64).min(M)`; [`floor_below_2_22`] computes that floor.
-            let top = self.max_integer_f32;
+            // Why each in-range lane equals `quantize`: `n` is its float32, or below 2^-126
+            // gives the same `s` ([`Quantize::unit`]), in [0, 1] (see `quantize`), so
+            // `scaled` is in [0, M] (monotone rounding; `M` is exact as a float32) and
+            // `s = f32(scaled + 0.5)` in [0.5, M + 0.5] (`M + 0.5` is exact below 2^22).
+            // Its floor is at most `M`, so the scalar `(s as i64).min(M)` is that floor,
+            // which [`floor_below_2_22`] computes (whatever an inactive lane holds, it
+            // gives some integer).
             for i in 0..N {
                 let v = values[i];
-                let n = self.unit(v);
-                let s = n * self.max_integer_f32 + 0.5;
-                // `minps`: a NaN `s` (an inactive lane's) gives `top`.
-                let s = if s < top { s } else { top };
+                let s = self.unit(v) * self.max_integer_f32 + 0.5;
                 out[i] = floor_below_2_22(s);
                 outside |= !(v >= self.min && v <= self.max) & active[i];
             }
