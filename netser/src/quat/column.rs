@@ -265,37 +265,46 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [[f32; 4]; N],
     ) -> bool {
-        let mut largest = [0u32; N];
-        let mut small = [[0u32; N]; 3];
-        for i in 0..N {
-            let raw = packed[i];
-            largest[i] = (raw & 3) as u32;
-            for (j, s) in small.iter_mut().enumerate() {
-                s[i] = (raw >> (2 + j as u32 * self.bits)) as u32 & self.max;
+        // Up to 10 bits the wire form is the low u32 of a lane: narrowed in a loop of its
+        // own (one with u64 and float32 gets two lanes), then 32-bit shifts, four lanes
+        // each (a const format folds the test).
+        let mut low = [0u32; N];
+        if self.wire_bits() <= 32 {
+            for i in 0..N {
+                low[i] = packed[i] as u32;
             }
         }
         let mut refused = false;
         for i in 0..N {
-            let l = largest[i];
-            let (c, big, canonical) = self.decode_lane(l, [small[0][i], small[1][i], small[2][i]]);
-            // `decode`'s placement: `big` at `l`, the three others in order around it.
+            let (l, small) = if self.wire_bits() <= 32 {
+                let field = |j: u32| low[i] >> (2 + j * self.bits) & self.max;
+                (low[i] & 3, [field(0), field(1), field(2)])
+            } else {
+                let raw = packed[i];
+                let field = |j: u32| (raw >> (2 + j * self.bits)) as u32 & self.max;
+                ((raw & 3) as u32, [field(0), field(1), field(2)])
+            };
+            let (c, big, canonical) = self.decode_lane(l, small);
+            // `decode`'s placement: `big` at `l`, the three others in order around it:
+            // `c[k]` before it, `c[k - 1]` after it.
+            let before = [0, 1, 2].map(|j| before(j, l));
             out[i] = [
-                if l == 0 { big } else { c[0] },
-                if l == 0 {
+                if before[0] { c[0] } else { big },
+                if before[1] {
+                    c[1]
+                } else if before[0] {
+                    big
+                } else {
                     c[0]
-                } else if l == 1 {
-                    big
-                } else {
-                    c[1]
                 },
-                if l == 3 {
+                if before[2] {
                     c[2]
-                } else if l == 2 {
+                } else if before[1] {
                     big
                 } else {
                     c[1]
                 },
-                if l == 3 { big } else { c[2] },
+                if before[2] { big } else { c[2] },
             ];
             refused |= !canonical & active[i];
         }
@@ -322,26 +331,34 @@ impl QuatFormat {
     /// `decode`'s arithmetic without its branches, for a lane of a column: the three
     /// small components, the rebuilt one and whether the encoding is canonical. The same
     /// float32 operations in the same order (`sqrt` is correctly rounded in `sqrtps`
-    /// too), so the same values; the comparisons are `decode`'s, selected by `largest`
-    /// (`< big` for a component before the largest, `<= big` after it). Integers are
-    /// below 2^20, where `as i32 as f32` is `as f32`.
+    /// too), so the same values. Integers are below 2^20, where `as i32 as f32` is
+    /// `as f32`.
+    ///
+    /// `decode`'s test, `rest > 0` and `|c_j| < big` for a component before the largest
+    /// (`j < largest`), `|c_j| <= big` after it, as one comparison: on non-negative
+    /// floats the order is that of their bits, so `|c_j| < big` is
+    /// `bits(|c_j|) + 1 <= bits(big)`: each is `bits(|c_j|) + (j < largest)`, as a float
+    /// (non-negative and finite, as `|c_j| < 1`), at most `big`. That fails for a NaN
+    /// `big` (`rest < 0`), and for `big = 0` too (`rest = 0` needs some `c_j != 0`), so
+    /// `rest > 0` needs no test of its own.
     #[inline(always)]
     fn decode_lane(&self, largest: u32, small: [u32; 3]) -> ([f32; 3], f32, bool) {
         let c = small.map(|v| v as i32 as f32 * self.step - SMALLEST_THREE_BOUND);
         let rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
-        // NaN when `rest < 0`, and then every comparison fails.
         let big = sqrt(rest);
-        let mut canonical = rest > 0.0;
-        for (j, cj) in c.into_iter().enumerate() {
-            let before = (j as u32) < largest;
-            canonical &= if before {
-                cj.abs() < big
-            } else {
-                cj.abs() <= big
-            };
-        }
+        let bound = |j: u32| c[j as usize].abs().to_bits() + before(j, largest) as u32;
+        let canonical = (f32::from_bits(bound(0)) <= big)
+            & (f32::from_bits(bound(1)) <= big)
+            & (f32::from_bits(bound(2)) <= big);
         (c, big, canonical)
     }
+}
+
+/// Whether small component `j` comes before the largest, `j < largest`, as a signed
+/// comparison (`pcmpgtd`; SSE2 has no unsigned one). `largest` is at most 3.
+#[inline(always)]
+fn before(j: u32, largest: u32) -> bool {
+    (largest as i32) > j as i32
 }
 
 /// `maxps`: the larger, or `b` when either is NaN.
