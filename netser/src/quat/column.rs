@@ -95,7 +95,7 @@ impl QuatFormat {
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
         // In phases over local columns, each one loop LLVM vectorizes four lanes wide
-        // (one loop doing it all measured 4 instructions per quaternion more). The first
+        // (one loop doing it all measured 5 instructions per quaternion more). The first
         // reads the quaternions in place, gathering four lanes with scalar loads and
         // shuffles (a transposing copy into four local columns first measured fewer
         // instructions but more time: its vector loads wait on 4-byte stores).
