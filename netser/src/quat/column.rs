@@ -287,25 +287,20 @@ impl QuatFormat {
             let (c, big, canonical) = self.decode_lane(l, small);
             // `decode`'s placement: `big` at `l`, the three others in order around it:
             // `c[k]` before it, `c[k - 1]` after it.
-            let before = [0, 1, 2].map(|j| before(j, l));
+            let before = [0, 1, 2].map(|j| before(j, l) as u32);
+            // Bitwise selects, `x ^ ((x ^ y) & mask)`: `y` where `mask` is all ones. The
+            // first serves two outputs: `big` and `c[0]` trade places unless `l = 0`.
+            let mask = before.map(u32::wrapping_neg);
+            let [c0, c1, c2, big] = [c[0], c[1], c[2], big].map(f32::to_bits);
+            let swap0 = (big ^ c0) & mask[0];
+            let pick = |x: u32, y: u32, m: u32| x ^ ((x ^ y) & m);
             out[i] = [
-                if before[0] { c[0] } else { big },
-                if before[1] {
-                    c[1]
-                } else if before[0] {
-                    big
-                } else {
-                    c[0]
-                },
-                if before[2] {
-                    c[2]
-                } else if before[1] {
-                    big
-                } else {
-                    c[1]
-                },
-                if before[2] { big } else { c[2] },
-            ];
+                big ^ swap0,
+                pick(c0 ^ swap0, c1, mask[1]),
+                pick(pick(c1, big, mask[1]), c2, mask[2]),
+                pick(c2, big, mask[2]),
+            ]
+            .map(f32::from_bits);
             refused |= !canonical & active[i];
         }
         !refused
