@@ -110,9 +110,9 @@ impl QuatFormat {
             // `pack_with`'s operations in its order, as selects instead of branches.
             let len2 = x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;
             // The first largest magnitude (a later one must be strictly larger, as in the
-            // scalar loop), its signed value, and the largest of the other three (the
-            // scalar `second`: when a new largest comes, the old one is the runner-up).
-            let (mut l, mut m, mut big, mut second) = (0u32, x0.abs(), x0, 0f32);
+            // scalar loop) and the largest of the other three (the scalar `second`: when
+            // a new largest comes, the old one is the runner-up).
+            let (mut l, mut m, mut second) = (0u32, x0.abs(), 0f32);
             for (k, x) in [(1, x1), (2, x2), (3, x3)] {
                 let gt = x.abs() > m;
                 // `m` when `x` is the new largest (`second <= m`), else the larger of
@@ -120,7 +120,6 @@ impl QuatFormat {
                 second = max(second, min(x.abs(), m));
                 l = if gt { k } else { l };
                 m = if gt { x.abs() } else { m };
-                big = if gt { x } else { big };
             }
             // `inv_norm`'s closed form; outside its window (a `len2` that is zero, not
             // finite, or more than 1024 spacings from 1) the lane takes the scalar path.
@@ -129,13 +128,20 @@ impl QuatFormat {
             let above = ONE.wrapping_sub(b.wrapping_sub(ONE) & !1);
             let below = ONE.wrapping_add(ONE.wrapping_sub(b).wrapping_add(3) >> 2);
             let inv = f32::from_bits(if b >= ONE { above } else { below });
-            let sign = if big < 0.0 { -inv } else { inv };
-            // `others(l)`, in order.
-            let others = [
-                if l == 0 { x1 } else { x0 },
-                if l <= 1 { x2 } else { x1 },
-                if l == 3 { x2 } else { x3 },
-            ];
+            // `others(l)`, in order, and `big = x[l]`, as bitwise selects
+            // (`x ^ ((x ^ y) & mask)`: `y` where `mask` is all ones). `x0` and `x1` trade
+            // places when `l = 0`, giving the first other and `big` for `l <= 1`; `x2`
+            // and `x3` when `l = 3`, giving the third and `big` for `l >= 2`.
+            let mask = |b: bool| (b as u32).wrapping_neg();
+            let (first, last, low) = (mask(l == 0), mask(l == 3), mask(l <= 1));
+            let [x0, x1, x2, x3] = [x0, x1, x2, x3].map(f32::to_bits);
+            let (swap01, swap23) = ((x0 ^ x1) & first, (x2 ^ x3) & last);
+            let (big01, big23) = (x1 ^ swap01, x2 ^ swap23);
+            let big = big23 ^ ((big23 ^ big01) & low);
+            let others = [x0 ^ swap01, x1 ^ ((x1 ^ x2) & low), x3 ^ swap23].map(f32::from_bits);
+            // `-inv` exactly when `big < 0`: `big`'s sign bit on `inv` (`big` is not a
+            // zero in a lane within the window: all four would be, and `len2` too).
+            let sign = f32::from_bits(inv.to_bits() | (big & 0x8000_0000));
             for (yj, o) in scaled.iter_mut().zip(others) {
                 yj[i] = o * sign;
             }
