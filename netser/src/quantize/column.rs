@@ -41,18 +41,16 @@ impl Quantize {
         let mut outside = false;
         if self.max_integer_value < 1 << 22 {
             // Every quantizer with fewer than 2^22 steps (a `const` one folds this test).
-            // Why each in-range lane equals `quantize`: `n` is the same float32 (same
-            // operations), in [0, 1] (see `quantize`), so `scaled` is in [0, M], with `M`
-            // exact as a float32, and `s = f32(scaled + 0.5)` in [0.5, M + 1]. `M` is an
-            // integer and `floor` is monotone, so `floor(min(s, M)) == min(floor(s), M)`,
-            // the scalar `(s as i64).min(M)`; [`floor_below_2_22`] computes that floor.
-            let top = self.max_integer_f32;
+            // Why each in-range lane equals `quantize`: `n` is its float32, or below 2^-126
+            // gives the same `s` ([`Quantize::unit`]), in [0, 1] (see `quantize`), so
+            // `scaled` is in [0, M] (monotone rounding; `M` is exact as a float32) and
+            // `s = f32(scaled + 0.5)` in [0.5, M + 0.5] (`M + 0.5` is exact below 2^22).
+            // Its floor is at most `M`, so the scalar `(s as i64).min(M)` is that floor,
+            // which [`floor_below_2_22`] computes (whatever an inactive lane holds, it
+            // gives some integer).
             for i in 0..N {
                 let v = values[i];
-                let n = ((v - self.min) as f64 * self.inv_delta) as f32;
-                let s = n * self.max_integer_f32 + 0.5;
-                // `minps`: a NaN `s` (an inactive lane's) gives `top`.
-                let s = if s < top { s } else { top };
+                let s = self.unit(v) * self.max_integer_f32 + 0.5;
                 out[i] = floor_below_2_22(s);
                 outside |= !(v >= self.min && v <= self.max) & active[i];
             }
@@ -60,7 +58,7 @@ impl Quantize {
             // Larger quantizers keep `quantize`'s own conversion, lane by lane.
             for i in 0..N {
                 let v = values[i];
-                let n = ((v - self.min) as f64 * self.inv_delta) as f32;
+                let n = self.unit(v);
                 let scaled = n * self.max_integer_f32;
                 out[i] = ((scaled + 0.5) as i64).min(self.max_integer_value as i64) as u32;
                 outside |= !(v >= self.min && v <= self.max) & active[i];
@@ -98,7 +96,10 @@ impl Quantize {
             // (one `cvtdq2ps` for four lanes) is the same rounding as `as f32`; the rest
             // is `dequantize`'s arithmetic, operation for operation.
             for i in 0..N {
-                let t = (ints[i] as i32 as f32 as f64 * self.inv_max_integer) as f32;
+                // `f32(i) / f32(max_integer_value)` correctly rounded (`divps`): the
+                // quotient is 0 or at least 2^-32, a normal float32, where `dequantize`'s
+                // reciprocal product equals it (module docs of `crate::quantize`).
+                let t = ints[i] as i32 as f32 / self.max_integer_f32;
                 out[i] = t * self.delta + self.min;
                 above |= (ints[i] > self.max_integer_value) & active[i];
             }
@@ -109,6 +110,19 @@ impl Quantize {
             }
         }
         !above
+    }
+}
+
+impl Quantize {
+    /// `quantize`'s `n` for a value in range, as a float32 division (`divps`, four lanes
+    /// per instruction) instead of `quantize`'s float64 reciprocal product: IEEE division
+    /// is correctly rounded, so this is `RN32(f32(v - min) / delta)`, which the product
+    /// equals whenever it is a normal float32 (module docs of `crate::quantize`). Below
+    /// 2^-126 both may differ, but then `n * max_integer_f32 < 2^-94` and `+ 0.5` gives
+    /// 0.5 either way: the same integer.
+    #[inline(always)]
+    fn unit(&self, v: f32) -> f32 {
+        (v - self.min) / self.delta
     }
 }
 

@@ -5,7 +5,7 @@
 
 #[cfg(doc)]
 use super::{pack_with, unpack_with};
-use super::{sqrt, QuatFormat, INV_BOUND, NEAR_ONE, SMALLEST_THREE_BOUND};
+use super::{sqrt, QuatFormat, NEAR_ONE, SMALLEST_THREE_BOUND};
 use crate::quantize::column::floor_below_2_22;
 
 /// 1.0's bits, the centre of [`super::inv_norm`]'s closed form.
@@ -53,9 +53,10 @@ impl QuatFormat {
         if scalar {
             return false;
         }
-        // Within the margin `pack_with` keeps the integers when they decode; otherwise
+        // Within its margin `pack_with` keeps the integers when they decode; otherwise
         // its `canonicalize` moves them, and so does `settle`. Checking every active lane
-        // is the same: beyond the margin they decode (`pack_with`'s proof).
+        // is the same: beyond either margin they decode (`pack_with`'s proof, and
+        // `column_margin`'s for the tighter one tested here).
         if near
             && !self.canonical_column(&largest, &small, active)
             && !self.settle(&largest, &mut small, active, SETTLE_ROUNDS)
@@ -63,11 +64,22 @@ impl QuatFormat {
             return false;
         }
         let bits = self.bits;
-        for i in 0..N {
-            out[i] = largest[i] as u64
-                | (small[0][i] as u64) << 2
-                | (small[1][i] as u64) << (2 + bits)
-                | (small[2][i] as u64) << (2 + 2 * bits);
+        if self.wire_bits() <= 32 {
+            // Up to 10 bits the wire form fits a u32 lane: four lanes per shift, widened
+            // once (a const format folds the test).
+            for i in 0..N {
+                out[i] = (largest[i]
+                    | small[0][i] << 2
+                    | small[1][i] << (2 + bits)
+                    | small[2][i] << (2 + 2 * bits)) as u64;
+            }
+        } else {
+            for i in 0..N {
+                out[i] = largest[i] as u64
+                    | (small[0][i] as u64) << 2
+                    | (small[1][i] as u64) << (2 + bits)
+                    | (small[2][i] as u64) << (2 + 2 * bits);
+            }
         }
         true
     }
@@ -83,10 +95,10 @@ impl QuatFormat {
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
         // In phases over local columns, each one loop LLVM vectorizes four lanes wide
-        // (one loop doing it all mixes float64 and u64 with float32, and gets two).
-        // The first reads the quaternions in place: LLVM loads four at once and
-        // transposes them with shuffles (a copy into four local columns first became 64
-        // scalar loads and stores at N = 16, 2 instructions per quaternion more).
+        // (one loop doing it all measured 5 instructions per quaternion more). The first
+        // reads the quaternions in place, gathering four lanes with scalar loads and
+        // shuffles (a transposing copy into four local columns first measured fewer
+        // instructions but more time: its vector loads wait on 4-byte stores).
         // Per lane: the largest index, the three others times the sign and inverse norm,
         // and whether the lane needs the scalar path or lies within the canonical margin.
         let mut largest = [0u32; N];
@@ -98,9 +110,9 @@ impl QuatFormat {
             // `pack_with`'s operations in its order, as selects instead of branches.
             let len2 = x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;
             // The first largest magnitude (a later one must be strictly larger, as in the
-            // scalar loop), its signed value, and the largest of the other three (the
-            // scalar `second`: when a new largest comes, the old one is the runner-up).
-            let (mut l, mut m, mut big, mut second) = (0u32, x0.abs(), x0, 0f32);
+            // scalar loop) and the largest of the other three (the scalar `second`: when
+            // a new largest comes, the old one is the runner-up).
+            let (mut l, mut m, mut second) = (0u32, x0.abs(), 0f32);
             for (k, x) in [(1, x1), (2, x2), (3, x3)] {
                 let gt = x.abs() > m;
                 // `m` when `x` is the new largest (`second <= m`), else the larger of
@@ -108,7 +120,6 @@ impl QuatFormat {
                 second = max(second, min(x.abs(), m));
                 l = if gt { k } else { l };
                 m = if gt { x.abs() } else { m };
-                big = if gt { x } else { big };
             }
             // `inv_norm`'s closed form; outside its window (a `len2` that is zero, not
             // finite, or more than 1024 spacings from 1) the lane takes the scalar path.
@@ -117,26 +128,38 @@ impl QuatFormat {
             let above = ONE.wrapping_sub(b.wrapping_sub(ONE) & !1);
             let below = ONE.wrapping_add(ONE.wrapping_sub(b).wrapping_add(3) >> 2);
             let inv = f32::from_bits(if b >= ONE { above } else { below });
-            let sign = if big < 0.0 { -inv } else { inv };
-            // `others(l)`, in order.
-            let others = [
-                if l == 0 { x1 } else { x0 },
-                if l <= 1 { x2 } else { x1 },
-                if l == 3 { x2 } else { x3 },
-            ];
+            // `others(l)`, in order, and `big = x[l]`, as bitwise selects
+            // (`x ^ ((x ^ y) & mask)`: `y` where `mask` is all ones). `x0` and `x1` trade
+            // places when `l = 0`, giving the first other and `big` for `l <= 1`; `x2`
+            // and `x3` when `l = 3`, giving the third and `big` for `l >= 2`.
+            let mask = |b: bool| (b as u32).wrapping_neg();
+            let (first, last, low) = (mask(l == 0), mask(l == 3), mask(l <= 1));
+            let [x0, x1, x2, x3] = [x0, x1, x2, x3].map(f32::to_bits);
+            let (swap01, swap23) = ((x0 ^ x1) & first, (x2 ^ x3) & last);
+            let (big01, big23) = (x1 ^ swap01, x2 ^ swap23);
+            let big = big23 ^ ((big23 ^ big01) & low);
+            let others = [x0 ^ swap01, x1 ^ ((x1 ^ x2) & low), x3 ^ swap23].map(f32::from_bits);
+            // `-inv` exactly when `big < 0`: `big`'s sign bit on `inv` (`big` is not a
+            // zero in a lane within the window: all four would be, and `len2` too).
+            let sign = f32::from_bits(inv.to_bits() | (big & 0x8000_0000));
             for (yj, o) in scaled.iter_mut().zip(others) {
                 yj[i] = o * sign;
             }
             largest[i] = l;
             scalar |= !in_window & active[i];
-            // `pack_with`'s margin test: beyond it the encoding is canonical.
-            near |= ((m - second) * inv <= self.margin) & active[i];
+            // `pack_with`'s margin test, with `column_margin`: beyond it the encoding is
+            // canonical.
+            near |= ((m - second) * inv <= self.column_margin()) & active[i];
         }
         // The three integers, `pack_with`'s arithmetic.
         let mut small = [[0u32; N]; 3];
         for (sj, yj) in small.iter_mut().zip(&scaled) {
             for i in 0..N {
-                let n = ((yj[i] as f64 * INV_BOUND) as f32).clamp(-1.0, 1.0);
+                // `RN32(yj / bound)` (`divps`): `pack_with`'s float64 product with
+                // `INV_BOUND` equals it when it is a normal float32 (the proof in
+                // `crate::quantize`'s docs, for either sign); below 2^-126 both may
+                // differ, but `n + 1` is 1 either way.
+                let n = (yj[i] / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
                 // In an active lane `n` is in [-1, 1], so `(n + 1) * half_scale` is in
                 // [0, 2 * half_scale = max] (exact: `max < 2^21`) and the sum in
                 // [0.5, max + 0.5] (exact): its floor never exceeds `max`, the scalar
@@ -145,6 +168,29 @@ impl QuatFormat {
             }
         }
         (largest, small, scalar, near)
+    }
+
+    /// How far apart the two largest normalized magnitudes `g >= s` must be for the
+    /// encoding to be canonical without checking: `2 * step + 2 * step^2 + 2^-16`, a
+    /// quarter of `pack_with`'s margin at 10 bits: a fifth of the blocks of 16 random
+    /// rotations need the exact check instead of three fifths (the tests print both).
+    ///
+    /// Proof. Each decoded small component `c_j` is within `e = step / 2 + d` of its
+    /// normalized value `y_j` (half a step from the floor, `d < 2^-20` from float32
+    /// rounding in the quotient, the scaling, `step` itself and the decode), so
+    /// `|c_j| <= s + e`, and `rest = 1 - sum c_j^2` is at least
+    /// `g^2 - sum |y_j^2 - c_j^2| - h >= g^2 - e * (2S + 3e) - h`, with `S = sum |y_j|`
+    /// and `h < 2^-20` (the normalization's and `rest`'s rounding). The encoding is
+    /// canonical when `sqrt(rest) > s + e` (with room for `sqrt`'s rounding), which
+    /// holds when `(g - s) * (g + s) > 2e * (s + S) + 4e^2 + h'`. Every `|y_j| <= s <= g`
+    /// gives `s + S <= 4s <= 2 * (g + s)`, and `g >= 1/2` (the largest of a unit
+    /// quaternion) gives `g + s >= 1/2`: it suffices that `g - s > 4e + 8e^2 + 2h'`,
+    /// which is `2 * step + 2 * step^2` plus less than `2^-16` (with `d`, `h'` and
+    /// `sqrt`'s half spacing). The test's `(m - second) * inv` is `g - s` within two
+    /// roundings, less than 2^-23, also inside the `2^-16`.
+    #[inline(always)]
+    fn column_margin(&self) -> f32 {
+        2.0 * self.step + 2.0 * self.step * self.step + 1.0 / 65_536.0
     }
 
     /// `canonicalize` on a column, lane-wise and branch-free: in every lane whose
@@ -225,38 +271,42 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [[f32; 4]; N],
     ) -> bool {
-        let mut largest = [0u32; N];
-        let mut small = [[0u32; N]; 3];
-        for i in 0..N {
-            let raw = packed[i];
-            largest[i] = (raw & 3) as u32;
-            for (j, s) in small.iter_mut().enumerate() {
-                s[i] = (raw >> (2 + j as u32 * self.bits)) as u32 & self.max;
+        // Up to 10 bits the wire form is the low u32 of a lane: narrowed in a loop of its
+        // own (one with u64 and float32 gets two lanes), then 32-bit shifts, four lanes
+        // each (a const format folds the test).
+        let mut low = [0u32; N];
+        if self.wire_bits() <= 32 {
+            for i in 0..N {
+                low[i] = packed[i] as u32;
             }
         }
         let mut refused = false;
         for i in 0..N {
-            let l = largest[i];
-            let (c, big, canonical) = self.decode_lane(l, [small[0][i], small[1][i], small[2][i]]);
-            // `decode`'s placement: `big` at `l`, the three others in order around it.
+            let (l, small) = if self.wire_bits() <= 32 {
+                let field = |j: u32| low[i] >> (2 + j * self.bits) & self.max;
+                (low[i] & 3, [field(0), field(1), field(2)])
+            } else {
+                let raw = packed[i];
+                let field = |j: u32| (raw >> (2 + j * self.bits)) as u32 & self.max;
+                ((raw & 3) as u32, [field(0), field(1), field(2)])
+            };
+            let (c, big, canonical) = self.decode_lane(l, small);
+            // `decode`'s placement: `big` at `l`, the three others in order around it:
+            // `c[k]` before it, `c[k - 1]` after it.
+            let before = [0, 1, 2].map(|j| before(j, l) as u32);
+            // Bitwise selects, `x ^ ((x ^ y) & mask)`: `y` where `mask` is all ones. The
+            // first serves two outputs: `big` and `c[0]` trade places unless `l = 0`.
+            let mask = before.map(u32::wrapping_neg);
+            let [c0, c1, c2, big] = [c[0], c[1], c[2], big].map(f32::to_bits);
+            let swap0 = (big ^ c0) & mask[0];
+            let pick = |x: u32, y: u32, m: u32| x ^ ((x ^ y) & m);
             out[i] = [
-                if l == 0 { big } else { c[0] },
-                if l == 0 {
-                    c[0]
-                } else if l == 1 {
-                    big
-                } else {
-                    c[1]
-                },
-                if l == 3 {
-                    c[2]
-                } else if l == 2 {
-                    big
-                } else {
-                    c[1]
-                },
-                if l == 3 { big } else { c[2] },
-            ];
+                big ^ swap0,
+                pick(c0 ^ swap0, c1, mask[1]),
+                pick(pick(c1, big, mask[1]), c2, mask[2]),
+                pick(c2, big, mask[2]),
+            ]
+            .map(f32::from_bits);
             refused |= !canonical & active[i];
         }
         !refused
@@ -282,26 +332,34 @@ impl QuatFormat {
     /// `decode`'s arithmetic without its branches, for a lane of a column: the three
     /// small components, the rebuilt one and whether the encoding is canonical. The same
     /// float32 operations in the same order (`sqrt` is correctly rounded in `sqrtps`
-    /// too), so the same values; the comparisons are `decode`'s, selected by `largest`
-    /// (`< big` for a component before the largest, `<= big` after it). Integers are
-    /// below 2^20, where `as i32 as f32` is `as f32`.
+    /// too), so the same values. Integers are below 2^20, where `as i32 as f32` is
+    /// `as f32`.
+    ///
+    /// `decode`'s test, `rest > 0` and `|c_j| < big` for a component before the largest
+    /// (`j < largest`), `|c_j| <= big` after it, as one comparison: on non-negative
+    /// floats the order is that of their bits, so `|c_j| < big` is
+    /// `bits(|c_j|) + 1 <= bits(big)`: each is `bits(|c_j|) + (j < largest)`, as a float
+    /// (non-negative and finite, as `|c_j| < 1`), at most `big`. That fails for a NaN
+    /// `big` (`rest < 0`), and for `big = 0` too (`rest = 0` needs some `c_j != 0`), so
+    /// `rest > 0` needs no test of its own.
     #[inline(always)]
     fn decode_lane(&self, largest: u32, small: [u32; 3]) -> ([f32; 3], f32, bool) {
         let c = small.map(|v| v as i32 as f32 * self.step - SMALLEST_THREE_BOUND);
         let rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
-        // NaN when `rest < 0`, and then every comparison fails.
         let big = sqrt(rest);
-        let mut canonical = rest > 0.0;
-        for (j, cj) in c.into_iter().enumerate() {
-            let before = (j as u32) < largest;
-            canonical &= if before {
-                cj.abs() < big
-            } else {
-                cj.abs() <= big
-            };
-        }
+        let bound = |j: u32| c[j as usize].abs().to_bits() + before(j, largest) as u32;
+        let canonical = (f32::from_bits(bound(0)) <= big)
+            & (f32::from_bits(bound(1)) <= big)
+            & (f32::from_bits(bound(2)) <= big);
         (c, big, canonical)
     }
+}
+
+/// Whether small component `j` comes before the largest, `j < largest`, as a signed
+/// comparison (`pcmpgtd`; SSE2 has no unsigned one). `largest` is at most 3.
+#[inline(always)]
+fn before(j: u32, largest: u32) -> bool {
+    (largest as i32) > j as i32
 }
 
 /// `maxps`: the larger, or `b` when either is NaN.
@@ -536,6 +594,76 @@ mod tests {
             // Not vacuous: many lanes needed moves, and within the bound.
             assert!(lanes * 50 > qs.len() && blocks > 0, "{bits} bits: {lanes}");
             assert!(most <= SETTLE_ROUNDS, "{bits} bits: {most} rounds");
+        }
+    }
+
+    /// `column_margin` is sound: a lane whose two largest normalized magnitudes are
+    /// farther apart than it gets canonical integers from `quantize_lanes` alone. Checked
+    /// on random rotations, the near-ties, and the worst case around `[1/2; 4]` (every
+    /// small component as large as the second), perturbed by up to four steps; the
+    /// widest gap of a non-canonical lane is printed in steps.
+    #[test]
+    fn beyond_the_column_margin_the_integers_are_canonical() {
+        for bits in WIDTHS {
+            let f = QuatFormat::new(bits);
+            let mut qs = random_quaternions(20_000, 5 ^ bits as u64);
+            qs.extend((0..4).flat_map(|seed| near_ties(&f, seed)));
+            let jitter = random_quaternions(40_000, 9 ^ bits as u64);
+            for (k, j) in jitter.iter().enumerate() {
+                let scale = 4.0 * f.step * (k % 7) as f32 / 6.0;
+                let q: [f32; 4] = core::array::from_fn(|c| {
+                    let v = 0.5 + scale * j[c];
+                    if (k >> c) & 1 == 1 {
+                        -v
+                    } else {
+                        v
+                    }
+                });
+                let n = q.iter().map(|c| c * c).sum::<f32>().sqrt();
+                qs.push(q.map(|c| c / n));
+            }
+            let (mut far, mut widest) = (0, f32::NEG_INFINITY);
+            // Blocks of 16 of the random rotations with a lane within each margin.
+            let (mut near_blocks, mut near_blocks_scalar) = (0, 0);
+            let (mut near_block, mut near_block_scalar) = (false, false);
+            for (k, q) in qs.iter().enumerate() {
+                let len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+                let inv = super::super::inv_norm(len2);
+                let a = q.map(f32::abs);
+                let l = (1..4).fold(0, |l, k| if a[k] > a[l] { k } else { l });
+                let second = (0..4).filter(|&k| k != l).map(|k| a[k]).fold(0.0, f32::max);
+                let gap = (a[l] - second) * inv;
+                let (largest, small, _, _) = f.quantize_lanes(&[*q], &[true]);
+                let s = [small[0][0], small[1][0], small[2][0]];
+                // `decode`, the scalar test.
+                if f.decode(largest[0] as usize, s).is_none() {
+                    widest = widest.max(gap);
+                    assert!(gap <= f.column_margin(), "{bits} bits: {q:?}, gap {gap}");
+                }
+                far += (gap > f.column_margin()) as usize;
+                if k < 20_000 {
+                    near_block |= gap <= f.column_margin();
+                    near_block_scalar |= gap <= f.margin;
+                    if k % 16 == 15 {
+                        near_blocks += near_block as usize;
+                        near_blocks_scalar += near_block_scalar as usize;
+                        (near_block, near_block_scalar) = (false, false);
+                    }
+                }
+            }
+            println!(
+                "{bits} bits: {far} of {} beyond the margin ({} steps); non-canonical up to a \
+                 gap of {} steps; random blocks within it {near_blocks} of 1250 \
+                 ({near_blocks_scalar} with `pack_with`'s margin)",
+                qs.len(),
+                f.column_margin() / f.step,
+                widest / f.step,
+            );
+            // Not vacuous: from 9 bits on a third of the lanes are beyond the margin,
+            // and some are not canonical.
+            if bits >= 9 {
+                assert!(far * 3 > qs.len() && widest.is_finite(), "{bits} bits");
+            }
         }
     }
 
