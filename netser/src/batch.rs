@@ -15,9 +15,11 @@
 
 mod decode;
 mod encode;
+mod simd;
 
 pub use decode::*;
 pub use encode::*;
+pub use simd::*;
 
 /// Elements per block. On the benchmark's snapshot (instructions per moving entity,
 /// encode / decode): 8 gives 333 / 211, 16 gives 280 / 213, 32 gives 282 / 243.

@@ -397,7 +397,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let (full, partial) = (block(true), block(false));
     Some(quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
-        #[inline]
+        // Always: inlined into `batch::simd`'s closure it is compiled for the CPU's
+        // vector instructions (a call would be compiled for the baseline).
+        #[inline(always)]
         fn decode_extend<__D: #dec>(
             __d: &mut __D,
             __len: usize,

@@ -335,7 +335,9 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     };
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
-        #[inline]
+        // Always: inlined into `batch::simd`'s closure it is compiled for the CPU's
+        // vector instructions (a call would be compiled for the baseline).
+        #[inline(always)]
         fn encode_slice<__E: #enc>(__items: &[Self], __e: &mut __E) -> #krate::Result<()> {
             if !(<__E as #enc>::PACKS_RUNS #nested)
                 || <Self as #ns>::MAX_BITS > #batch::MAX_ELEMENT_BITS
