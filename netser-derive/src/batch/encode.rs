@@ -301,9 +301,12 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         }));
         let max = all.iter().map(width);
-        rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
+        // One more row than the words, never written (zero): the put's last store
+        // shifts it in (one double-width shift instead of a shift by `64 - s`).
+        let m = words + 1;
+        rows.extend(quote!(let mut #r = [[0u64; __N]; #m];));
         put.extend(quote!(
-            __pos = __sink.put::<#words>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
+            __pos = __sink.put::<#m>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
         ));
         let max = all.iter().map(width);
         fits.extend(quote!(|| 0u32 #(#max)* > 64 * #words as u32));

@@ -167,7 +167,12 @@ impl<const W: usize> Sink<W> {
                 // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
                 carry = ((word as u128) << s >> 64) as u64;
             }
-            dst[n] = carry;
+            // With a word past the `n` (zero: past `len`), the last word is one
+            // double-width shift of it and the carry; else the carry alone.
+            dst[n] = match bits.get(n) {
+                Some(&next) => carry | next << s,
+                None => carry,
+            };
         }
         pos + len as usize
     }
