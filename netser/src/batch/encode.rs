@@ -261,7 +261,11 @@ impl<'a> Direct<'a> {
     /// its starting position. `None` when the buffer lacks room for every word a put
     /// may store, or `max_bits` is above [`MAX_ELEMENT_BITS`].
     #[inline(always)]
-    pub fn begin(lent: (&'a mut [u8], u64, u32), bits: u64, max_bits: u64) -> Option<(Self, usize)> {
+    pub fn begin(
+        lent: (&'a mut [u8], u64, u32),
+        bits: u64,
+        max_bits: u64,
+    ) -> Option<(Self, usize)> {
         let (buf, acc, used) = lent;
         let buf = buf.as_chunks_mut::<8>().0;
         let end_word = usize::try_from((used as u64 + bits) / 64).ok()?;
