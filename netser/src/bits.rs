@@ -332,6 +332,37 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
+    /// The buffer from the word holding the pending bits on, and those bits
+    /// ([`BitWriter::pending`]): for a caller that stores whole stream words itself,
+    /// then hands the position back with [`BitWriter::take_lent_words`]. The caller
+    /// leaves every byte past its last written bit as it was.
+    #[inline(always)]
+    pub(crate) fn lend_words(&mut self) -> (&mut [u8], u64, u32) {
+        let at = ((self.bits_written >> 6) * 8) as usize;
+        let (acc, used) = self.pending();
+        (self.buf.get_mut(at..).unwrap_or(&mut []), acc, used)
+    }
+
+    /// After [`BitWriter::lend_words`]: the stream is `bits` (counted from the start of
+    /// the lent word) long, its whole words stored in the buffer, `last` its pending
+    /// bits.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`] when `bits` ends past the buffer or before the
+    /// position; nothing changes.
+    #[inline(always)]
+    pub(crate) fn take_lent_words(&mut self, bits: u64, last: u64) -> Result<()> {
+        let end = (self.bits_written & !63) + bits;
+        if end < self.bits_written || end > self.capacity_bits {
+            let need = end.saturating_sub(self.bits_written);
+            return Err(full(need, self.bits_written, self.capacity_bits));
+        }
+        debug_assert!(last >> (end & 63) == 0 || end & 63 == 0 && last == 0);
+        self.scratch = last;
+        self.bits_written = end;
+        Ok(())
+    }
+
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {

@@ -736,3 +736,58 @@ fn nested_lane_functions_give_every_lane() {
     let lane = Outer::unpack_fixed_column(bad, active).unwrap();
     assert_eq!(lane(4), outers[4]);
 }
+
+/// Blocks stored in place in the stream's buffer: at every lead and room (exact fits,
+/// one word short of the saved words, short rooms), the batch path writes the bytes
+/// and errors of the element-by-element path, and leaves every byte past the written
+/// length as it was (a marker fills the buffers).
+#[test]
+fn in_place_blocks_leave_the_bytes_past_the_end_untouched() {
+    let items: Vec<Entity> = (0..40).map(moving).collect();
+    let h = Holder {
+        flag: true,
+        items: items.clone(),
+        boxed: items[..17].to_vec().into_boxed_slice(),
+    };
+    let run = |lead: u32, room: usize, fast: bool| {
+        let mut buf = vec![0xA5u8; room];
+        let mut w = WriteStream::new(&mut buf);
+        let r = (|| {
+            w.put_bits(((1u64 << lead) - 1) & 0x5555_5555_5555_5555, lead)?;
+            if fast {
+                h.encode(&mut w)
+            } else {
+                // The element-by-element path.
+                w.put_bits(h.flag as u64, 1)?;
+                w.put_bits(h.items.len() as u64, 7)?;
+                netser::batch::encode_each(&h.items, 0, &mut w)?;
+                w.put_bits(h.boxed.len() as u64, 7)?;
+                netser::batch::encode_each(&h.boxed, 0, &mut w)?;
+                Ok(())
+            }
+        })();
+        let bits = w.bit_position();
+        let n = w.finish();
+        assert!(
+            buf[n..].iter().all(|&b| b == 0xA5),
+            "lead {lead} room {room}"
+        );
+        (r.map(|_| bits), buf)
+    };
+    for lead in [0u32, 1, 7, 31, 57, 63] {
+        let need = (run(lead, 4096, true).0.unwrap() as usize).div_ceil(8);
+        for room in (0..need + 48).filter(|&r| r % 7 == 0 || r + 48 >= need) {
+            let (a, ba) = run(lead, room, true);
+            let (b, bb) = run(lead, room, false);
+            match (&a, &b) {
+                (Ok(x), Ok(y)) => assert_eq!(x, y),
+                (Err(x), Err(y)) => {
+                    assert_eq!(format!("{:?}", x.kind()), format!("{:?}", y.kind()));
+                    assert_eq!(x.bit(), y.bit());
+                }
+                _ => panic!("lead {lead} room {room}: {a:?} {b:?}"),
+            }
+            assert_eq!(ba, bb, "lead {lead} room {room}");
+        }
+    }
+}

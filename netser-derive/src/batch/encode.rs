@@ -301,9 +301,12 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         }));
         let max = all.iter().map(width);
-        rows.extend(quote!(let mut #r = [[0u64; __N]; #words];));
+        // One more row than the words, never written (zero): the put's last store
+        // shifts it in (one double-width shift instead of a shift by `64 - s`).
+        let m = words + 1;
+        rows.extend(quote!(let mut #r = [[0u64; __N]; #m];));
         put.extend(quote!(
-            __pos = __sink.put::<#words>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
+            __pos = __to.put::<#m>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
         ));
         let max = all.iter().map(width);
         fits.extend(quote!(|| 0u32 #(#max)* > 64 * #words as u32));
@@ -314,21 +317,38 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
         if __ok && #enc::bits_available(__e) >= __bits {
-            let mut __pos = __sink.begin(__e);
             for __k in 0..__N {
                 #compose
             }
-            // `0..__N` with a break: the columns' indices need no bounds check.
-            for __k in 0..__N {
-                if __k == __n {
-                    break;
+            // Stored in place in the stream's buffer when it lends it with room past
+            // the block; else in the sink's words, then written.
+            let __lent = #enc::lend_words(__e)
+                .and_then(|__l| #batch::Direct::begin(__l, __bits, <Self as #ns>::MAX_BITS));
+            if let ::core::option::Option::Some((mut __d, mut __pos)) = __lent {
+                let __to = &mut __d;
+                // `0..__N` with a break: the columns' indices need no bounds check.
+                for __k in 0..__N {
+                    if __k == __n {
+                        break;
+                    }
+                    #put
                 }
-                #put
-                if !const { #batch::Sink::<{ #batch::SINK_WORDS }>::holds(<Self as #ns>::MAX_BITS) } {
-                    __pos = __sink.spill(__pos, __e)?;
+                let (__len, __last) = __d.finish(__pos);
+                #enc::take_lent_words(__e, __len, __last)?;
+            } else {
+                let mut __pos = __sink.begin(__e);
+                let __to = &mut __sink;
+                for __k in 0..__N {
+                    if __k == __n {
+                        break;
+                    }
+                    #put
+                    if !const { #batch::Sink::<{ #batch::SINK_WORDS }>::holds(<Self as #ns>::MAX_BITS) } {
+                        __pos = __to.spill(__pos, __e)?;
+                    }
                 }
+                __sink.write(__pos, __e)?;
             }
-            __sink.write(__pos, __e)?;
         } else {
             #batch::encode_each(__block, __at, __e)?;
         }

@@ -167,7 +167,12 @@ impl<const W: usize> Sink<W> {
                 // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
                 carry = ((word as u128) << s >> 64) as u64;
             }
-            dst[n] = carry;
+            // With a word past the `n` (zero: past `len`), the last word is one
+            // double-width shift of it and the carry; else the carry alone.
+            dst[n] = match bits.get(n) {
+                Some(&next) => carry | next << s,
+                None => carry,
+            };
         }
         pos + len as usize
     }
@@ -216,6 +221,110 @@ impl<const W: usize> Sink<W> {
     }
 }
 
+/// Words a [`Direct`] sink may save past a block's end: a put stores its words from
+/// the one its element begins in (at most the block's last) through at most
+/// `MAX_ELEMENT_BITS / 64 + 1` more.
+const SAVED: usize = (MAX_ELEMENT_BITS / 64) as usize + 2;
+
+/// The word `k` of `words` (little-endian), 0 past the end.
+#[inline(always)]
+fn load(words: &[[u8; 8]], k: usize) -> u64 {
+    words.get(k).map_or(0, |&b| u64::from_le_bytes(b))
+}
+
+/// Stores the word `k` of `words` (little-endian), if inside them.
+#[inline(always)]
+fn store(words: &mut [[u8; 8]], k: usize, word: u64) {
+    if let Some(b) = words.get_mut(k) {
+        *b = word.to_le_bytes();
+    }
+}
+
+/// A block's bits stored in place, in the stream buffer lent by
+/// [`Encoder::lend_words`], with the puts of [`Sink::put`] (no scratch words and no
+/// copy). The words a put may store past the block's end are saved first and put back
+/// by [`Direct::finish`]: every byte past the stream's last bit stays as it was, and
+/// nothing is stored past the buffer (a block without that room takes a [`Sink`]).
+pub struct Direct<'a> {
+    /// The lent buffer's whole words.
+    buf: &'a mut [[u8; 8]],
+    /// The word holding the block's last bit (or the position after it).
+    end_word: usize,
+    saved: [u64; SAVED],
+    count: usize,
+}
+
+impl<'a> Direct<'a> {
+    /// Begins a block of exactly `bits` bits whose elements have at most `max_bits`
+    /// each, in the buffer `lent` by [`Encoder::lend_words`] (its bytes from the word
+    /// holding the pending bits, those bits and their count); returns the sink and
+    /// its starting position. `None` when the buffer lacks room for every word a put
+    /// may store, or `max_bits` is above [`MAX_ELEMENT_BITS`].
+    #[inline(always)]
+    pub fn begin(
+        lent: (&'a mut [u8], u64, u32),
+        bits: u64,
+        max_bits: u64,
+    ) -> Option<(Self, usize)> {
+        let (buf, acc, used) = lent;
+        let buf = buf.as_chunks_mut::<8>().0;
+        let end_word = usize::try_from((used as u64 + bits) / 64).ok()?;
+        let count = max_bits.div_ceil(64) as usize + 1;
+        if count > SAVED || end_word.checked_add(count)? > buf.len() {
+            return None;
+        }
+        let mut saved = [0u64; SAVED];
+        for (k, word) in saved.iter_mut().enumerate().take(count) {
+            *word = load(buf, end_word + k);
+        }
+        // The first word begins with the stream's pending bits (zero above them).
+        store(buf, 0, acc);
+        let sink = Direct {
+            buf,
+            end_word,
+            saved,
+            count,
+        };
+        Some((sink, used as usize))
+    }
+
+    /// [`Sink::put`] into the lent buffer (the same contract: `len <= max <= 64 * M`,
+    /// `max` a constant, bits past `len` zero; a word of `bits` past the `ceil(max /
+    /// 64)` that may hold bits makes the last store one double-width shift).
+    #[inline(always)]
+    #[must_use]
+    pub fn put<const M: usize>(&mut self, pos: usize, bits: [u64; M], len: u32, max: u32) -> usize {
+        debug_assert!(len <= max && max as usize <= 64 * M);
+        let n = (max as usize).div_ceil(64);
+        let (i, s) = (pos / 64, (pos % 64) as u32);
+        debug_assert!(i + n < self.end_word + self.count, "begin checked the room");
+        // One bounds check for the `n + 1` words.
+        if let Some(dst) = self.buf.get_mut(i..i + n + 1) {
+            // The bits of the word being filled; bits at `s` and up are zero.
+            let mut carry = load(dst, 0);
+            for (k, d) in dst.iter_mut().enumerate() {
+                let word = bits.get(k).copied().unwrap_or(0);
+                *d = (carry | word << s).to_le_bytes();
+                carry = ((word as u128) << s >> 64) as u64;
+            }
+        }
+        pos + len as usize
+    }
+
+    /// Ends the block at `pos` (the `bits` given to [`Direct::begin`] after the
+    /// starting position): puts back the saved words, and returns the stream's length
+    /// from the lent word and its pending bits, for [`Encoder::take_lent_words`].
+    #[inline(always)]
+    pub fn finish(self, pos: usize) -> (u64, u64) {
+        debug_assert_eq!(pos / 64, self.end_word);
+        let last = load(self.buf, pos / 64);
+        for (k, &word) in self.saved.iter().enumerate().take(self.count) {
+            store(self.buf, self.end_word + k, word);
+        }
+        (pos as u64, last)
+    }
+}
+
 /// `lb` or `la` as `on`, without a branch (the compiler otherwise splits the element
 /// loop on the gate: mispredicted on mixed blocks).
 #[inline(always)]
@@ -234,7 +343,7 @@ pub fn select<const M: usize>(on: bool, a: [u64; M], b: [u64; M]) -> [u64; M] {
 mod tests {
     use super::*;
     use crate::bits::run::mask;
-    use crate::WriteStream;
+    use crate::{Encoder, WriteStream};
 
     struct Rng(u64);
 
@@ -350,6 +459,79 @@ mod tests {
         let pos = sink.put::<2>(pos, [u64::MAX, 1], 65, 65);
         assert!(sink.write_bits(pos, &mut w).is_err());
         assert_eq!(w.bits_written(), 3);
+    }
+
+    /// Puts in place in the stream's buffer give the bytes of field-by-field writes at
+    /// every lead, leave every byte past the stream's end as it was (buffers filled
+    /// with a marker, up to an exact fit), and a buffer without room past the block is
+    /// refused untouched.
+    #[test]
+    fn direct_puts_equal_field_by_field_writes() {
+        let mut rng = Rng(0xD1EC7);
+        let mut direct = 0;
+        let mut refused = 0;
+        for lead in 0..64u32 {
+            for size in [24usize, 40, 48, 56, 64, 72, 80, 200] {
+                let head = rng.next() & mask(lead);
+                let runs: [(u32, [u64; 4]); 5] = core::array::from_fn(|_| {
+                    let len = (rng.next() % 152) as u32;
+                    (len, run(&mut rng, len))
+                });
+                let bits: u64 = runs.iter().map(|r| r.0 as u64).sum();
+                let tail = rng.next() & mask(9);
+                let mut a = [0xA5u8; 200];
+                let mut b = [0xA5u8; 200];
+                let mut wa = WriteStream::new(&mut a[..size]);
+                let mut wb = WriteStream::new(&mut b[..size]);
+                wa.put_bits(head, lead).unwrap();
+                wb.put_bits(head, lead).unwrap();
+                let fits = wb.bits_available() >= bits;
+                for (len, words) in &runs {
+                    if fits {
+                        model(&mut wa, words, *len);
+                    }
+                }
+                let lent = Encoder::lend_words(&mut wb).unwrap();
+                let room = lent.0.len() / 8;
+                let end_word = (lead as u64 + bits) as usize / 64;
+                match Direct::begin(lent, bits, 151) {
+                    Some((mut d, mut pos)) => {
+                        assert!(end_word + 4 <= room, "lead {lead} size {size}");
+                        for (len, words) in runs {
+                            pos = d.put::<4>(pos, words, len, 151);
+                        }
+                        let (len, last) = d.finish(pos);
+                        if fits {
+                            wb.take_lent_words(len, last).unwrap();
+                        } else {
+                            // Past the buffer: refused, nothing changes.
+                            assert!(wb.take_lent_words(len, last).is_err());
+                        }
+                        direct += 1;
+                    }
+                    None => {
+                        assert!(end_word + 4 > room, "lead {lead} size {size}");
+                        if fits {
+                            for (len, words) in &runs {
+                                model(&mut wb, words, *len);
+                            }
+                        }
+                        refused += 1;
+                    }
+                }
+                assert_eq!(wa.bit_position(), wb.bit_position());
+                // The stream goes on after the block.
+                if wa.bits_available() >= 9 {
+                    wa.put_bits(tail, 9).unwrap();
+                    wb.put_bits(tail, 9).unwrap();
+                }
+                let n = wa.finish();
+                assert_eq!(n, wb.finish());
+                assert_eq!(a, b, "lead {lead} size {size}");
+                assert!(a[n..].iter().all(|&x| x == 0xA5));
+            }
+        }
+        assert!(direct > 100 && refused > 100, "{direct} {refused}");
     }
 
     #[test]

@@ -120,6 +120,33 @@ pub trait Encoder: Sized {
         ))
     }
 
+    /// The stream's buffer from the word holding the [`Encoder::pending_bits`] on, and
+    /// those bits, for derived code that stores whole stream words in place (it leaves
+    /// every byte past its last bit as it was), then calls
+    /// [`Encoder::take_lent_words`]. `None` (the default) when the stream has no such
+    /// buffer.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn lend_words(&mut self) -> Option<(&mut [u8], u64, u32)> {
+        None
+    }
+
+    /// After [`Encoder::lend_words`]: the stream is now `bits` long counted from the
+    /// start of the lent word, `last` its pending bits.
+    ///
+    /// # Errors
+    /// [`ErrorKind::BufferFull`] when that ends past the buffer or before the position
+    /// (nothing changes); an error for a stream that lends no words.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn take_lent_words(&mut self, bits: u64, last: u64) -> Result<()> {
+        let _ = (bits, last);
+        Err(Error::new(
+            ErrorKind::Custom("this stream lends no words"),
+            self.bit_position(),
+        ))
+    }
+
     /// Writes zero bits up to the next byte boundary.
     ///
     /// # Errors

@@ -133,6 +133,14 @@ impl<T: Tracer> Encoder for WriteStream<'_, T> {
     fn put_aligned_words(&mut self, words: &[u64], last: u64, last_bits: u32) -> Result<()> {
         self.bits.write_aligned_words(words, last, last_bits)
     }
+    #[inline(always)]
+    fn lend_words(&mut self) -> Option<(&mut [u8], u64, u32)> {
+        Some(self.bits.lend_words())
+    }
+    #[inline(always)]
+    fn take_lent_words(&mut self, bits: u64, last: u64) -> Result<()> {
+        self.bits.take_lent_words(bits, last)
+    }
     #[inline]
     fn write_align(&mut self) -> Result<()> {
         self.bits.align()
