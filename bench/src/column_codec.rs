@@ -45,18 +45,28 @@ pub fn encode(s: &Snapshot, buf: &mut [u8]) -> Result<usize> {
     w.write_bits(s.tick as u64 | (len as u64) << 32, 41)?;
     // The block's words, made once (every block overwrites what it reads).
     let mut sink = Sink::<SINK_WORDS>::new();
-    for block in s.entities.chunks(N) {
-        // A full block indexes without clamping; the last one repeats its last entity.
-        let done = match <&[Entity; N]>::try_from(block) {
-            Ok(full) => encode_block(full, |i| &full[i], &mut sink, &mut w)?,
-            Err(_) => encode_block(block, |i| &block[i.min(block.len() - 1)], &mut sink, &mut w)?,
-        };
-        if !done {
-            for e in block {
-                lean_codec::encode_entity(e, &mut w)?;
+    // Compiled for the CPU's vector instructions, as the derive's batch path is.
+    netser::batch::simd(
+        #[inline(always)]
+        || -> Result<()> {
+            for block in s.entities.chunks(N) {
+                // A full block indexes without clamping; the last one repeats its last
+                // entity.
+                let done = match <&[Entity; N]>::try_from(block) {
+                    Ok(full) => encode_block(full, |i| &full[i], &mut sink, &mut w)?,
+                    Err(_) => {
+                        encode_block(block, |i| &block[i.min(block.len() - 1)], &mut sink, &mut w)?
+                    }
+                };
+                if !done {
+                    for e in block {
+                        lean_codec::encode_entity(e, &mut w)?;
+                    }
+                }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok(w.finish())
 }
 
@@ -140,14 +150,22 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
     }
     let mut entities = Vec::with_capacity(len);
     let mut left = len;
-    while left > 0 {
-        let n = left.min(N);
-        if decode_block(n, &mut r, &mut entities).is_err() {
-            // The scalar path names the error (this experiment does not rewind: it decodes
-            // the packet again from the start).
-            return lean_codec::decode(bytes);
-        }
-        left -= n;
+    // Compiled for the CPU's vector instructions, as the derive's batch path is.
+    let settled = netser::batch::simd(
+        #[inline(always)]
+        || {
+            while left > 0 {
+                let n = left.min(N);
+                decode_block(n, &mut r, &mut entities)?;
+                left -= n;
+            }
+            Ok::<(), netser::Error>(())
+        },
+    );
+    if settled.is_err() {
+        // The scalar path names the error (this experiment does not rewind: it decodes
+        // the packet again from the start).
+        return lean_codec::decode(bytes);
     }
     Ok(Snapshot {
         tick: head as u32,

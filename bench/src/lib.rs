@@ -118,6 +118,7 @@ impl Contender for FnCodec {
 pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
     vec![
         Box::new(netser_codec::derived(snapshot)),
+        Box::new(netser_codec::derived_baseline(snapshot)),
         Box::new(netser_codec::hand(snapshot)),
         Box::new(FnCodec::new(
             "netser-lean",
@@ -198,7 +199,7 @@ mod tests {
                 assert_eq!(c.bytes().len(), len);
                 c.decode();
                 match c.name() {
-                    "netser" | "netser-hand" | "netser-lean" | "netser-columns" => {
+                    "netser" | "netser-sse2" | "netser-hand" | "netser-lean" | "netser-columns" => {
                         check_quantized(&s, &c.decoded().unwrap())
                             .unwrap_or_else(|e| panic!("{} {}: {e}", c.name(), w.label()))
                     }

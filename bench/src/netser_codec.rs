@@ -91,6 +91,8 @@ pub struct NetserCodec<T> {
     buf: Vec<u8>,
     len: usize,
     output: Option<T>,
+    /// Whether the batch path may use the CPU's vector instructions (`batch::simd`).
+    simd: bool,
 }
 
 impl<T: NetSerialize> NetserCodec<T> {
@@ -102,6 +104,7 @@ impl<T: NetSerialize> NetserCodec<T> {
             buf: vec![0; T::MAX_BYTES as usize],
             len: 0,
             output: None,
+            simd: true,
         }
     }
 
@@ -116,6 +119,16 @@ pub fn derived(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
     NetserCodec::new("netser", snapshot.clone())
 }
 
+/// netser's derived impl with the batch path compiled for the baseline only
+/// (`netser::batch::set_simd(false)` around each call): what the runtime dispatch to
+/// AVX2 and BMI2 saves.
+pub fn derived_baseline(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
+    NetserCodec {
+        simd: false,
+        ..NetserCodec::new("netser-sse2", snapshot.clone())
+    }
+}
+
 /// netser's hand-written impl on the same data.
 pub fn hand(snapshot: &Snapshot) -> NetserCodec<HandSnapshot> {
     NetserCodec::new("netser-hand", HandSnapshot(snapshot.clone()))
@@ -127,16 +140,20 @@ impl<T: NetSerialize + AsSnapshot> Contender for NetserCodec<T> {
     }
 
     fn encode(&mut self) -> usize {
+        netser::batch::set_simd(self.simd);
         self.len = self
             .input
             .encode_to_slice(&mut self.buf)
             .expect("the workload is within the declared bounds");
+        netser::batch::set_simd(true);
         self.len
     }
 
     fn decode(&mut self) {
+        netser::batch::set_simd(self.simd);
         let value =
             T::decode_from_slice(&self.buf[..self.len]).expect("netser reads what it wrote");
+        netser::batch::set_simd(true);
         self.output = Some(value);
     }
 

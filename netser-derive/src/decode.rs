@@ -205,7 +205,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 None => {
                     let fill = match crate::encode::slice_elem(elem) {
                         Some(ty) => quote!(
-                            #krate::batch::simd(#[inline(always)] || <#ty as #krate::NetSerialize>::decode_extend(__d, #len, &mut __vec)) #map_err?;
+                            <#ty as #krate::NetSerialize>::decode_extend(__d, #len, &mut __vec) #map_err?;
                         ),
                         None => quote!(for #i in 0..#len {
                             __vec.push(#value);
@@ -258,7 +258,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     };
                     let fill = match crate::encode::slice_elem(elem) {
                         Some(ty) => quote!(
-                            #krate::batch::simd(#[inline(always)] || <#ty as #krate::NetSerialize>::decode_extend(__d, __len, &mut __vec)) #map_err?;
+                            <#ty as #krate::NetSerialize>::decode_extend(__d, __len, &mut __vec) #map_err?;
                         ),
                         None => quote!(for #i in 0..__len {
                             __vec.push(#value);

@@ -184,7 +184,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
         }
         Wire::Array { elem, .. } => match slice_elem(elem) {
             Some(ty) => {
-                quote!(#krate::batch::simd(#[inline(always)] || <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e)) #map_err?;)
+                quote!(<#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;)
             }
             None => each(g, elem, quote!(#v.iter()), path),
         },
@@ -197,7 +197,7 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
             let ty = slice_elem(elem);
             quote! {
                 #enc::write_len(__e, #v.len(), #max_len) #map_err?;
-                #krate::batch::simd(#[inline(always)] || <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e)) #map_err?;
+                <#ty as #krate::NetSerialize>::encode_slice(&#v[..], __e) #map_err?;
             }
         }
         Wire::Seq {

@@ -145,9 +145,10 @@ fn check_quantize_column(q: &Quantize, first: u32) -> Result<(), String> {
         std::array::from_fn(|i| f32::from_bits(first.wrapping_add(i as u32)));
     let mut out = [0u32; LANES];
     for active in [[true; LANES], values.map(|v| !v.is_nan())] {
-        let ok = netser::batch::simd(#[inline(always)] || {
-            q.quantize_column(&values, &active, &mut out)
-        });
+        let ok = netser::batch::simd(
+            #[inline(always)]
+            || q.quantize_column(&values, &active, &mut out),
+        );
         let lanes = (0..LANES).filter(|&i| active[i]);
         let inside = lanes
             .clone()
@@ -173,9 +174,10 @@ fn check_quantize_column(q: &Quantize, first: u32) -> Result<(), String> {
 fn check_dequantize_column(q: &Quantize, first: u32, last: u32) -> Result<(), String> {
     let ints: [u32; LANES] = std::array::from_fn(|i| first.saturating_add(i as u32).min(last));
     let mut out = [0f32; LANES];
-    if !netser::batch::simd(#[inline(always)] || {
-        q.dequantize_column(&ints, &[true; LANES], &mut out)
-    }) {
+    if !netser::batch::simd(
+        #[inline(always)]
+        || q.dequantize_column(&ints, &[true; LANES], &mut out),
+    ) {
         return Err(format!("integers from {first} refused"));
     }
     for i in 0..LANES {
@@ -204,13 +206,17 @@ fn check_unpack_column(f: &QuatFormat, first: u64) -> Result<(), String> {
     });
     let canonical = scalar.each_ref().map(|r| r.is_ok());
     let mut out = [[0f32; 4]; LANES];
-    let ok = netser::batch::simd(#[inline(always)] || {
-        f.unpack_column(&packed, &[true; LANES], &mut out)
-    });
+    let ok = netser::batch::simd(
+        #[inline(always)]
+        || f.unpack_column(&packed, &[true; LANES], &mut out),
+    );
     if ok != canonical.iter().all(|&c| c) {
         return Err(format!("{first:#x}..: column says {ok}"));
     }
-    if !netser::batch::simd(#[inline(always)] || f.unpack_column(&packed, &canonical, &mut out)) {
+    if !netser::batch::simd(
+        #[inline(always)]
+        || f.unpack_column(&packed, &canonical, &mut out),
+    ) {
         return Err(format!("{first:#x}..: canonical lanes refused"));
     }
     for i in (0..LANES).filter(|&i| canonical[i]) {
@@ -239,7 +245,14 @@ fn main() -> ExitCode {
         eprintln!("this CPU lacks AVX2 or BMI2: nothing to check with `simd`");
         return ExitCode::FAILURE;
     }
-    println!("columns compiled for {}", if simd { "AVX2 and BMI2" } else { "the crate's target" });
+    println!(
+        "columns compiled for {}",
+        if simd {
+            "AVX2 and BMI2"
+        } else {
+            "the crate's target"
+        }
+    );
     let wanted = |name: &str| name.contains(filter.as_str());
     // The benchmark's quantizations (bench/src/model.rs), then the conformance vectors'.
     let quantizers: [(&str, f32, f32, f32); 12] = [

@@ -442,12 +442,12 @@ impl<T: NetSerialize, const N: usize> NetSerialize for [T; N] {
     const SCHEMA_HASH: u64 = combine(combine(fnv1a(b"[T; N]"), N as u64), T::SCHEMA_HASH);
     #[inline]
     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
-        crate::batch::simd(#[inline(always)] || T::encode_slice(self, e))
+        T::encode_slice(self, e)
     }
     #[inline]
     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
         let mut items = Vec::with_capacity(N);
-        crate::batch::simd(#[inline(always)] || T::decode_extend(d, N, &mut items))?;
+        T::decode_extend(d, N, &mut items)?;
         // Exactly N elements were pushed, so the conversion cannot fail.
         items
             .try_into()

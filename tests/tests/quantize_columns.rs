@@ -9,10 +9,15 @@
 //! The exhaustive version (all 2^32 inputs, every wire form) is
 //! `cargo run --release -p netser --example exhaustive_quantize -- 2 column`.
 //!
+//! Every column call goes through `netser::batch::simd`, as the derive's batch path does:
+//! on a CPU with AVX2 and BMI2 this checks the columns' AVX2 build, and with
+//! `NETSER_SIMD=0` (CI runs both) the build for the crate's target.
+//!
 //! `NETSER_COLUMN_SAMPLES` sets the sample count (default ten million in an optimized
 //! build, one million in the debug profile). Run with `--nocapture` to see the refusal
 //! rates.
 
+use netser::batch::simd;
 use netser::quat::{pack_with, unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
 use netser::Quantize;
 use netser_tests::quantizers::{edge_cases, QUANTIZERS};
@@ -72,7 +77,10 @@ fn check_quantize(q: &Quantize, values: &mut dyn Iterator<Item = f32>, counts: &
         act[len..].fill(false);
         counts.blocks += 1;
         let mut out = [0u32; N];
-        let ok = q.quantize_column(&v, &act, &mut out);
+        let ok = simd(
+            #[inline(always)]
+            || q.quantize_column(&v, &act, &mut out),
+        );
         let lanes = (0..N).filter(|&i| act[i]);
         if ok {
             for i in lanes {
@@ -156,7 +164,10 @@ fn dequantize_column_matches_dequantize_on_every_integer_or_ten_million() {
             let mut act = active(b as u64);
             act[block.len()..].fill(false);
             let mut out = [0f32; N];
-            let ok = q.dequantize_column(&v, &act, &mut out);
+            let ok = simd(
+                #[inline(always)]
+                || q.dequantize_column(&v, &act, &mut out),
+            );
             let valid = (0..N).all(|i| !act[i] || v[i] <= q.max_integer_value());
             assert_eq!(ok, valid, "{q:?}: {v:?}");
             if ok {
@@ -212,7 +223,10 @@ fn check_pack(f: &QuatFormat, qs: &[[f32; 4]], first_block: u64) -> (u64, u64) {
         act[block.len()..].fill(false);
         let mut out = [0u64; N];
         blocks += 1;
-        if f.pack_column(&q, &act, &mut out) {
+        if simd(
+            #[inline(always)]
+            || f.pack_column(&q, &act, &mut out),
+        ) {
             for i in (0..N).filter(|&i| act[i]) {
                 let want = pack_with(q[i], f, 0).map(|p| wire(f, p));
                 assert_eq!(want.ok(), Some(out[i]), "{} bits: {:?}", f.bits(), q[i]);
@@ -315,7 +329,7 @@ fn pack_column_matches_pack_with_on_random_and_adversarial_quaternions() {
                     // packs: invalid, or `len2` outside the closed form.
                     for q in &odd {
                         let mut out = [0u64; 1];
-                        let ok = f.pack_column(&[*q], &[true], &mut out);
+                        let ok = simd(#[inline(always)] || f.pack_column(&[*q], &[true], &mut out));
                         assert_eq!(ok, !scalar_only(&f, *q), "{bits} bits: {q:?}");
                         if ok {
                             assert_eq!(pack_with(*q, &f, 0).map(|p| wire(&f, p)).ok(), Some(out[0]), "{q:?}");
@@ -353,13 +367,13 @@ fn unpack_column_matches_unpack_with_on_sampled_wire_forms() {
                         unpack_with((raw & 3) as u32, [field(0), field(1), field(2)], &f, 0)
                     });
                     let mut out = [[0f32; 4]; N];
-                    let ok = f.unpack_column(&v, &act, &mut out);
+                    let ok = simd(#[inline(always)] || f.unpack_column(&v, &act, &mut out));
                     assert_eq!(ok, (0..N).all(|i| !act[i] || scalar[i].is_ok()), "{v:x?}");
                     blocks += 1;
                     refused += !ok as u64;
                     // Refused lanes made inactive, the others must decode as the scalar.
                     let act: [bool; N] = core::array::from_fn(|i| act[i] && scalar[i].is_ok());
-                    assert!(f.unpack_column(&v, &act, &mut out));
+                    assert!(simd(#[inline(always)] || f.unpack_column(&v, &act, &mut out)));
                     for i in (0..N).filter(|&i| act[i]) {
                         let want = scalar[i].clone().unwrap().map(f32::to_bits);
                         assert_eq!(out[i].map(f32::to_bits), want, "{bits} bits: {:#x}", v[i]);

@@ -16,7 +16,7 @@ use netser_bench::{contenders, Contender, Workload};
 use plotters::prelude::*;
 
 /// The peers each netser ratio is taken against, in table and chart order.
-const PEERS: [&str; 8] = [
+const PEERS: [&str; 9] = [
     "bitcode",
     "bitcode-quant",
     "bincode",
@@ -25,6 +25,7 @@ const PEERS: [&str; 8] = [
     "netser-hand",
     "netser-lean",
     "netser-columns",
+    "netser-sse2",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -73,6 +74,14 @@ fn main() {
     }
 
     println!("CPU: {}", cpu_model());
+    println!(
+        "netser's batch path: {}",
+        if netser::batch::simd_enabled() {
+            "AVX2 and BMI2 (runtime dispatch); netser-sse2 is the same with the dispatch off"
+        } else {
+            "as compiled (no AVX2 or BMI2 on this CPU)"
+        }
+    );
     println!("load average before: {}", load_average());
     println!(
         "{} interleaved rounds, batches of ~{} us per contender and operation\n",

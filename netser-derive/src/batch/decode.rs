@@ -397,9 +397,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let (full, partial) = (block(true), block(false));
     Some(quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
-        // Always: inlined into `batch::simd`'s closure it is compiled for the CPU's
-        // vector instructions (a call would be compiled for the baseline).
-        #[inline(always)]
+        #[inline]
         fn decode_extend<__D: #dec>(
             __d: &mut __D,
             __len: usize,
@@ -412,16 +410,20 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             if !(<__D as #dec>::PACKS_RUNS #nested && __ELEMENT_BITS <= #batch::MAX_ELEMENT_BITS) {
                 return #batch::decode_each(__d, 0, __len, __out);
             }
-            let mut __at = 0usize;
-            while __at < __len {
-                let __n = ::core::cmp::min(__len - __at, __N);
-                let __done = if __n == __N { #full } else { #partial };
-                if !__done {
-                    #batch::decode_each(__d, __at, __n, __out)?;
+            // The blocks, compiled for the CPU's vector instructions when it has them
+            // (the closure is inlined into `simd`'s dispatch).
+            #batch::simd(#[inline(always)] || {
+                let mut __at = 0usize;
+                while __at < __len {
+                    let __n = ::core::cmp::min(__len - __at, __N);
+                    let __done = if __n == __N { #full } else { #partial };
+                    if !__done {
+                        #batch::decode_each(__d, __at, __n, __out)?;
+                    }
+                    __at += __n;
                 }
-                __at += __n;
-            }
-            ::core::result::Result::Ok(())
+                ::core::result::Result::Ok(())
+            })
         }
     })
 }

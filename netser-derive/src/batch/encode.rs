@@ -355,9 +355,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     };
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
-        // Always: inlined into `batch::simd`'s closure it is compiled for the CPU's
-        // vector instructions (a call would be compiled for the baseline).
-        #[inline(always)]
+        #[inline]
         fn encode_slice<__E: #enc>(__items: &[Self], __e: &mut __E) -> #krate::Result<()> {
             if !(<__E as #enc>::PACKS_RUNS #nested)
                 || <Self as #ns>::MAX_BITS > #batch::MAX_ELEMENT_BITS
@@ -369,6 +367,12 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             if false #fits {
                 return #batch::encode_each(__items, 0, __e);
             }
+            // The blocks, compiled for the CPU's vector instructions when it has them
+            // (the closure is inlined into `simd`'s dispatch).
+            #batch::simd(#[inline(always)] || {
+            // Again inside: what the closure captures, the AVX2 build of it reads
+            // through pointers; the widths must be constants there.
+            #widths
             let __all = [true; __N];
             let mut __at = 0usize;
             // Made once: every block overwrites what it reads of them.
@@ -396,6 +400,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 __at += __n;
             }
             ::core::result::Result::Ok(())
+            })
         }
     }
 }

@@ -11,7 +11,8 @@
 //! kernels use is correctly rounded in both instruction sets).
 
 /// Runs `f`, compiled for AVX2, BMI1, BMI2, LZCNT and POPCNT when this CPU has them (x86_64
-/// with the `std` feature, detected once), else as the crate is compiled.
+/// with the `std` feature, detected once), else as the crate is compiled. The
+/// environment variable `NETSER_SIMD=0` turns the dispatch off for the process.
 ///
 /// The derive's batch path (`Vec`s, boxed slices and arrays of derived structs) goes
 /// through it; so does a hand-written batch loop that wants the same code generation.
@@ -80,7 +81,11 @@ mod x86_64 {
 
     #[cold]
     fn detect() -> bool {
-        let yes = std::is_x86_feature_detected!("avx2")
+        // `NETSER_SIMD=0` turns the dispatch off for the whole process (tests run the
+        // baseline build that way; a CPU that misreports its features can too).
+        let off = std::env::var_os("NETSER_SIMD").is_some_and(|v| v == "0");
+        let yes = !off
+            && std::is_x86_feature_detected!("avx2")
             && std::is_x86_feature_detected!("bmi1")
             && std::is_x86_feature_detected!("bmi2")
             && std::is_x86_feature_detected!("lzcnt")
@@ -122,7 +127,8 @@ mod tests {
     fn dispatch_only_where_detected_and_switchable() {
         let detected = cfg!(all(target_arch = "x86_64", feature = "std")) && {
             #[cfg(all(target_arch = "x86_64", feature = "std"))]
-            let d = std::is_x86_feature_detected!("avx2")
+            let d = std::env::var_os("NETSER_SIMD").is_none_or(|v| v != "0")
+                && std::is_x86_feature_detected!("avx2")
                 && std::is_x86_feature_detected!("bmi2")
                 && std::is_x86_feature_detected!("bmi1")
                 && std::is_x86_feature_detected!("lzcnt")

@@ -771,7 +771,7 @@ pub trait Decoder: Sized {
     fn read_seq<T: NetSerialize>(&mut self, max_len: usize) -> Result<Vec<T>> {
         let len = self.read_len(max_len)?;
         let mut items = Vec::with_capacity(seq_capacity::<T>(len, self.bits_remaining()));
-        crate::batch::simd(#[inline(always)] || T::decode_extend(self, len, &mut items))?;
+        T::decode_extend(self, len, &mut items)?;
         Ok(items)
     }
 

@@ -834,7 +834,7 @@ pub trait Encoder: Sized {
     /// ```
     fn write_seq<T: NetSerialize>(&mut self, items: &[T], max_len: usize) -> Result<()> {
         self.write_len(items.len(), max_len)?;
-        crate::batch::simd(#[inline(always)] || T::encode_slice(items, self))
+        T::encode_slice(items, self)
     }
 
     /// An `Option`: a presence bit, then the value when present.
