@@ -243,7 +243,7 @@ mod tests {
         let report = size_report();
         assert_eq!(report.len(), 4);
         for (_, sizes) in &report {
-            assert_eq!(sizes.len(), 9);
+            assert_eq!(sizes.len(), 10);
             let netser = sizes[0].1;
             let memcpy = sizes.iter().find(|(n, _)| *n == "memcpy").unwrap().1;
             assert!(netser < memcpy);
