@@ -377,7 +377,7 @@ mod tests {
             svg: std::env::temp_dir().join(format!("netser-ratios-{}.svg", std::process::id())),
         };
         let r = measure(&Workload::new(64, true), &options);
-        assert_eq!(r.rows.len(), 9);
+        assert_eq!(r.rows.len(), 10);
         assert_eq!(r.ratios.len(), PEERS.len());
         assert!(r.rows.iter().all(|x| x.2 > 0.0 && x.3 > 0.0));
         let results = vec![r];
