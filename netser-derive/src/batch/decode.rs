@@ -128,6 +128,7 @@ impl Plan<'_> {
                 Layout::Glam { ty, .. } => quote!(<#ty>::from_array([#(#parts),*])),
             };
             match f.gate {
+                Some(_) if column_default(f) => value,
                 Some(j) => {
                     let gi = format_ident!("__g{}", j);
                     let default = default_expr(f.field);
@@ -138,6 +139,54 @@ impl Plan<'_> {
         });
         quote!(Self { #(#members: #values),* })
     }
+
+    /// The value columns of gated fields whose default [`column_default`] gives by
+    /// columns, set to that default where the gate is off (a vectorized select, so
+    /// [`Plan::construct`] builds the element without a branch).
+    pub(super) fn gated_defaults(&self) -> TokenStream {
+        let mut out = TokenStream::new();
+        for f in &self.fields {
+            let (Some(j), true) = (f.gate, column_default(f)) else {
+                continue;
+            };
+            let gi = format_ident!("__g{}", j);
+            for s in f.slots.clone() {
+                let v = format_ident!("__v{}", s);
+                out.extend(quote! {
+                    let mut #v = #v;
+                    for __k in 0..__N {
+                        // An unconditional store of a select: LLVM vectorizes it.
+                        #v[__k] = if #gi[__k] {
+                            #v[__k]
+                        } else {
+                            ::core::default::Default::default()
+                        };
+                    }
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Whether field `f`'s value when its gate is off (`Default::default()` by default) is
+/// each of its slots' `Default::default()`: a number or bool, or an array of them, with
+/// no `default = expr` (so evaluating it by columns, once per lane, changes nothing).
+fn column_default(f: &super::BField<'_>) -> bool {
+    let by_trait = match &f.field.attrs.default {
+        Some(d) => matches!(d.value, crate::internals::attr::DefaultAttr::Trait),
+        None => true,
+    };
+    let leaf = matches!(
+        f.fixed.leaf,
+        Leaf::Bool
+            | Leaf::F32
+            | Leaf::F64
+            | Leaf::Int { .. }
+            | Leaf::Bits { .. }
+            | Leaf::Quantize { .. }
+    );
+    by_trait && leaf && matches!(f.fixed.layout, Layout::Whole | Layout::Array(_))
 }
 
 /// The raw column type of an integer of type `ty`: the unsigned type of its width (its
@@ -174,6 +223,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         .map(|s| plan.dec_column(g, s, &act, &bail))
         .collect();
     let value = plan.construct();
+    let defaults = plan.gated_defaults();
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
         #[inline(always)]
@@ -189,6 +239,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             if !__ok {
                 return ::core::option::Option::None;
             }
+            #defaults
             ::core::option::Option::Some(move |__k: usize| #value)
         }
     }
@@ -342,6 +393,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         .map(|s| plan.dec_column(g, s, &plan.active(s, &live), &bail))
         .collect();
     let value = plan.construct();
+    let defaults = plan.gated_defaults();
     let block = |full: bool| {
         let (count, stop, lanes) = if full {
             (quote!(__N), TokenStream::new(), quote!([true; __N]))
@@ -386,6 +438,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                     break '__block false;
                 }
                 #nested_values
+                #defaults
                 #dec::skip_bits(__d, __bits)?;
                 for __k in 0..#count {
                     __out.push(#value);
