@@ -791,3 +791,35 @@ fn in_place_blocks_leave_the_bytes_past_the_end_untouched() {
         }
     }
 }
+
+/// The quaternion column reads each element's quaternion where it lies: one that
+/// refuses the column or needs its exact check (zero, NaN, far from unit length, a
+/// near-tie, `w = -1`) at lanes across a full block and as the last element of a short
+/// one (whose lanes past the end repeat it), among ordinary ones, encodes and decodes
+/// as element by element.
+#[test]
+fn quaternions_read_in_place_at_every_lane() {
+    let h = core::f32::consts::FRAC_1_SQRT_2;
+    let odd = [
+        [0.0f32; 4],
+        [f32::NAN, 0.0, 0.0, 1.0],
+        [0.9, 0.9, 0.9, 0.9],
+        [h, h, 0.0, 0.0],
+        [0.0, 0.0, 0.0, -1.0],
+    ];
+    for q in odd {
+        for len in [16usize, 19] {
+            for at in [0, 1, 7, 8, 15, len - 1] {
+                let items: Vec<Entity> = (0..len)
+                    .map(|k| Entity {
+                        id: k as u16,
+                        orientation: if k == at { q } else { [0.0, 0.6, 0.0, 0.8] },
+                        at_rest: k % 3 == 0,
+                        ..Entity::default()
+                    })
+                    .collect();
+                check_all(items, &[]);
+            }
+        }
+    }
+}

@@ -65,12 +65,16 @@ impl Plan<'_> {
                     Some(_) => quote!(#access.to_array()),
                     None => access.clone(),
                 };
-                let v = gather(quote!([f32; 4]), value);
+                // Read in the elements (a copied column is read back by wider loads
+                // than its stores, which then wait for the stores to complete).
                 quote!(let #c: [u64; __N] = {
                     const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
-                    #v
                     let mut __o = [0u64; __N];
-                    __ok &= __QF.pack_column(&__v, #act, &mut __o);
+                    __ok &= __QF.pack_column_with::<__N>(
+                        |__k| -> [f32; 4] { let __x = __it(__k); #value },
+                        #act,
+                        &mut __o,
+                    );
                     __o
                 };)
             }

@@ -49,7 +49,21 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [u64; N],
     ) -> bool {
-        let (largest, mut small, scalar, near) = self.quantize_lanes(q, active);
+        self.pack_column_with(|i| q[i], active, out)
+    }
+
+    /// [`QuatFormat::pack_column`] on the quaternions `q(0)` to `q(N - 1)`, read where
+    /// they are (the derive reads them in the elements: a column copied first is read
+    /// back by wider loads than its stores, which wait for the stores to complete).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn pack_column_with<const N: usize>(
+        &self,
+        q: impl Fn(usize) -> [f32; 4],
+        active: &[bool; N],
+        out: &mut [u64; N],
+    ) -> bool {
+        let (largest, mut small, scalar, near) = self.quantize_lanes_with(q, active);
         if scalar {
             return false;
         }
@@ -84,14 +98,27 @@ impl QuatFormat {
         true
     }
 
-    /// `pack_with`'s arithmetic on a column, before `canonicalize`: per lane the largest
-    /// index and the three integers, then whether some active lane needs the scalar
-    /// path (outside `inv_norm`'s closed form) and whether some lies within the margin.
+    /// `quantize_lanes_with` on a column held in an array (for the tests).
+    #[cfg(test)]
     #[inline(always)]
     #[allow(clippy::type_complexity)]
     fn quantize_lanes<const N: usize>(
         &self,
         q: &[[f32; 4]; N],
+        active: &[bool; N],
+    ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
+        self.quantize_lanes_with(|i| q[i], active)
+    }
+
+    /// `pack_with`'s arithmetic on the quaternions `q(0)` to `q(N - 1)`, before
+    /// `canonicalize`: per lane the largest index and the three integers, then whether
+    /// some active lane needs the scalar path (outside `inv_norm`'s closed form) and
+    /// whether some lies within the margin.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn quantize_lanes_with<const N: usize>(
+        &self,
+        q: impl Fn(usize) -> [f32; 4],
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
         // In phases over local columns, each one loop LLVM vectorizes four lanes wide
@@ -106,7 +133,7 @@ impl QuatFormat {
         let mut scalar = false;
         let mut near = false;
         for i in 0..N {
-            let [x0, x1, x2, x3] = q[i];
+            let [x0, x1, x2, x3] = q(i);
             // `pack_with`'s operations in its order, as selects instead of branches.
             let len2 = x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;
             // The first largest magnitude (a later one must be strictly larger, as in the
