@@ -283,21 +283,42 @@ mod tests {
     use super::*;
     use crate::{Decoder, Encoder, ReadStream, WriteStream};
 
+    /// A deterministic stream of test words from `seed`.
+    fn words(seed: u64, rotate: u32, multiply: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x = x.rotate_left(rotate).wrapping_mul(multiply);
+            x
+        }
+    }
+
+    /// The block's window at bit `lead` of `input`: borrowed, or copied at its end.
+    fn peek_at<'a, const W: usize>(
+        input: &'a [u8],
+        lead: u32,
+        copy: &'a mut [u8; W],
+    ) -> Peek<'a, W> {
+        let bytes: &[u8; W] = match window::<W>(input, lead as u64) {
+            Some(b) => b,
+            None => {
+                *copy = window_copy::<W>(input, lead as u64);
+                copy
+            }
+        };
+        Peek::new(bytes, lead as u64)
+    }
+
     /// Every split of 8 fields of widths 0..=64 (spilling ones included), at every bit
     /// phase, gated or not, reads what a stream wrote; the window is sized from the widths
     /// and borrowed, or copied at the end of the input.
     #[test]
     fn peek_reads_what_the_stream_wrote() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x = x.rotate_left(17).wrapping_mul(0x2545_F491_4F6C_DD1D);
-            x
-        };
+        let mut next = words(0x9E37_79B9_7F4A_7C15, 17, 0x2545_F491_4F6C_DD1D);
         for round in 0..400 {
             let lead = (round % 64) as u32;
             let widths: [u32; 8] = core::array::from_fn(|_| {
                 let r = next();
-                if r % 5 == 0 {
+                if r.is_multiple_of(5) {
                     (r >> 8) as u32 % 65
                 } else {
                     [0, 1, 7, 50, 54, 57, 58, 63, 64][(r >> 8) as usize % 9]
@@ -327,15 +348,8 @@ mod tests {
             let input = if round % 2 == 0 { &buf[..] } else { &buf[..n] };
             const W: usize = window_bytes(8 * 64);
             assert!(window_bytes(element) <= W);
-            let copy;
-            let bytes: &[u8; W] = match window::<W>(input, lead as u64) {
-                Some(b) => b,
-                None => {
-                    copy = window_copy::<W>(input, lead as u64);
-                    &copy
-                }
-            };
-            let mut p = Peek::new(bytes, lead as u64);
+            let mut copy = [0u8; W];
+            let mut p = peek_at::<W>(input, lead, &mut copy);
             for (k, vals) in values.iter().enumerate() {
                 let got = p.take_if(&split, k % 2 == 0);
                 if k % 2 == 0 {
@@ -361,11 +375,7 @@ mod tests {
     /// every bit phase, from a borrowed window or a copy at the end of the input.
     #[test]
     fn stretches_read_what_the_stream_wrote() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x = x.rotate_left(23).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            x
-        };
+        let mut next = words(0x2545_F491_4F6C_DD1D, 23, 0x9E37_79B9_7F4A_7C15);
         for round in 0..400 {
             let lead = (round % 64) as u32;
             let widths: [u32; 6] = core::array::from_fn(|_| {
@@ -381,7 +391,7 @@ mod tests {
             let mut values = Vec::new();
             for _ in 0..BLOCK {
                 let vals: [u64; 6] = core::array::from_fn(|j| next() & mask(widths[j]));
-                let on = next() % 3 != 0;
+                let on = !next().is_multiple_of(3);
                 for (j, (v, wd)) in vals.iter().zip(widths).enumerate() {
                     if on || j < 6 - tail {
                         w.put_bits(*v, wd).unwrap();
@@ -394,15 +404,8 @@ mod tests {
             let n = w.finish();
             let input = if round % 2 == 0 { &buf[..] } else { &buf[..n] };
             const W: usize = window_bytes(6 * 64);
-            let copy;
-            let bytes: &[u8; W] = match window::<W>(input, lead as u64) {
-                Some(b) => b,
-                None => {
-                    copy = window_copy::<W>(input, lead as u64);
-                    &copy
-                }
-            };
-            let mut p = Peek::new(bytes, lead as u64);
+            let mut copy = [0u8; W];
+            let mut p = peek_at::<W>(input, lead, &mut copy);
             for (k, (vals, on)) in values.iter().enumerate() {
                 let got = p.look(&split);
                 let seen = if *on { 6 } else { 6 - tail };
