@@ -175,40 +175,15 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Workload;
-    use netser::NetSerialize;
+    use crate::experiment_checks;
 
     #[test]
     fn same_bytes_and_values_as_the_derive() {
-        for w in Workload::ALL {
-            let s = w.snapshot();
-            let derived = s.to_vec().unwrap();
-            let mut buf = vec![0; Snapshot::MAX_BYTES as usize];
-            let len = encode(&s, &mut buf).unwrap();
-            assert_eq!(&buf[..len], &derived[..], "{}", w.label());
-            assert_eq!(
-                decode(&derived).unwrap(),
-                Snapshot::decode_from_slice(&derived).unwrap()
-            );
-        }
+        experiment_checks::same_bytes_and_values_as_the_derive(encode, decode);
     }
 
     #[test]
     fn bad_input_is_refused_like_the_derive() {
-        let s = Workload::new(64, false).snapshot();
-        let bytes = s.to_vec().unwrap();
-        assert!(decode(&bytes[..bytes.len() - 2]).is_err());
-        let mut bad = s.clone();
-        bad.entities[3].velocity[1] = 65.0;
-        let mut buf = vec![0; Snapshot::MAX_BYTES as usize];
-        assert!(encode(&bad, &mut buf).is_err());
-        bad.entities[3].velocity[1] = f32::NAN;
-        assert!(encode(&bad, &mut buf).is_err());
-        // A position integer above its maximum (all ones in x's 19 bits).
-        let mut raw = bytes.clone();
-        raw[7] |= 0xFF;
-        raw[8] |= 0xFF;
-        assert!(decode(&raw).is_err());
-        assert!(Snapshot::decode_from_slice(&raw).is_err());
+        experiment_checks::bad_input_is_refused_like_the_derive(encode, decode);
     }
 }

@@ -367,16 +367,15 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 return #batch::encode_each(__items, 0, __e);
             }
             const __N: usize = #batch::BLOCK;
+            // The blocks, compiled for the CPU's vector instructions when it has them
+            // (the closure is inlined into `simd`'s dispatch).
+            #batch::simd(#[inline(always)] || {
+            // The widths inside the closure: what it captures, its AVX2 build reads
+            // through pointers, and they must be constants there.
             #widths
             if false #fits {
                 return #batch::encode_each(__items, 0, __e);
             }
-            // The blocks, compiled for the CPU's vector instructions when it has them
-            // (the closure is inlined into `simd`'s dispatch).
-            #batch::simd(#[inline(always)] || {
-            // Again inside: what the closure captures, the AVX2 build of it reads
-            // through pointers; the widths must be constants there.
-            #widths
             let __all = [true; __N];
             let mut __at = 0usize;
             // Made once: every block overwrites what it reads of them.

@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// `e` is a full buffer: `wanted` bits asked for, `remaining` left.
+#[track_caller]
+fn assert_full(e: &Error, wanted: u64, remaining: u64, place: &str) {
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::BufferFull { wanted, remaining },
+        "{place}"
+    );
+}
+
 #[test]
 fn article_example_bytes() {
     let mut buf = [0u8; 5];
@@ -291,13 +301,7 @@ fn writer_every_length_offset_and_width() {
                 ops.push((v, bits));
             } else {
                 let e = w.write_bits(v, bits).unwrap_err();
-                let remaining = cap - lead as u64;
-                let wanted = bits as u64;
-                assert_eq!(
-                    e.kind(),
-                    &ErrorKind::BufferFull { wanted, remaining },
-                    "{at}"
-                );
+                assert_full(&e, bits as u64, cap - lead as u64, &at);
                 assert_eq!((e.bit(), w.bits_written()), (lead as u64, lead as u64));
             }
             let n = w.finish();
@@ -329,8 +333,7 @@ fn bounded_writes_and_align_every_length_and_offset() {
                 Ok(()) => ops.push((v, bits)),
                 Err(e) => {
                     assert!(lead as u64 + bits as u64 > cap);
-                    let (wanted, remaining) = (bits as u64, cap - lead as u64);
-                    assert_eq!(e.kind(), &ErrorKind::BufferFull { wanted, remaining });
+                    assert_full(&e, bits as u64, cap - lead as u64, "");
                     assert_eq!(w.bits_written(), lead as u64);
                 }
             }
@@ -415,14 +418,7 @@ fn bytes_every_length_offset_and_count() {
                 }
                 Err(e) => {
                     assert!(lead as u64 + need > cap, "{place}");
-                    let remaining = cap - lead as u64;
-                    assert_eq!(
-                        e.kind(),
-                        &ErrorKind::BufferFull {
-                            wanted: need,
-                            remaining
-                        }
-                    );
+                    assert_full(&e, need, cap - lead as u64, &place);
                     assert_eq!(w.bits_written(), lead as u64, "{place}");
                 }
             }
@@ -472,14 +468,7 @@ fn words_every_length_and_offset() {
                 }
                 Err(e) => {
                     assert!(!fits, "{place}");
-                    let remaining = cap - lead as u64;
-                    assert_eq!(
-                        e.kind(),
-                        &ErrorKind::BufferFull {
-                            wanted: need,
-                            remaining
-                        }
-                    );
+                    assert_full(&e, need, cap - lead as u64, &place);
                     assert_eq!(w.bits_written(), lead as u64);
                 }
             }
@@ -640,15 +629,7 @@ fn aligned_words_equal_the_same_bits_written_one_by_one() {
                 }
                 Err(e) => {
                     assert!(!fits, "{place}");
-                    let remaining = cap - lead as u64;
-                    assert_eq!(
-                        e.kind(),
-                        &ErrorKind::BufferFull {
-                            wanted: need,
-                            remaining
-                        },
-                        "{place}"
-                    );
+                    assert_full(&e, need, cap - lead as u64, &place);
                     // Nothing written: the writer goes on from the lead.
                     assert_eq!(wb.bits_written(), lead as u64, "{place}");
                     continue;
