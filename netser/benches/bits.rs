@@ -11,6 +11,9 @@ use netser::bits::{BitReader, BitWriter};
 use netser::framing::{read_packet_with, write_packet_with};
 use netser::{Decoder, Encoder, ReadStream, WriteStream};
 
+#[path = "bits/floor.rs"]
+mod floor;
+
 /// Widths a game packet mixes: flags, small ranges, quantized floats, ids, raw words.
 const WIDTHS: [u32; 12] = [1, 3, 5, 7, 10, 12, 16, 18, 24, 32, 48, 64];
 const VALUES: usize = 4096;
@@ -82,6 +85,7 @@ fn bit_layer(c: &mut Criterion) {
             black_box(acc)
         })
     });
+    floors(&mut g, &values, packet);
     g.finish();
 
     // Ranged ints: the check, the subtraction and the computed width per value.
@@ -119,6 +123,107 @@ fn bit_layer(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// The unchecked floors (`floor.rs`, not netser) in the same harness and loop shape,
+/// each checked once to produce the bytes and values of netser's writer and reader.
+fn floors(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    values: &[(u64, u32)],
+    packet: &[u8],
+) {
+    let mut words = Box::new([0u64; floor::BYTES / 8]);
+    let mut bytes = Box::new([0u8; floor::BYTES + 8]);
+    let word_floor = |words: &mut [u64; floor::BYTES / 8]| {
+        let mut w = floor::WordWriter {
+            words,
+            acc: 0,
+            pos: 0,
+        };
+        for &(v, bits) in values {
+            w.write(black_box(v), bits);
+        }
+        w.finish()
+    };
+    let byte_floor = |buf: &mut [u8; floor::BYTES + 8]| {
+        let mut w = floor::ByteWriter {
+            buf,
+            acc: 0,
+            pos: 0,
+        };
+        for &(v, bits) in values {
+            w.write(black_box(v), bits);
+        }
+        w.finish()
+    };
+    // The floors write what netser writes.
+    let len = word_floor(&mut words) as usize;
+    let flat: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(&flat[..len], packet);
+    bytes.fill(0);
+    let len = byte_floor(&mut bytes) as usize;
+    assert_eq!(&bytes[..len], packet);
+
+    g.bench_function("floor_word_write (unchecked, not netser)", |b| {
+        b.iter(|| black_box(word_floor(&mut words)))
+    });
+    g.bench_function("floor_byte_write (unchecked, not netser)", |b| {
+        b.iter(|| black_box(byte_floor(&mut bytes)))
+    });
+
+    let mut padded = Box::new([0u8; floor::BYTES + 8]);
+    padded[..packet.len()].copy_from_slice(packet);
+    let expected = values
+        .iter()
+        .fold(0u64, |acc, &(v, bits)| acc ^ if bits <= 57 { v } else { 0 });
+    let mut r = floor::WindowReader {
+        buf: &padded,
+        pos: 0,
+    };
+    let exact = values.iter().all(|&(v, bits)| r.read_exact(bits) == v);
+    assert!(exact);
+    let mut r = floor::WindowReader {
+        buf: &padded,
+        pos: 0,
+    };
+    let narrow = values.iter().fold(0u64, |acc, &(_, bits)| {
+        let x = r.read(bits);
+        acc ^ if bits <= 57 { x } else { 0 }
+    });
+    assert_eq!(narrow, expected);
+
+    g.bench_function(
+        "floor_window_read (unchecked, <= 57 bits exact, not netser)",
+        |b| {
+            b.iter(|| {
+                let mut r = floor::WindowReader {
+                    buf: black_box(&padded),
+                    pos: 0,
+                };
+                let mut acc = 0u64;
+                for &(_, bits) in values {
+                    acc ^= r.read(bits);
+                }
+                black_box(acc)
+            })
+        },
+    );
+    g.bench_function(
+        "floor_window_read_exact (unchecked, ninth byte, not netser)",
+        |b| {
+            b.iter(|| {
+                let mut r = floor::WindowReader {
+                    buf: black_box(&padded),
+                    pos: 0,
+                };
+                let mut acc = 0u64;
+                for &(_, bits) in values {
+                    acc ^= r.read_exact(bits);
+                }
+                black_box(acc)
+            })
+        },
+    );
 }
 
 fn bytes_vs_memcpy(c: &mut Criterion) {
