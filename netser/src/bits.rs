@@ -644,7 +644,9 @@ impl<'a> BitReader<'a> {
                 let value =
                     (u64::from_le_bytes(word) >> shift) | (window[8] as u64) << 1 << (63 - shift);
                 self.bits_read += bits as u64;
-                return Ok(value & MASKS[bits as usize]);
+                // Shifted, not `MASKS`: a mask of its own keeps this path from sharing
+                // (and jumping to) the narrow path's tail.
+                return Ok(value & (u64::MAX >> (64 - bits)));
             }
         }
         if bits > 64 || bits as u64 > self.len_bits - self.bits_read {
