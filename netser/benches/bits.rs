@@ -135,11 +135,7 @@ fn floors(
     let mut words = Box::new([0u64; floor::BYTES / 8]);
     let mut bytes = Box::new([0u8; floor::BYTES + 8]);
     let word_floor = |words: &mut [u64; floor::BYTES / 8]| {
-        let mut w = floor::WordWriter {
-            words,
-            acc: 0,
-            pos: 0,
-        };
+        let mut w = floor::WordWriter::new(words);
         for &(v, bits) in values {
             w.write(black_box(v), bits);
         }

@@ -127,11 +127,7 @@ fn stream_read(values: &[(u64, u32)], packet: &[u8], n: usize) {
 fn floor_write(values: &[(u64, u32)], n: usize) {
     let mut words = Box::new([0u64; floor::BYTES / 8]);
     for _ in 0..n {
-        let mut w = floor::WordWriter {
-            words: &mut words,
-            acc: 0,
-            pos: 0,
-        };
+        let mut w = floor::WordWriter::new(&mut words);
         for &(v, bits) in values {
             w.write(black_box(v), bits);
         }

@@ -21,23 +21,38 @@ pub const MASKS: [u64; 128] = {
 };
 
 /// The accumulator writer with no checks: bits gather in a word, stored when it fills
-/// (the reference's release build).
+/// (the reference's release build). `limit` is the end of the word being filled, so
+/// the common write is one comparison (`bits <= 64` assumed, never checked).
 pub struct WordWriter<'a> {
     pub words: &'a mut [u64; BYTES / 8],
     pub acc: u64,
     pub pos: u64,
+    pub limit: u64,
 }
 
-impl WordWriter<'_> {
+impl<'a> WordWriter<'a> {
+    pub fn new(words: &'a mut [u64; BYTES / 8]) -> Self {
+        WordWriter {
+            words,
+            acc: 0,
+            pos: 0,
+            limit: 64,
+        }
+    }
+
     #[inline(always)]
     pub fn write(&mut self, value: u64, bits: u32) {
+        let end = self.pos + bits as u64;
         let sh = (self.pos & 63) as u32;
-        self.acc |= value << sh;
-        if sh + bits >= 64 {
+        if end < self.limit {
+            self.acc |= value << sh;
+        } else {
+            self.acc |= value << sh;
             self.words[(self.pos >> 6) as usize & (BYTES / 8 - 1)] = self.acc.to_le();
             self.acc = (value >> 1) >> (63 - sh);
+            self.limit += 64;
         }
-        self.pos += bits as u64;
+        self.pos = end;
     }
 
     pub fn finish(&mut self) -> u64 {
