@@ -87,13 +87,14 @@ const fn low_mask(bits: u32) -> u64 {
     }
 }
 
-/// `MASKS[n]` has the low `n` bits set (`0..=64`): one load, where computing the mask
-/// takes a shift, a test and a select (a shift by 64 is not a shift).
-const MASKS: [u64; 65] = {
-    let mut masks = [0u64; 65];
-    let mut n = 1;
-    while n <= 64 {
-        masks[n] = u64::MAX >> (64 - n);
+/// `MASKS[n]` has the low `n` bits set (`0..=64`; all 64 above): one load, where
+/// computing the mask takes a shift, a test and a select (a shift by 64 is not a
+/// shift). 256 entries so that a width's low byte indexes it with no masking.
+const MASKS: [u64; 256] = {
+    let mut masks = [u64::MAX; 256];
+    let mut n = 0;
+    while n < 64 {
+        masks[n] = (1u64 << n) - 1;
         n += 1;
     }
     masks
@@ -214,10 +215,10 @@ impl<'a> BitWriter<'a> {
     #[inline]
     pub fn write_bits(&mut self, value: u64, bits: u32) -> Result<()> {
         let end = self.bits_written + bits as u64;
-        // Ending before `limit` means `bits < 64` (so `bits & 63` is `bits`) and room in
+        // Ending before `limit` means `bits < 64` (so `bits as u8` is `bits`) and room in
         // the word: only the width is left to check (`MASKS` instead of a shift by
         // `bits`: one compare).
-        if end < self.limit && value <= MASKS[(bits & 63) as usize] {
+        if end < self.limit && value <= MASKS[bits as u8 as usize] {
             self.scratch |= value.wrapping_shl(self.bits_written as u32);
             self.bits_written = end;
             return Ok(());
