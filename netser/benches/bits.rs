@@ -205,7 +205,7 @@ fn floors(
         },
     );
     g.bench_function(
-        "floor_window_read_exact (unchecked, ninth byte, not netser)",
+        "floor_window_read_exact (unchecked, ninth byte past 57 bits, not netser)",
         |b| {
             b.iter(|| {
                 let mut r = floor::WindowReader {

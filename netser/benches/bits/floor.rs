@@ -119,18 +119,20 @@ impl WindowReader<'_> {
         value
     }
 
-    /// The same with the ninth byte for reads wider than the window: exact at every
-    /// width (branch-free).
+    /// The same, exact at every width: reads wider than 57 bits (where the window may
+    /// hold too few) take the ninth byte, on a branch (a branch-free ninth byte costs
+    /// a double shift on every read).
     #[inline(always)]
     pub fn read_exact(&mut self, bits: u32) -> u64 {
         let at = (self.pos >> 3) as usize & (BYTES - 1);
         let sh = (self.pos & 7) as u32;
         let mut word = [0u8; 8];
         word.copy_from_slice(&self.buf[at..at + 8]);
-        let ninth = self.buf[at + 8] as u64;
-        let value = (u64::from_le_bytes(word) >> sh | ninth << 1 << (63 - sh))
-            & MASKS[(bits & 127) as usize];
+        let mut value = u64::from_le_bytes(word) >> sh;
+        if bits > 57 {
+            value |= (self.buf[at + 8] as u64) << 1 << (63 - sh);
+        }
         self.pos += bits as u64;
-        value
+        value & MASKS[(bits & 127) as usize]
     }
 }
