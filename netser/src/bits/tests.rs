@@ -66,6 +66,39 @@ fn writer_refuses_too_wide_values() {
 }
 
 #[test]
+fn masks_table_is_the_low_bits() {
+    for n in 0..=64u32 {
+        assert_eq!(MASKS[n as usize], low_mask(n), "{n}");
+    }
+}
+
+#[test]
+fn writer_refuses_widths_whose_low_byte_is_a_valid_width() {
+    // The common write indexes `MASKS` by the width's low byte: a width above 64 must
+    // still be refused, at every offset in the word and with room to spare.
+    for lead in 0..64u32 {
+        for bits in [65, 255, 256, 256 + 5, 256 + 63, 256 + 64, 512 + 1, u32::MAX] {
+            let mut buf = [0xAAu8; 64];
+            let mut w = BitWriter::new(&mut buf);
+            w.write_bits(0, lead).unwrap();
+            let e = w.write_bits(1, bits).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                &ErrorKind::InvalidBitCount { bits },
+                "{lead} {bits}"
+            );
+            assert_eq!((e.bit(), w.bits_written()), (lead as u64, lead as u64));
+            // Nothing written: the next write lands where it would have.
+            w.write_bits(0b101, 3).unwrap();
+            let len = w.finish();
+            assert_eq!(len, (lead as usize + 3).div_ceil(8));
+            assert_eq!(model_read(&buf, lead as usize, 3), 0b101, "{lead} {bits}");
+            assert!(buf[len..].iter().all(|&b| b == 0xAA), "{lead} {bits}");
+        }
+    }
+}
+
+#[test]
 fn reader_refuses_past_end_never_zeros() {
     let mut r = BitReader::new(&[]);
     assert_eq!(r.read_bits(0).unwrap(), 0);
