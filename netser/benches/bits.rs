@@ -48,6 +48,20 @@ fn bit_layer(c: &mut Criterion) {
             black_box(w.finish())
         })
     });
+    // A variant beside the loop above, not the target's loop: the values not passed
+    // through `black_box` (which stores and reloads each one).
+    g.bench_function(
+        "bitwriter_write_plain (variant: values not black_boxed)",
+        |b| {
+            b.iter(|| {
+                let mut w = BitWriter::new(&mut buf);
+                for &(v, bits) in &values {
+                    w.write_bits(v, bits).unwrap();
+                }
+                black_box(w.finish())
+            })
+        },
+    );
     g.bench_function("writestream_write", |b| {
         b.iter(|| {
             let mut w = WriteStream::new(&mut buf);

@@ -12,7 +12,8 @@
 //! change how the others compile.
 //! `write` and `read` time [`BitWriter`] and [`BitReader`]; `stream-write` and
 //! `stream-read` the same values through [`WriteStream`] and [`ReadStream`];
-//! `floor-write`, `floor-byte-write`, `floor-read` and `floor-read-exact` run the
+//! `write-plain` is `write` without `black_box` on each value (a variant, not the
+//! bench's loop); `floor-write`, `floor-byte-write`, `floor-read` and `floor-read-exact` run the
 //! bench's unchecked floors (`netser/benches/bits/floor.rs`, not netser).
 
 use std::hint::black_box;
@@ -41,7 +42,7 @@ fn values() -> Vec<(u64, u32)> {
         .collect()
 }
 
-const USAGE: &str = "usage: bitlayer write|read|stream-write|stream-read|floor-write|floor-byte-write|floor-read|floor-read-exact N";
+const USAGE: &str = "usage: bitlayer write|read|stream-write|stream-read|write-plain|floor-write|floor-byte-write|floor-read|floor-read-exact N";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,6 +65,7 @@ fn main() {
     match op {
         "write" => write(&values, &mut buf, n),
         "stream-write" => stream_write(&values, &mut buf, n),
+        "write-plain" => write_plain(&values, &mut buf, n),
         "read" => read(&values, &packet, n),
         "stream-read" => stream_read(&values, &packet, n),
         "floor-write" => floor_write(&values, n),
@@ -83,6 +85,19 @@ fn write(values: &[(u64, u32)], buf: &mut [u8], n: usize) {
         let mut w = BitWriter::new(buf);
         for &(v, bits) in values {
             w.write_bits(black_box(v), bits).expect("room");
+        }
+        black_box(w.finish());
+    }
+}
+
+/// As `write`, the values not passed through `black_box` (a variant beside the
+/// bench's loop, not it).
+#[inline(never)]
+fn write_plain(values: &[(u64, u32)], buf: &mut [u8], n: usize) {
+    for _ in 0..n {
+        let mut w = BitWriter::new(buf);
+        for &(v, bits) in values {
+            w.write_bits(v, bits).expect("room");
         }
         black_box(w.finish());
     }
