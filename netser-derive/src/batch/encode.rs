@@ -170,11 +170,29 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 });
             });
         }
-        // Bools have no column here: the packing reads them (see `pair`).
+        // Bools and integers have no column here: the packing reads them in place (see
+        // `pair`); integers are checked here.
         for s in field.slots.clone() {
-            if !matches!(plan.slots[s].leaf, Leaf::Bool) {
-                let act = plan.active(s, &all);
-                columns.extend(plan.enc_column(g, s, &act));
+            let act = plan.active(s, &all);
+            let access = &plan.slots[s].access;
+            let get = |t: &TokenStream| quote!(&::core::array::from_fn::<#t, __N, _>(|__k| { let __x = __it(__k); #access }));
+            match &plan.slots[s].leaf {
+                Leaf::Bool => {}
+                Leaf::Int { ty, min, max } => {
+                    let t = int_ident(*ty);
+                    let v = get(&quote!(#t));
+                    columns.extend(quote!(
+                        __ok &= #batch::int_check::<#t, __N>(#v, #min, #max, #act);
+                    ));
+                }
+                Leaf::Bits { ty, bits } => {
+                    let t = int_ident(*ty);
+                    let v = get(&quote!(#t));
+                    columns.extend(quote!(
+                        __ok &= #batch::bits_check::<#t, __N>(#v, #bits, #act);
+                    ));
+                }
+                _ => columns.extend(plan.enc_column(g, s, &act)),
             }
         }
     }
@@ -202,11 +220,20 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     // starts a new piece (its offset depends on the earlier gates).
     let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
-        match plan.slots[*s].leaf {
-            // A bool is read where it is packed (no column).
-            Leaf::Bool => {
-                let access = &plan.slots[*s].access;
-                quote!(({ let __x = __it(__k); (#access) as u64 }, #w))
+        let access = &plan.slots[*s].access;
+        match &plan.slots[*s].leaf {
+            // Bools and integers are read where they are packed (no column).
+            Leaf::Bool => quote!(({ let __x = __it(__k); (#access) as u64 }, #w)),
+            Leaf::Int { ty, min, .. } => {
+                let t = int_ident(*ty);
+                quote!(({ let __x = __it(__k); #batch::int_offset::<#t>(#access, #min) }, #w))
+            }
+            Leaf::Bits { ty, .. } => {
+                let t = int_ident(*ty);
+                quote!((
+                    { let __x = __it(__k); #batch::int_offset::<#t>(#access, 0) },
+                    #w
+                ))
             }
             _ => quote!((#c[__k] as u64, #w)),
         }
