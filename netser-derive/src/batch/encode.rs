@@ -171,28 +171,19 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             });
         }
         // Bools and integers have no column here: the packing reads them in place (see
-        // `pair`); integers are checked here.
+        // `pair`), and checks the integers there.
         for s in field.slots.clone() {
-            let act = plan.active(s, &all);
-            let access = &plan.slots[s].access;
-            let get = |t: &TokenStream| quote!(&::core::array::from_fn::<#t, __N, _>(|__k| { let __x = __it(__k); #access }));
             match &plan.slots[s].leaf {
                 Leaf::Bool => {}
-                Leaf::Int { ty, min, max } => {
-                    let t = int_ident(*ty);
-                    let v = get(&quote!(#t));
-                    columns.extend(quote!(
-                        __ok &= #batch::int_check::<#t, __N>(#v, #min, #max, #act);
-                    ));
-                }
+                Leaf::Int { min, max, .. } => columns.extend(quote!(__ok &= #min <= #max;)),
                 Leaf::Bits { ty, bits } => {
                     let t = int_ident(*ty);
-                    let v = get(&quote!(#t));
-                    columns.extend(quote!(
-                        __ok &= #batch::bits_check::<#t, __N>(#v, #bits, #act);
-                    ));
+                    columns.extend(quote!(__ok &= #batch::bits_valid::<#t>(#bits);));
                 }
-                _ => columns.extend(plan.enc_column(g, s, &act)),
+                _ => {
+                    let act = plan.active(s, &all);
+                    columns.extend(plan.enc_column(g, s, &act));
+                }
             }
         }
     }
@@ -221,17 +212,28 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
         let access = &plan.slots[*s].access;
+        let act = plan.active(*s, &all);
         match &plan.slots[*s].leaf {
-            // Bools and integers are read where they are packed (no column).
+            // Bools and integers are read where they are packed (no column); the
+            // integers' checks clear `__go` (the packing runs before the puts).
             Leaf::Bool => quote!(({ let __x = __it(__k); (#access) as u64 }, #w)),
-            Leaf::Int { ty, min, .. } => {
-                let t = int_ident(*ty);
-                quote!(({ let __x = __it(__k); #batch::int_offset::<#t>(#access, #min) }, #w))
-            }
-            Leaf::Bits { ty, .. } => {
+            Leaf::Int { ty, min, max } => {
                 let t = int_ident(*ty);
                 quote!((
-                    { let __x = __it(__k); #batch::int_offset::<#t>(#access, 0) },
+                    {
+                        let __x = __it(__k);
+                        #batch::int_lane::<#t>(#access, #min, #max, (#act)[__k], &mut __go)
+                    },
+                    #w
+                ))
+            }
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                quote!((
+                    {
+                        let __x = __it(__k);
+                        #batch::bits_lane::<#t>(#access, #bits, (#act)[__k], &mut __go)
+                    },
                     #w
                 ))
             }
@@ -297,7 +299,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let off = piece.prefix.iter().chain(then).map(width);
         let (word, len) = match &piece.gated {
             None => (
-                quote!(let (__s, _) = #run::pack([#(#on),*]);),
+                quote!(let (__s, _) = #run::pack_candidate([#(#on),*]);),
                 quote!(0u32 #(#max)*),
             ),
             Some((j, ..)) => {
@@ -314,7 +316,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                         // (the columns leave them unspecified): that candidate is
                         // dropped.
                         let (__a, _) = #run::pack_candidate([#(#on),*]);
-                        let (__b, _) = #run::pack([#(#off_pairs),*]);
+                        let (__b, _) = #run::pack_candidate([#(#off_pairs),*]);
                         let __s = #batch::select(#gi[__k], __a, __b);
                     ),
                     quote!(#batch::select_len(#gi[__k], 0u32 #(#max)*, 0u32 #(#off)*)),
@@ -347,10 +349,15 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         #columns
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
-        if __ok && #enc::bits_available(__e) >= __bits {
+        // The words are composed before the integers' verdicts are known (they are
+        // checked where they are read): a candidate with a bad value is never put.
+        let mut __go = __ok && #enc::bits_available(__e) >= __bits;
+        if __go {
             for __k in 0..__N {
                 #compose
             }
+        }
+        if __go {
             // Stored in place in the stream's buffer when it lends it with room past
             // the block; else in the sink's words, then written.
             let __lent = #enc::lend_words(__e)

@@ -42,47 +42,33 @@ pub fn int_column<I: RangedInt, const N: usize>(
     ok
 }
 
-/// [`int_column`]'s verdict alone, the values read in place by `get` (the packing reads
-/// the offsets in place too, [`int_offset`]): a column written by scalar stores and read
-/// back by vector loads makes the loads wait for the stores to complete.
+/// An integer field's offset for `write_int` (`v - min`, wrapping outside `min..=max`),
+/// read where the derived `encode_slice` packs it, and its lane of [`int_column`]'s
+/// verdict: `ok` is cleared when the lane is active and `v` outside `min..=max`. The
+/// element is read in place: a column written by scalar stores and read back at once
+/// by vector loads makes the loads wait for the stores to complete.
 #[inline(always)]
-pub fn int_check<I: RangedInt, const N: usize>(
-    values: &[I; N],
-    min: I,
-    max: I,
-    active: &[bool; N],
-) -> bool {
-    let mut ok = min <= max;
-    for (i, &a) in active.iter().enumerate() {
-        let v = values[i];
-        ok &= ((v >= min) & (v <= max)) | !a;
-    }
-    ok
-}
-
-/// The offset `write_int` sends for `v` in `min..=max` (wrapping outside).
-#[inline(always)]
-pub fn int_offset<I: RangedInt>(v: I, min: I) -> u64 {
+pub fn int_lane<I: RangedInt>(v: I, min: I, max: I, active: bool, ok: &mut bool) -> u64 {
+    *ok &= ((v >= min) & (v <= max)) | !active;
     v.offset_from(min) as u64
 }
 
-/// [`bits_column`]'s verdict alone, the values read in place by `get` (see
-/// [`int_check`]; the packing reads them with [`int_offset`] from zero).
+/// An unsigned field of `bits` bits (`write_uint_bits`), read in place like
+/// [`int_lane`]: its value, and its lane of [`bits_column`]'s verdict (the width's
+/// validity is [`bits_valid`]).
 #[inline(always)]
-pub fn bits_check<I: RangedInt, const N: usize>(
-    values: &[I; N],
-    bits: u32,
-    active: &[bool; N],
-) -> bool {
+pub fn bits_lane<I: RangedInt>(v: I, bits: u32, active: bool, ok: &mut bool) -> u64 {
+    let raw = v.offset_from(I::ZERO) as u64;
+    *ok &= ((v >= I::ZERO) & (raw.checked_shr(bits).unwrap_or(0) == 0)) | !active;
+    raw
+}
+
+/// Whether `bits` is a valid width for `I` in `write_uint_bits` ([`bits_column`]'s
+/// check of the width).
+#[inline(always)]
+pub fn bits_valid<I: RangedInt>(bits: u32) -> bool {
     let signed = I::MIN < I::ZERO;
-    let mut ok = bits <= I::WIDTH - signed as u32 && bits <= 64;
-    for (i, &a) in active.iter().enumerate() {
-        let v = values[i];
-        let raw = v.offset_from(I::ZERO) as u64;
-        let fits = (v >= I::ZERO) & (raw.checked_shr(bits).unwrap_or(0) == 0);
-        ok &= fits | !a;
-    }
-    ok
+    bits <= I::WIDTH - signed as u32 && bits <= 64
 }
 
 /// A column of unsigned integers in `bits` bits (`write_uint_bits`).
@@ -577,10 +563,10 @@ mod tests {
         assert!(direct > 100 && refused > 100, "{direct} {refused}");
     }
 
-    /// The in-place checks give `int_column`'s and `bits_column`'s verdicts, the offsets
-    /// read in place are the columns', and `count` counts the set lanes below `n`.
+    /// Integers read in place lane by lane give `int_column`'s and `bits_column`'s
+    /// offsets and verdicts, and `count` counts the set lanes below `n`.
     #[test]
-    fn in_place_checks_and_counts_equal_the_columns() {
+    fn in_place_lanes_and_counts_equal_the_columns() {
         let mut rng = Rng(0xC0_17);
         for _ in 0..2000 {
             let r = rng.next();
@@ -588,21 +574,25 @@ mod tests {
             let active: [bool; 16] = core::array::from_fn(|_| rng.next() % 4 != 0);
             let (min, max) = ((r % 30) as i16 - 15, ((r >> 8) % 30) as i16 - 10);
             let mut out = [0u64; 16];
-            let ok = int_column(&vals, min, max, &active, &mut out);
-            assert_eq!(int_check(&vals, min, max, &active), ok);
-            for (k, &v) in vals.iter().enumerate() {
-                assert_eq!(int_offset(v, min), out[k]);
+            let verdict = int_column(&vals, min, max, &active, &mut out);
+            let mut ok = min <= max;
+            for k in 0..16 {
+                assert_eq!(int_lane(vals[k], min, max, active[k], &mut ok), out[k]);
             }
-            let bits = ((r >> 16) % 8) as u32;
-            let raw: [u8; 16] = core::array::from_fn(|_| (rng.next() % 300) as u8);
-            let ok = bits_column(&raw, bits, &active, &mut out);
-            assert_eq!(bits_check(&raw, bits, &active), ok);
+            assert_eq!(ok, verdict);
+            let bits = ((r >> 16) % 10) as u32;
+            let raw: [i8; 16] = core::array::from_fn(|_| (rng.next() % 300) as i8);
+            let verdict = bits_column(&raw, bits, &active, &mut out);
+            let mut ok = bits_valid::<i8>(bits);
+            for k in 0..16 {
+                assert_eq!(bits_lane(raw[k], bits, active[k], &mut ok), out[k]);
+            }
+            assert_eq!(ok, verdict);
             let n = ((r >> 24) % 17) as usize;
             let naive = (0..n).filter(|&k| active[k]).count() as u64;
             assert_eq!(super::super::count(&active, n), naive);
         }
-        assert!(!int_check(&[0u8; 4], 5, 1, &[false; 4]));
-        assert!(!bits_check(&[0i8; 4], 8, &[false; 4]));
+        assert!(bits_valid::<u64>(64) && !bits_valid::<i64>(64) && !bits_valid::<u8>(9));
         assert_eq!(super::super::count(&[true; 20], 20), 20);
         assert_eq!(super::super::count(&[true; 20], 13), 13);
     }
