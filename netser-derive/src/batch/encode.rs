@@ -334,9 +334,8 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         }));
         let max = all.iter().map(width);
-        // One more row than the words, never written (zero): the put's last store
-        // shifts it in (one double-width shift instead of a shift by `64 - s`).
-        let m = words + 1;
+        // The put's last store (the word after the piece's) is its carry alone.
+        let m = words;
         rows.extend(quote!(let mut #r = [[0u64; __N]; #m];));
         put.extend(quote!(
             __pos = __to.put::<#m>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);

@@ -191,10 +191,14 @@ impl<const W: usize> Sink<W> {
         if let Some(dst) = self.words.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = dst[0];
+            // `w >> (64 - s)`, 0 when `s == 0`: a shift by `64 - s` masked to 6 bits
+            // (what the instruction does), then cleared. Not a double-width shift
+            // (`shld`, several micro-ops on AMD cores).
+            let keep = 0u64.wrapping_sub((s != 0) as u64);
+            let r = 64u32.wrapping_sub(s) & 63;
             for (k, &word) in bits.iter().enumerate().take(n) {
                 dst[k] = carry | word << s;
-                // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
-                carry = ((word as u128) << s >> 64) as u64;
+                carry = (word >> r) & keep;
             }
             // With a word past the `n` (zero: past `len`), the last word is one
             // double-width shift of it and the carry; else the carry alone.
@@ -331,10 +335,13 @@ impl<'a> Direct<'a> {
         if let Some(dst) = self.buf.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = load(dst, 0);
+            // `w >> (64 - s)`, 0 when `s == 0`, as in `Sink::put`.
+            let keep = 0u64.wrapping_sub((s != 0) as u64);
+            let r = 64u32.wrapping_sub(s) & 63;
             for (k, d) in dst.iter_mut().enumerate() {
                 let word = bits.get(k).copied().unwrap_or(0);
                 *d = (carry | word << s).to_le_bytes();
-                carry = ((word as u128) << s >> 64) as u64;
+                carry = (word >> r) & keep;
             }
         }
         pos + len as usize
