@@ -39,9 +39,9 @@ fn unit(i: usize) -> Unit {
     Unit {
         id: (i * 37 % 4096) as u16,
         x: (i as f32 * 0.37) % 8.0 - 4.0,
-        on: i % 3 != 0,
+        on: !i.is_multiple_of(3),
         // Outside -50..=50 where the gate is off: not sent, not an error.
-        level: if i % 3 == 0 {
+        level: if i.is_multiple_of(3) {
             127
         } else {
             (i % 101) as i8 - 50
@@ -112,7 +112,7 @@ fn gated_off_integers_out_of_range_are_not_sent() {
         // The flag, the length (0..=80: 7 bits), then per unit the id (12 bits), x (1601
         // steps: 11), on, small (5) and health (7), and the level (101 values: 7) where
         // the gate is on.
-        let on = (0..len).filter(|i| i % 3 != 0).count() as u64;
+        let on = (0..len).filter(|i| !i.is_multiple_of(3)).count() as u64;
         assert_eq!(fast.1, 1 + 7 + 36 * len as u64 + 7 * on);
     }
 }

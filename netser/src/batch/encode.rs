@@ -578,7 +578,7 @@ mod tests {
         for _ in 0..2000 {
             let r = rng.next();
             let vals: [i16; 16] = core::array::from_fn(|_| (rng.next() % 40) as i16 - 20);
-            let active: [bool; 16] = core::array::from_fn(|_| rng.next() % 4 != 0);
+            let active: [bool; 16] = core::array::from_fn(|_| !rng.next().is_multiple_of(4));
             let (min, max) = ((r % 30) as i16 - 15, ((r >> 8) % 30) as i16 - 10);
             let mut out = [0u64; 16];
             let verdict = int_column(&vals, min, max, &active, &mut out);
