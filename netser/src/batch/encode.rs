@@ -200,12 +200,9 @@ impl<const W: usize> Sink<W> {
                 dst[k] = carry | word << s;
                 carry = (word >> r) & keep;
             }
-            // With a word past the `n` (zero: past `len`), the last word is one
-            // double-width shift of it and the carry; else the carry alone.
-            dst[n] = match bits.get(n) {
-                Some(&next) => carry | next << s,
-                None => carry,
-            };
+            // The word after them: the carry alone (the words of `bits` past the `n`
+            // are zero, past `len`).
+            dst[n] = carry;
         }
         pos + len as usize
     }
@@ -322,8 +319,8 @@ impl<'a> Direct<'a> {
     }
 
     /// [`Sink::put`] into the lent buffer (the same contract: `len <= max <= 64 * M`,
-    /// `max` a constant, bits past `len` zero; a word of `bits` past the `ceil(max /
-    /// 64)` that may hold bits makes the last store one double-width shift).
+    /// `max` a constant, bits past `len` zero; the words of `bits` past the `ceil(max /
+    /// 64)` that may hold bits are not read).
     #[inline(always)]
     #[must_use]
     pub fn put<const M: usize>(&mut self, pos: usize, bits: [u64; M], len: u32, max: u32) -> usize {
@@ -339,7 +336,11 @@ impl<'a> Direct<'a> {
             let keep = 0u64.wrapping_sub((s != 0) as u64);
             let r = 64u32.wrapping_sub(s) & 63;
             for (k, d) in dst.iter_mut().enumerate() {
-                let word = bits.get(k).copied().unwrap_or(0);
+                // Past the `n` words that may hold bits: zero, not read.
+                let word = match k < n {
+                    true => bits.get(k).copied().unwrap_or(0),
+                    false => 0,
+                };
                 *d = (carry | word << s).to_le_bytes();
                 carry = (word >> r) & keep;
             }
