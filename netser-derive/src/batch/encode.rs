@@ -324,6 +324,16 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         };
         let max = all.iter().map(width);
+        // A gated piece's length, selected in the vectorized loop.
+        let len = match &piece.gated {
+            None => len,
+            Some(_) => {
+                let l = format_ident!("__l{}", p);
+                rows.extend(quote!(let mut #l = [0u32; __N];));
+                compose.extend(quote!(#l[__k] = #len;));
+                quote!(#l[__k])
+            }
+        };
         compose.extend(quote!({
             #word
             // Only the words that may hold bits (the put reads no other).
