@@ -170,11 +170,20 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                 });
             });
         }
-        // Bools have no column here: the packing reads them (see `pair`).
+        // Bools and integers have no column here: the packing reads them in place (see
+        // `pair`), and checks the integers there.
         for s in field.slots.clone() {
-            if !matches!(plan.slots[s].leaf, Leaf::Bool) {
-                let act = plan.active(s, &all);
-                columns.extend(plan.enc_column(g, s, &act));
+            match &plan.slots[s].leaf {
+                Leaf::Bool => {}
+                Leaf::Int { min, max, .. } => columns.extend(quote!(__ok &= #min <= #max;)),
+                Leaf::Bits { ty, bits } => {
+                    let t = int_ident(*ty);
+                    columns.extend(quote!(__ok &= #batch::bits_valid::<#t>(#bits);));
+                }
+                _ => {
+                    let act = plan.active(s, &all);
+                    columns.extend(plan.enc_column(g, s, &act));
+                }
             }
         }
     }
@@ -202,11 +211,31 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     // starts a new piece (its offset depends on the earlier gates).
     let pair = |s: &usize| {
         let (c, w) = (format_ident!("__c{}", s), format_ident!("__w{}", s));
-        match plan.slots[*s].leaf {
-            // A bool is read where it is packed (no column).
-            Leaf::Bool => {
-                let access = &plan.slots[*s].access;
-                quote!(({ let __x = __it(__k); (#access) as u64 }, #w))
+        let access = &plan.slots[*s].access;
+        let act = plan.active(*s, &all);
+        match &plan.slots[*s].leaf {
+            // Bools and integers are read where they are packed (no column); the
+            // integers' checks clear `__go` (the packing runs before the puts).
+            Leaf::Bool => quote!(({ let __x = __it(__k); (#access) as u64 }, #w)),
+            Leaf::Int { ty, min, max } => {
+                let t = int_ident(*ty);
+                quote!((
+                    {
+                        let __x = __it(__k);
+                        #batch::int_lane::<#t>(#access, #min, #max, (#act)[__k], &mut __go)
+                    },
+                    #w
+                ))
+            }
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                quote!((
+                    {
+                        let __x = __it(__k);
+                        #batch::bits_lane::<#t>(#access, #bits, (#act)[__k], &mut __go)
+                    },
+                    #w
+                ))
             }
             _ => quote!((#c[__k] as u64, #w)),
         }
@@ -270,7 +299,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let off = piece.prefix.iter().chain(then).map(width);
         let (word, len) = match &piece.gated {
             None => (
-                quote!(let (__s, _) = #run::pack([#(#on),*]);),
+                quote!(let (__s, _) = #run::pack_candidate([#(#on),*]);),
                 quote!(0u32 #(#max)*),
             ),
             Some((j, ..)) => {
@@ -287,7 +316,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
                         // (the columns leave them unspecified): that candidate is
                         // dropped.
                         let (__a, _) = #run::pack_candidate([#(#on),*]);
-                        let (__b, _) = #run::pack([#(#off_pairs),*]);
+                        let (__b, _) = #run::pack_candidate([#(#off_pairs),*]);
                         let __s = #batch::select(#gi[__k], __a, __b);
                     ),
                     quote!(#batch::select_len(#gi[__k], 0u32 #(#max)*, 0u32 #(#off)*)),
@@ -295,6 +324,16 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         };
         let max = all.iter().map(width);
+        // A gated piece's length, selected in the vectorized loop.
+        let len = match &piece.gated {
+            None => len,
+            Some(_) => {
+                let l = format_ident!("__l{}", p);
+                rows.extend(quote!(let mut #l = [0u32; __N];));
+                compose.extend(quote!(#l[__k] = #len;));
+                quote!(#l[__k])
+            }
+        };
         compose.extend(quote!({
             #word
             // Only the words that may hold bits (the put reads no other).
@@ -305,9 +344,8 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             }
         }));
         let max = all.iter().map(width);
-        // One more row than the words, never written (zero): the put's last store
-        // shifts it in (one double-width shift instead of a shift by `64 - s`).
-        let m = words + 1;
+        // The put's last store (the word after the piece's) is its carry alone.
+        let m = words;
         rows.extend(quote!(let mut #r = [[0u64; __N]; #m];));
         put.extend(quote!(
             __pos = __to.put::<#m>(__pos, ::core::array::from_fn(|__j| #r[__j][__k]), #len, 0u32 #(#max)*);
@@ -320,10 +358,15 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         #columns
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
-        if __ok && #enc::bits_available(__e) >= __bits {
+        // The words are composed before the integers' verdicts are known (they are
+        // checked where they are read): a candidate with a bad value is never put.
+        let mut __go = __ok && #enc::bits_available(__e) >= __bits;
+        if __go {
             for __k in 0..__N {
                 #compose
             }
+        }
+        if __go {
             // Stored in place in the stream's buffer when it lends it with room past
             // the block; else in the sink's words, then written.
             let __lent = #enc::lend_words(__e)

@@ -42,6 +42,35 @@ pub fn int_column<I: RangedInt, const N: usize>(
     ok
 }
 
+/// An integer field's offset for `write_int` (`v - min`, wrapping outside `min..=max`),
+/// read where the derived `encode_slice` packs it, and its lane of [`int_column`]'s
+/// verdict: `ok` is cleared when the lane is active and `v` outside `min..=max`. The
+/// element is read in place: a column written by scalar stores and read back at once
+/// by vector loads makes the loads wait for the stores to complete.
+#[inline(always)]
+pub fn int_lane<I: RangedInt>(v: I, min: I, max: I, active: bool, ok: &mut bool) -> u64 {
+    *ok &= ((v >= min) & (v <= max)) | !active;
+    v.offset_from(min) as u64
+}
+
+/// An unsigned field of `bits` bits (`write_uint_bits`), read in place like
+/// [`int_lane`]: its value, and its lane of [`bits_column`]'s verdict (the width's
+/// validity is [`bits_valid`]).
+#[inline(always)]
+pub fn bits_lane<I: RangedInt>(v: I, bits: u32, active: bool, ok: &mut bool) -> u64 {
+    let raw = v.offset_from(I::ZERO) as u64;
+    *ok &= ((v >= I::ZERO) & (raw.checked_shr(bits).unwrap_or(0) == 0)) | !active;
+    raw
+}
+
+/// Whether `bits` is a valid width for `I` in `write_uint_bits` ([`bits_column`]'s
+/// check of the width).
+#[inline(always)]
+pub fn bits_valid<I: RangedInt>(bits: u32) -> bool {
+    let signed = I::MIN < I::ZERO;
+    bits <= I::WIDTH - signed as u32 && bits <= 64
+}
+
 /// A column of unsigned integers in `bits` bits (`write_uint_bits`).
 #[inline(always)]
 pub fn bits_column<I: RangedInt, const N: usize>(
@@ -162,17 +191,18 @@ impl<const W: usize> Sink<W> {
         if let Some(dst) = self.words.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = dst[0];
+            // `w >> (64 - s)`, 0 when `s == 0`: a shift by `64 - s` masked to 6 bits
+            // (what the instruction does), then cleared. Not a double-width shift
+            // (`shld`, several micro-ops on AMD cores).
+            let keep = 0u64.wrapping_sub((s != 0) as u64);
+            let r = 64u32.wrapping_sub(s) & 63;
             for (k, &word) in bits.iter().enumerate().take(n) {
                 dst[k] = carry | word << s;
-                // `w >> (64 - s)`, 0 when `s == 0` (one double-width shift).
-                carry = ((word as u128) << s >> 64) as u64;
+                carry = (word >> r) & keep;
             }
-            // With a word past the `n` (zero: past `len`), the last word is one
-            // double-width shift of it and the carry; else the carry alone.
-            dst[n] = match bits.get(n) {
-                Some(&next) => carry | next << s,
-                None => carry,
-            };
+            // The word after them: the carry alone (the words of `bits` past the `n`
+            // are zero, past `len`).
+            dst[n] = carry;
         }
         pos + len as usize
     }
@@ -289,8 +319,8 @@ impl<'a> Direct<'a> {
     }
 
     /// [`Sink::put`] into the lent buffer (the same contract: `len <= max <= 64 * M`,
-    /// `max` a constant, bits past `len` zero; a word of `bits` past the `ceil(max /
-    /// 64)` that may hold bits makes the last store one double-width shift).
+    /// `max` a constant, bits past `len` zero; the words of `bits` past the `ceil(max /
+    /// 64)` that may hold bits are not read).
     #[inline(always)]
     #[must_use]
     pub fn put<const M: usize>(&mut self, pos: usize, bits: [u64; M], len: u32, max: u32) -> usize {
@@ -302,10 +332,17 @@ impl<'a> Direct<'a> {
         if let Some(dst) = self.buf.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = load(dst, 0);
+            // `w >> (64 - s)`, 0 when `s == 0`, as in `Sink::put`.
+            let keep = 0u64.wrapping_sub((s != 0) as u64);
+            let r = 64u32.wrapping_sub(s) & 63;
             for (k, d) in dst.iter_mut().enumerate() {
-                let word = bits.get(k).copied().unwrap_or(0);
+                // Past the `n` words that may hold bits: zero, not read.
+                let word = match k < n {
+                    true => bits.get(k).copied().unwrap_or(0),
+                    false => 0,
+                };
                 *d = (carry | word << s).to_le_bytes();
-                carry = ((word as u128) << s >> 64) as u64;
+                carry = (word >> r) & keep;
             }
         }
         pos + len as usize
@@ -532,6 +569,40 @@ mod tests {
             }
         }
         assert!(direct > 100 && refused > 100, "{direct} {refused}");
+    }
+
+    /// Integers read in place lane by lane give `int_column`'s and `bits_column`'s
+    /// offsets and verdicts, and `count` counts the set lanes below `n`.
+    #[test]
+    fn in_place_lanes_and_counts_equal_the_columns() {
+        let mut rng = Rng(0xC0_17);
+        for _ in 0..2000 {
+            let r = rng.next();
+            let vals: [i16; 16] = core::array::from_fn(|_| (rng.next() % 40) as i16 - 20);
+            let active: [bool; 16] = core::array::from_fn(|_| !rng.next().is_multiple_of(4));
+            let (min, max) = ((r % 30) as i16 - 15, ((r >> 8) % 30) as i16 - 10);
+            let mut out = [0u64; 16];
+            let verdict = int_column(&vals, min, max, &active, &mut out);
+            let mut ok = min <= max;
+            for k in 0..16 {
+                assert_eq!(int_lane(vals[k], min, max, active[k], &mut ok), out[k]);
+            }
+            assert_eq!(ok, verdict);
+            let bits = ((r >> 16) % 10) as u32;
+            let raw: [i8; 16] = core::array::from_fn(|_| (rng.next() % 300) as i8);
+            let verdict = bits_column(&raw, bits, &active, &mut out);
+            let mut ok = bits_valid::<i8>(bits);
+            for k in 0..16 {
+                assert_eq!(bits_lane(raw[k], bits, active[k], &mut ok), out[k]);
+            }
+            assert_eq!(ok, verdict);
+            let n = ((r >> 24) % 17) as usize;
+            let naive = (0..n).filter(|&k| active[k]).count() as u64;
+            assert_eq!(super::super::count(&active, n), naive);
+        }
+        assert!(bits_valid::<u64>(64) && !bits_valid::<i64>(64) && !bits_valid::<u8>(9));
+        assert_eq!(super::super::count(&[true; 20], 20), 20);
+        assert_eq!(super::super::count(&[true; 20], 13), 13);
     }
 
     #[test]
