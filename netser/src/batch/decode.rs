@@ -136,6 +136,13 @@ pub struct Split<const M: usize> {
     bits: u32,
     /// The furthest window.
     last: usize,
+    /// Each field's low window as an index into the distinct windows (see
+    /// [`Split::load_offsets`]).
+    lo_load: [usize; M],
+    /// The index of the window its high bits come from (its low one when it has none).
+    hi_load: [usize; M],
+    /// How many distinct windows the fields use.
+    loads: usize,
 }
 
 /// Bits every window holds, whatever the segment's bit phase (0..=7).
@@ -154,6 +161,9 @@ impl<const M: usize> Split<M> {
             high: [0; M],
             bits: 0,
             last: 0,
+            lo_load: [0; M],
+            hi_load: [0; M],
+            loads: 1,
         };
         let mut window = 0usize;
         let mut at = 0u32;
@@ -163,11 +173,17 @@ impl<const M: usize> Split<M> {
             assert!(w <= 64, "a field of a batch is at most 64 bits wide");
             let (at_byte, fits_bits) = (at as usize, WINDOW_BITS as usize);
             if !(at_byte >= 8 * window && at_byte - 8 * window + w as usize <= fits_bits) {
+                // Windows only move forward, so a new one is the next distinct load.
+                if at as usize / 8 != window {
+                    s.loads += 1;
+                }
                 window = at as usize / 8;
             }
             let shift = at - 8 * window as u32;
             s.window[j] = window;
             s.shift[j] = shift;
+            s.lo_load[j] = s.loads - 1;
+            s.hi_load[j] = s.loads - 1;
             if shift + w <= WINDOW_BITS {
                 s.low[j] = w;
             } else {
@@ -175,6 +191,8 @@ impl<const M: usize> Split<M> {
                 s.low[j] = 56 - shift;
                 s.high[j] = w - s.low[j];
                 window += 7;
+                s.loads += 1;
+                s.hi_load[j] = s.loads - 1;
             }
             if window > s.last {
                 s.last = window;
@@ -190,6 +208,48 @@ impl<const M: usize> Split<M> {
     #[inline(always)]
     pub const fn bits(&self) -> u32 {
         self.bits
+    }
+
+    /// How many distinct windows (loads) the fields use.
+    pub const fn loads(&self) -> usize {
+        self.loads
+    }
+
+    /// The byte offsets of the distinct windows, in order (`L` = [`Split::loads`]).
+    ///
+    /// # Panics
+    /// At compile time (it runs in a `const`), when `L` is not [`Split::loads`].
+    pub const fn load_offsets<const L: usize>(&self) -> [usize; L] {
+        assert!(L == self.loads, "one offset per distinct window");
+        let mut out = [0usize; L];
+        let mut j = 0;
+        while j < M {
+            out[self.lo_load[j]] = self.window[j];
+            out[self.hi_load[j]] = self.window[j] + if self.high[j] > 0 { 7 } else { 0 };
+            j += 1;
+        }
+        out
+    }
+
+    /// Field `j`'s low window, as an index into [`Split::load_offsets`].
+    pub const fn lo_load(&self, j: usize) -> usize {
+        self.lo_load[j]
+    }
+
+    /// The window field `j`'s high bits come from (its low one when it has none).
+    pub const fn hi_load(&self, j: usize) -> usize {
+        self.hi_load[j]
+    }
+
+    /// Field `j`'s bits from its windows as [`Peek::loads`] read them: `lo` the window
+    /// [`Split::lo_load`] names, `hi` the one [`Split::hi_load`] names.
+    #[inline(always)]
+    pub fn pick(&self, j: usize, lo: u64, hi: u64) -> u64 {
+        let mut v = (lo >> self.shift[j]) & mask(self.low[j]);
+        if self.high[j] > 0 {
+            v |= (hi & mask(self.high[j])) << self.low[j];
+        }
+        v
     }
 }
 
@@ -253,6 +313,24 @@ impl<'a, const W: usize> Peek<'a, W> {
     #[inline(always)]
     pub fn skip_if<const M: usize>(&mut self, split: &Split<M>, head: u32, on: bool) {
         self.pos += core::hint::select_unpredictable(on, split.bits, head) as usize;
+    }
+
+    /// Consumes a segment read by [`Peek::loads`] (all its bits).
+    #[inline(always)]
+    pub fn skip<const M: usize>(&mut self, split: &Split<M>) {
+        self.pos += split.bits as usize;
+    }
+
+    /// The windows of a segment or stretch at the position, without consuming them: load
+    /// `l` is the word at byte `offsets[l]` from the position's byte, shifted by its bit
+    /// phase (`offsets` from [`Split::load_offsets`]), so [`Split::pick`] takes every field
+    /// from them at constant shifts. A block's loads can thus be stored by columns and
+    /// split afterwards by vector instructions.
+    #[inline(always)]
+    pub fn loads<const L: usize>(&self, offsets: &[usize; L]) -> [u64; L] {
+        let phase = (self.pos & 7) as u32;
+        let base = (self.pos >> 3) & keep(W, offsets[L - 1]);
+        core::array::from_fn(|l| self.word(base + offsets[l]) >> phase)
     }
 
     /// The fields of a segment, or of a *stretch* (fields at constant offsets from the
