@@ -224,7 +224,13 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             s,
             quote!((__raw[__k].checked_shr(#o as u32).unwrap_or(0) & #krate::bits::run::mask(#w))),
         );
-        quote!(let #r: [#ty; __N] = ::core::array::from_fn(|__k| #value);)
+        // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
+        quote! {
+            let mut #r = [<#ty as ::core::default::Default>::default(); __N];
+            for __k in 0..__N {
+                #r[__k] = #value;
+            }
+        }
     });
     let bail = quote!(return ::core::option::Option::None;);
     let values: TokenStream = (0..plan.slots.len())
@@ -471,7 +477,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 let mut __p = #batch::Peek::new(__bytes, __start);
                 #raws
                 #gates
-                #loads
                 // Pass 1: the bit positions (the gates decide them) and each element's
                 // windows, stored by columns.
                 for __k in 0..__N {
@@ -519,6 +524,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
             #batch::simd(#[inline(always)] || {
+                // The windows' columns, zeroed once: a short block's lanes past its end
+                // keep the last block's words, which only inactive lanes read.
+                #loads
                 let mut __at = 0usize;
                 while __at < __len {
                     let __n = ::core::cmp::min(__len - __at, __N);

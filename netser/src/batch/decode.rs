@@ -330,7 +330,12 @@ impl<'a, const W: usize> Peek<'a, W> {
     pub fn loads<const L: usize>(&self, offsets: &[usize; L]) -> [u64; L] {
         let phase = (self.pos & 7) as u32;
         let base = (self.pos >> 3) & keep(W, offsets[L - 1]);
-        core::array::from_fn(|l| self.word(base + offsets[l]) >> phase)
+        // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
+        let mut out = [0u64; L];
+        for (slot, &at) in out.iter_mut().zip(offsets) {
+            *slot = self.word(base + at) >> phase;
+        }
+        out
     }
 
     /// The fields of a segment, or of a *stretch* (fields at constant offsets from the
