@@ -215,18 +215,24 @@ impl<const M: usize> Split<M> {
         self.loads
     }
 
-    /// The byte offsets of the distinct windows, in order (`L` = [`Split::loads`]).
+    /// The byte offsets of the distinct windows, in order (`L` is [`Split::loads`]; a
+    /// larger `L` repeats the last one).
     ///
     /// # Panics
-    /// At compile time (it runs in a `const`), when `L` is not [`Split::loads`].
+    /// At compile time (it runs in a `const`), when `L` is below [`Split::loads`].
     pub const fn load_offsets<const L: usize>(&self) -> [usize; L] {
-        assert!(L == self.loads, "one offset per distinct window");
+        assert!(L >= self.loads, "one offset per distinct window");
         let mut out = [0usize; L];
         let mut j = 0;
         while j < M {
             out[self.lo_load[j]] = self.window[j];
             out[self.hi_load[j]] = self.window[j] + if self.high[j] > 0 { 7 } else { 0 };
             j += 1;
+        }
+        let mut l = self.loads;
+        while l < L {
+            out[l] = out[self.loads - 1];
+            l += 1;
         }
         out
     }
@@ -489,6 +495,9 @@ mod tests {
             const W: usize = window_bytes(6 * 64);
             let mut copy = [0u8; W];
             let mut p = peek_at::<W>(input, lead, &mut copy);
+            // The same fields through the windows' loads (the two-pass parse).
+            assert!(split.loads() <= 12, "{widths:?}");
+            let offsets = split.load_offsets::<12>();
             for (k, (vals, on)) in values.iter().enumerate() {
                 let got = p.look(&split);
                 let seen = if *on { 6 } else { 6 - tail };
@@ -497,6 +506,11 @@ mod tests {
                     vals[..seen],
                     "round {round} element {k} {widths:?}"
                 );
+                let l = p.loads(&offsets);
+                let picked: [u64; 6] = core::array::from_fn(|j| {
+                    split.pick(j, l[split.lo_load(j)], l[split.hi_load(j)])
+                });
+                assert_eq!(picked, got, "round {round} element {k} {widths:?}");
                 p.skip_if(&split, head, *on);
             }
             assert_eq!(p.take(&Split::new([5])), [end]);
@@ -556,6 +570,11 @@ mod tests {
         assert_eq!(s.low, [12, 52, 32, 1]);
         assert_eq!(s.high, [0, 2, 0, 0]);
         assert_eq!((s.bits(), s.last), (99, 8));
+        // Distinct windows 0, 1 and 8 (the position's high bits and the next two fields).
+        assert_eq!(s.loads(), 3);
+        assert_eq!(s.load_offsets::<3>(), [0, 1, 8]);
+        assert_eq!((s.lo_load, s.hi_load), ([0, 1, 2, 2], [0, 2, 2, 2]));
+        assert_eq!(s.load_offsets::<4>(), [0, 1, 8, 8]);
         let s = Split::new([14, 14, 14]);
         assert_eq!((s.window, s.shift, s.last), ([0; 3], [0, 14, 28], 0));
     }
