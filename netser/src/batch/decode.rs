@@ -171,8 +171,14 @@ impl<const M: usize> Split<M> {
         while j < M {
             let w = widths[j];
             assert!(w <= 64, "a field of a batch is at most 64 bits wide");
-            let (at_byte, fits_bits) = (at as usize, WINDOW_BITS as usize);
-            if !(at_byte >= 8 * window && at_byte - 8 * window + w as usize <= fits_bits) {
+            // The field's first bit in the current window (`None`: before it).
+            let from = (at as usize).checked_sub(8 * window);
+            let fits = matches!(from, Some(f) if f + w as usize <= WINDOW_BITS as usize);
+            // A field that does not fit spills into the window 7 bytes on (its bits from
+            // 56 on), which the segment's next fields read anyway; unless its high part
+            // would not fit there either: then it opens a window at its own byte.
+            let spills = matches!(from, Some(f) if f < 56 && w as usize <= 56 - f + WINDOW_BITS as usize);
+            if !fits && !spills {
                 // Windows only move forward, so a new one is the next distinct load.
                 if at as usize / 8 != window {
                     s.loads += 1;
@@ -187,7 +193,8 @@ impl<const M: usize> Split<M> {
             if shift + w <= WINDOW_BITS {
                 s.low[j] = w;
             } else {
-                // `shift <= 7` here (the window was just placed at the field's byte).
+                // `shift < 56`, and the high part fits the next window (checked above, or
+                // `shift <= 7` in a window just placed at the field's byte).
                 s.low[j] = 56 - shift;
                 s.high[j] = w - s.low[j];
                 window += 7;
@@ -564,17 +571,22 @@ mod tests {
     #[test]
     fn splits_share_windows_and_spill_wide_fields() {
         // The benchmark's entity head: id 12, position 54, quaternion 32, at_rest 1.
+        // The position spills from window 0 into window 7, which holds the next two.
         let s = Split::new([12, 54, 32, 1]);
-        assert_eq!(s.window, [0, 1, 8, 8]);
-        assert_eq!(s.shift, [0, 4, 2, 34]);
-        assert_eq!(s.low, [12, 52, 32, 1]);
-        assert_eq!(s.high, [0, 2, 0, 0]);
-        assert_eq!((s.bits(), s.last), (99, 8));
-        // Distinct windows 0, 1 and 8 (the position's high bits and the next two fields).
-        assert_eq!(s.loads(), 3);
-        assert_eq!(s.load_offsets::<3>(), [0, 1, 8]);
-        assert_eq!((s.lo_load, s.hi_load), ([0, 1, 2, 2], [0, 2, 2, 2]));
-        assert_eq!(s.load_offsets::<4>(), [0, 1, 8, 8]);
+        assert_eq!(s.window, [0, 0, 7, 7]);
+        assert_eq!(s.shift, [0, 12, 10, 42]);
+        assert_eq!(s.low, [12, 44, 32, 1]);
+        assert_eq!(s.high, [0, 10, 0, 0]);
+        assert_eq!((s.bits(), s.last), (99, 7));
+        assert_eq!(s.loads(), 2);
+        assert_eq!(s.load_offsets::<2>(), [0, 7]);
+        assert_eq!((s.lo_load, s.hi_load), ([0, 0, 1, 1], [0, 1, 1, 1]));
+        assert_eq!(s.load_offsets::<4>(), [0, 7, 7, 7]);
+        // 64 bits at bit 50 of a window: its high part (58 bits) fits no window at 56, so
+        // the field opens one at its byte (6) and spills into 13.
+        let s = Split::new([50, 64]);
+        assert_eq!((s.window, s.shift, s.low, s.high), ([0, 6], [0, 2], [50, 54], [0, 10]));
+        assert_eq!(s.load_offsets::<3>(), [0, 6, 13]);
         let s = Split::new([14, 14, 14]);
         assert_eq!((s.window, s.shift, s.last), ([0; 3], [0, 14, 28], 0));
     }
