@@ -58,18 +58,14 @@ impl Plan<'_> {
                 let t = int_ident(*ty);
                 quote! {
                     let mut #v: [#t; __N] = [0; __N];
-                    if !#batch::int_from_column::<#t, _, __N>(&#r, #min, #max, #act, &mut #v) {
-                        #bail
-                    }
+                    __ok &= #batch::int_from_column::<#t, _, __N>(&#r, #min, #max, #act, &mut #v);
                 }
             }
             Leaf::Bits { ty, bits } => {
                 let t = int_ident(*ty);
                 quote! {
                     let mut #v: [#t; __N] = [0; __N];
-                    if !#batch::bits_from_column::<#t, _, __N>(&#r, #bits, &mut #v) {
-                        #bail
-                    }
+                    __ok &= #batch::bits_from_column::<#t, _, __N>(&#r, #bits, &mut #v);
                 }
             }
             Leaf::Quantize {
@@ -81,22 +77,18 @@ impl Plan<'_> {
                 let q = crate::encode::quantize_const(g, min, max, res, *clamp);
                 quote! {
                     let mut #v = [0f32; __N];
-                    if !{
+                    __ok &= {
                         #q
                         __Q.dequantize_column(&#r, #act, &mut #v)
-                    } {
-                        #bail
-                    }
+                    };
                 }
             }
             Leaf::Quat { bits, .. } => quote! {
                 let mut #v = [[0f32; 4]; __N];
-                if !{
+                __ok &= {
                     const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
                     __QF.unpack_column(&#r, #act, &mut #v)
-                } {
-                    #bail
-                }
+                };
             },
             Leaf::Nested(ty) => {
                 let n = format_ident!("__n{}", s);
