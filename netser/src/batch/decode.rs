@@ -177,7 +177,8 @@ impl<const M: usize> Split<M> {
             // A field that does not fit spills into the window 7 bytes on (its bits from
             // 56 on), which the segment's next fields read anyway; unless its high part
             // would not fit there either: then it opens a window at its own byte.
-            let spills = matches!(from, Some(f) if f < 56 && w as usize <= 56 - f + WINDOW_BITS as usize);
+            let spills =
+                matches!(from, Some(f) if f < 56 && w as usize <= 56 - f + WINDOW_BITS as usize);
             if !fits && !spills {
                 // Windows only move forward, so a new one is the next distinct load.
                 if at as usize / 8 != window {
@@ -585,7 +586,10 @@ mod tests {
         // 64 bits at bit 50 of a window: its high part (58 bits) fits no window at 56, so
         // the field opens one at its byte (6) and spills into 13.
         let s = Split::new([50, 64]);
-        assert_eq!((s.window, s.shift, s.low, s.high), ([0, 6], [0, 2], [50, 54], [0, 10]));
+        assert_eq!(
+            (s.window, s.shift, s.low, s.high),
+            ([0, 6], [0, 2], [50, 54], [0, 10])
+        );
         assert_eq!(s.load_offsets::<3>(), [0, 6, 13]);
         let s = Split::new([14, 14, 14]);
         assert_eq!((s.window, s.shift, s.last), ([0; 3], [0, 14, 28], 0));
