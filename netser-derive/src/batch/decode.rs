@@ -216,7 +216,13 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             s,
             quote!((__raw[__k].checked_shr(#o as u32).unwrap_or(0) & #krate::bits::run::mask(#w))),
         );
-        quote!(let #r: [#ty; __N] = ::core::array::from_fn(|__k| #value);)
+        // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
+        quote! {
+            let mut #r = [<#ty as ::core::default::Default>::default(); __N];
+            for __k in 0..__N {
+                #r[__k] = #value;
+            }
+        }
     });
     let bail = quote!(return ::core::option::Option::None;);
     let values: TokenStream = (0..plan.slots.len())
@@ -329,24 +335,69 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         let wi = format_ident!("__W{}", s);
         consts.extend(quote!(const #wi: u32 = #w;));
     }
+    // Slots a gate's condition reads: split while the block is parsed (the gate decides
+    // where the next stretch starts); every other slot is split after the parse.
+    let mut early = vec![false; plan.slots.len()];
+    for gate in &plan.gates {
+        for &f in &gate.uses {
+            early[plan.fields[f].slots.start] = true;
+        }
+    }
     let mut element_bits = quote!(0u64);
     let mut parse = TokenStream::new();
+    let mut loads = TokenStream::new();
+    let mut split = TokenStream::new();
     for (i, st) in stretches.iter().enumerate() {
-        let si = format_ident!("__S{}", i);
+        let (si, li, oi, ci) = (
+            format_ident!("__S{}", i),
+            format_ident!("__L{}", i),
+            format_ident!("__O{}", i),
+            format_ident!("__c{}", i),
+        );
         let m = st.slots.len();
         let ws = st.slots.iter().map(|s| format_ident!("__W{}", s));
-        consts.extend(quote!(const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);));
+        consts.extend(quote! {
+            const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);
+            const #li: usize = #si.loads();
+            const #oi: [usize; #li] = #si.load_offsets();
+        });
         element_bits.extend(quote!(+ #si.bits() as u64));
-        let stores = st.slots.iter().enumerate().map(|(j, &s)| {
+        loads.extend(quote!(let mut #ci = [[0u64; __N]; #li];));
+        let mut picks = Vec::new();
+        for (j, &s) in st.slots.iter().enumerate() {
             let r = format_ident!("__r{}", s);
-            let value = plan.raw_value(s, quote!(__t[#j]));
-            quote!(#r[__k] = #value;)
+            if early[s] {
+                let value = plan.raw_value(
+                    s,
+                    quote!(#si.pick(#j, __l[const { #si.lo_load(#j) }], __l[const { #si.hi_load(#j) }])),
+                );
+                picks.push(quote!(#r[__k] = #value;));
+            } else {
+                let value = plan.raw_value(
+                    s,
+                    quote!(#si.pick(
+                        #j,
+                        #ci[const { #si.lo_load(#j) }][__k],
+                        #ci[const { #si.hi_load(#j) }][__k],
+                    )),
+                );
+                // Constant shifts and masks over a column of words: vector instructions.
+                split.extend(quote! {
+                    for __k in 0..__N {
+                        #r[__k] = #value;
+                    }
+                });
+            }
+        }
+        parse.extend(quote! {
+            let __l = __p.loads(&#oi);
+            for __j in 0..#li {
+                #ci[__j][__k] = __l[__j];
+            }
+            #(#picks)*
         });
         match st.gate {
-            None => parse.extend(quote! {
-                let __t = __p.take(&#si);
-                #(#stores)*
-            }),
+            None => parse.extend(quote!(__p.skip(&#si);)),
             Some((j, head)) => {
                 let gate = &plan.gates[j];
                 let args = gate
@@ -358,14 +409,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 let hi = format_ident!("__H{}", i);
                 let head_ws = st.slots[..head].iter().map(|s| format_ident!("__W{}", s));
                 consts.extend(quote!(const #hi: u32 = 0 #(+ #head_ws)*;));
-                let stores: Vec<_> = stores.collect();
-                let (before, after) = stores.split_at(head);
                 parse.extend(quote! {
-                    let __t = __p.look(&#si);
-                    #(#before)*
                     let __on = Self::#reduced(#(#args),*);
                     #gi[__k] = __on;
-                    #(#after)*
                     __p.skip_if(&#si, #hi, __on);
                 });
             }
@@ -423,10 +469,14 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 let mut __p = #batch::Peek::new(__bytes, __start);
                 #raws
                 #gates
+                // Pass 1: the bit positions (the gates decide them) and each element's
+                // windows, stored by columns.
                 for __k in 0..__N {
                     #stop
                     #parse
                 }
+                // Pass 2: every other field split from its column of windows.
+                #split
                 let __bits = __p.position() - (__start & 7);
                 if __bits > #dec::bits_remaining(__d) {
                     break '__block false;
@@ -466,6 +516,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
             #batch::simd(#[inline(always)] || {
+                // The windows' columns, zeroed once: a short block's lanes past its end
+                // keep the last block's words, which only inactive lanes read.
+                #loads
                 let mut __at = 0usize;
                 while __at < __len {
                     let __n = ::core::cmp::min(__len - __at, __N);

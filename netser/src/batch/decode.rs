@@ -136,6 +136,13 @@ pub struct Split<const M: usize> {
     bits: u32,
     /// The furthest window.
     last: usize,
+    /// Each field's low window as an index into the distinct windows (see
+    /// [`Split::load_offsets`]).
+    lo_load: [usize; M],
+    /// The index of the window its high bits come from (its low one when it has none).
+    hi_load: [usize; M],
+    /// How many distinct windows the fields use.
+    loads: usize,
 }
 
 /// Bits every window holds, whatever the segment's bit phase (0..=7).
@@ -154,6 +161,9 @@ impl<const M: usize> Split<M> {
             high: [0; M],
             bits: 0,
             last: 0,
+            lo_load: [0; M],
+            hi_load: [0; M],
+            loads: 1,
         };
         let mut window = 0usize;
         let mut at = 0u32;
@@ -161,20 +171,36 @@ impl<const M: usize> Split<M> {
         while j < M {
             let w = widths[j];
             assert!(w <= 64, "a field of a batch is at most 64 bits wide");
-            let (at_byte, fits_bits) = (at as usize, WINDOW_BITS as usize);
-            if !(at_byte >= 8 * window && at_byte - 8 * window + w as usize <= fits_bits) {
+            // The field's first bit in the current window (`None`: before it).
+            let from = (at as usize).checked_sub(8 * window);
+            let fits = matches!(from, Some(f) if f + w as usize <= WINDOW_BITS as usize);
+            // A field that does not fit spills into the window 7 bytes on (its bits from
+            // 56 on), which the segment's next fields read anyway; unless its high part
+            // would not fit there either: then it opens a window at its own byte.
+            let spills =
+                matches!(from, Some(f) if f < 56 && w as usize <= 56 - f + WINDOW_BITS as usize);
+            if !fits && !spills {
+                // Windows only move forward, so a new one is the next distinct load.
+                if at as usize / 8 != window {
+                    s.loads += 1;
+                }
                 window = at as usize / 8;
             }
             let shift = at - 8 * window as u32;
             s.window[j] = window;
             s.shift[j] = shift;
+            s.lo_load[j] = s.loads - 1;
+            s.hi_load[j] = s.loads - 1;
             if shift + w <= WINDOW_BITS {
                 s.low[j] = w;
             } else {
-                // `shift <= 7` here (the window was just placed at the field's byte).
+                // `shift < 56`, and the high part fits the next window (checked above, or
+                // `shift <= 7` in a window just placed at the field's byte).
                 s.low[j] = 56 - shift;
                 s.high[j] = w - s.low[j];
                 window += 7;
+                s.loads += 1;
+                s.hi_load[j] = s.loads - 1;
             }
             if window > s.last {
                 s.last = window;
@@ -190,6 +216,54 @@ impl<const M: usize> Split<M> {
     #[inline(always)]
     pub const fn bits(&self) -> u32 {
         self.bits
+    }
+
+    /// How many distinct windows (loads) the fields use.
+    pub const fn loads(&self) -> usize {
+        self.loads
+    }
+
+    /// The byte offsets of the distinct windows, in order (`L` is [`Split::loads`]; a
+    /// larger `L` repeats the last one).
+    ///
+    /// # Panics
+    /// At compile time (it runs in a `const`), when `L` is below [`Split::loads`].
+    pub const fn load_offsets<const L: usize>(&self) -> [usize; L] {
+        assert!(L >= self.loads, "one offset per distinct window");
+        let mut out = [0usize; L];
+        let mut j = 0;
+        while j < M {
+            out[self.lo_load[j]] = self.window[j];
+            out[self.hi_load[j]] = self.window[j] + if self.high[j] > 0 { 7 } else { 0 };
+            j += 1;
+        }
+        let mut l = self.loads;
+        while l < L {
+            out[l] = out[self.loads - 1];
+            l += 1;
+        }
+        out
+    }
+
+    /// Field `j`'s low window, as an index into [`Split::load_offsets`].
+    pub const fn lo_load(&self, j: usize) -> usize {
+        self.lo_load[j]
+    }
+
+    /// The window field `j`'s high bits come from (its low one when it has none).
+    pub const fn hi_load(&self, j: usize) -> usize {
+        self.hi_load[j]
+    }
+
+    /// Field `j`'s bits from its windows as [`Peek::loads`] read them: `lo` the window
+    /// [`Split::lo_load`] names, `hi` the one [`Split::hi_load`] names.
+    #[inline(always)]
+    pub fn pick(&self, j: usize, lo: u64, hi: u64) -> u64 {
+        let mut v = (lo >> self.shift[j]) & mask(self.low[j]);
+        if self.high[j] > 0 {
+            v |= (hi & mask(self.high[j])) << self.low[j];
+        }
+        v
     }
 }
 
@@ -253,6 +327,29 @@ impl<'a, const W: usize> Peek<'a, W> {
     #[inline(always)]
     pub fn skip_if<const M: usize>(&mut self, split: &Split<M>, head: u32, on: bool) {
         self.pos += core::hint::select_unpredictable(on, split.bits, head) as usize;
+    }
+
+    /// Consumes a segment read by [`Peek::loads`] (all its bits).
+    #[inline(always)]
+    pub fn skip<const M: usize>(&mut self, split: &Split<M>) {
+        self.pos += split.bits as usize;
+    }
+
+    /// The windows of a segment or stretch at the position, without consuming them: load
+    /// `l` is the word at byte `offsets[l]` from the position's byte, shifted by its bit
+    /// phase (`offsets` from [`Split::load_offsets`]), so [`Split::pick`] takes every field
+    /// from them at constant shifts. A block's loads can thus be stored by columns and
+    /// split afterwards by vector instructions.
+    #[inline(always)]
+    pub fn loads<const L: usize>(&self, offsets: &[usize; L]) -> [u64; L] {
+        let phase = (self.pos & 7) as u32;
+        let base = (self.pos >> 3) & keep(W, offsets[L - 1]);
+        // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
+        let mut out = [0u64; L];
+        for (slot, &at) in out.iter_mut().zip(offsets) {
+            *slot = self.word(base + at) >> phase;
+        }
+        out
     }
 
     /// The fields of a segment, or of a *stretch* (fields at constant offsets from the
@@ -406,6 +503,9 @@ mod tests {
             const W: usize = window_bytes(6 * 64);
             let mut copy = [0u8; W];
             let mut p = peek_at::<W>(input, lead, &mut copy);
+            // The same fields through the windows' loads (the two-pass parse).
+            assert!(split.loads() <= 12, "{widths:?}");
+            let offsets = split.load_offsets::<12>();
             for (k, (vals, on)) in values.iter().enumerate() {
                 let got = p.look(&split);
                 let seen = if *on { 6 } else { 6 - tail };
@@ -414,6 +514,11 @@ mod tests {
                     vals[..seen],
                     "round {round} element {k} {widths:?}"
                 );
+                let l = p.loads(&offsets);
+                let picked: [u64; 6] = core::array::from_fn(|j| {
+                    split.pick(j, l[split.lo_load(j)], l[split.hi_load(j)])
+                });
+                assert_eq!(picked, got, "round {round} element {k} {widths:?}");
                 p.skip_if(&split, head, *on);
             }
             assert_eq!(p.take(&Split::new([5])), [end]);
@@ -467,12 +572,25 @@ mod tests {
     #[test]
     fn splits_share_windows_and_spill_wide_fields() {
         // The benchmark's entity head: id 12, position 54, quaternion 32, at_rest 1.
+        // The position spills from window 0 into window 7, which holds the next two.
         let s = Split::new([12, 54, 32, 1]);
-        assert_eq!(s.window, [0, 1, 8, 8]);
-        assert_eq!(s.shift, [0, 4, 2, 34]);
-        assert_eq!(s.low, [12, 52, 32, 1]);
-        assert_eq!(s.high, [0, 2, 0, 0]);
-        assert_eq!((s.bits(), s.last), (99, 8));
+        assert_eq!(s.window, [0, 0, 7, 7]);
+        assert_eq!(s.shift, [0, 12, 10, 42]);
+        assert_eq!(s.low, [12, 44, 32, 1]);
+        assert_eq!(s.high, [0, 10, 0, 0]);
+        assert_eq!((s.bits(), s.last), (99, 7));
+        assert_eq!(s.loads(), 2);
+        assert_eq!(s.load_offsets::<2>(), [0, 7]);
+        assert_eq!((s.lo_load, s.hi_load), ([0, 0, 1, 1], [0, 1, 1, 1]));
+        assert_eq!(s.load_offsets::<4>(), [0, 7, 7, 7]);
+        // 64 bits at bit 50 of a window: its high part (58 bits) fits no window at 56, so
+        // the field opens one at its byte (6) and spills into 13.
+        let s = Split::new([50, 64]);
+        assert_eq!(
+            (s.window, s.shift, s.low, s.high),
+            ([0, 6], [0, 2], [50, 54], [0, 10])
+        );
+        assert_eq!(s.load_offsets::<3>(), [0, 6, 13]);
         let s = Split::new([14, 14, 14]);
         assert_eq!((s.window, s.shift, s.last), ([0; 3], [0, 14, 28], 0));
     }
