@@ -116,3 +116,92 @@ fn gated_off_integers_out_of_range_are_not_sent() {
         assert_eq!(fast.1, 1 + 7 + 36 * len as u64 + 7 * on);
     }
 }
+
+// A nested struct's integers are read and checked in place by its `pack_fixed_column`.
+#[derive(NetSerialize, Debug, Clone, PartialEq, Default)]
+struct Cell {
+    #[net(range = -20..=20)]
+    dx: i16,
+    #[net(bits = 3)]
+    tag: u8,
+}
+
+#[derive(NetSerialize, Debug, Clone, PartialEq, Default)]
+struct Tile {
+    #[net(range = 0..=9)]
+    kind: u8,
+    cell: Cell,
+    pair: [Cell; 2],
+}
+
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+struct Board {
+    #[net(max_len = 80)]
+    tiles: Vec<Tile>,
+}
+
+fn tile(i: usize) -> Tile {
+    let cell = |j: usize| Cell {
+        dx: (j % 41) as i16 - 20,
+        tag: (j % 8) as u8,
+    };
+    Tile {
+        kind: (i % 10) as u8,
+        cell: cell(i * 7),
+        pair: [cell(i * 3 + 1), cell(i * 5 + 2)],
+    }
+}
+
+fn write_board<R: Tracer>(b: &Board, tracer: R) -> Result<(Vec<u8>, u64), Error> {
+    let mut buf = vec![0xA5u8; 2048];
+    let mut w = WriteStream::with_tracer(&mut buf, tracer);
+    b.encode(&mut w)?;
+    let bits = Encoder::bit_position(&w);
+    let n = w.finish();
+    assert!(
+        buf[n..].iter().all(|&b| b == 0xA5),
+        "bytes past the end changed"
+    );
+    Ok((buf, bits))
+}
+
+#[test]
+fn nested_integers_batch_as_element_by_element() {
+    for len in [0usize, 1, 15, 16, 17, 33, 70] {
+        let b = Board {
+            tiles: (0..len).map(tile).collect(),
+        };
+        let fast = write_board(&b, NoTrace).unwrap();
+        assert_eq!(fast, write_board(&b, Listener).unwrap(), "{len}");
+        // The length (0..=80: 7 bits), then per tile the kind (4 bits) and three cells
+        // of dx (41 values: 6 bits) and tag (3).
+        assert_eq!(fast.1, 7 + (4 + 3 * 9) * len as u64);
+    }
+}
+
+#[test]
+fn a_bad_nested_integer_at_any_lane_is_the_element_by_element_error() {
+    let fields = ["cell.dx", "cell.tag", "pair[0].dx", "pair[1].tag"];
+    for len in [1usize, 5, 16, 17, 33] {
+        for bad in 0..len {
+            for field in fields {
+                let mut tiles: Vec<Tile> = (0..len).map(tile).collect();
+                let t = &mut tiles[bad];
+                match field {
+                    "cell.dx" => t.cell.dx = 21,
+                    "cell.tag" => t.cell.tag = 8,
+                    "pair[0].dx" => t.pair[0].dx = -21,
+                    "pair[1].tag" => t.pair[1].tag = 255,
+                    _ => unreachable!(),
+                }
+                let b = Board { tiles };
+                let fast = write_board(&b, NoTrace).unwrap_err();
+                let slow = write_board(&b, Listener).unwrap_err();
+                assert_eq!(fast.path(), format!("Board.tiles[{bad}].{field}"));
+                assert_eq!(fast.path(), slow.path(), "{len} {bad} {field}");
+                assert_eq!(fast.bit(), slow.bit(), "{len} {bad} {field}");
+                assert_eq!(fast.to_string(), slow.to_string());
+            }
+        }
+    }
+}

@@ -10,10 +10,9 @@ use crate::plan::run::Leaf;
 
 impl Plan<'_> {
     /// `let __c<s>: [u64; __N]` (`[u32; __N]` for a quantized slot): slot `s`'s wire integers for the elements `__it(k)`,
-    /// with `__ok` cleared when a lane is not settled.
+    /// with `__ok` cleared when a lane is not settled. Not for bools and integers.
     pub(super) fn enc_column(&self, g: &Gen, s: usize, act: &TokenStream) -> TokenStream {
         let krate = &g.krate;
-        let batch = quote!(#krate::batch);
         let slot = &self.slots[s];
         let access = &slot.access;
         let c = format_ident!("__c{}", s);
@@ -23,26 +22,6 @@ impl Plan<'_> {
             Leaf::Bool => lanes(quote!((#access) as u64)),
             Leaf::F32 => lanes(quote!(f32::to_bits(#access) as u64)),
             Leaf::F64 => lanes(quote!(f64::to_bits(#access))),
-            Leaf::Int { ty, min, max } => {
-                let t = int_ident(*ty);
-                let v = gather(quote!(#t), access.clone());
-                quote!(let #c: [u64; __N] = {
-                    #v
-                    let mut __o = [0u64; __N];
-                    __ok &= #batch::int_column::<#t, __N>(&__v, #min, #max, #act, &mut __o);
-                    __o
-                };)
-            }
-            Leaf::Bits { ty, bits } => {
-                let t = int_ident(*ty);
-                let v = gather(quote!(#t), access.clone());
-                quote!(let #c: [u64; __N] = {
-                    #v
-                    let mut __o = [0u64; __N];
-                    __ok &= #batch::bits_column::<#t, __N>(&__v, #bits, #act, &mut __o);
-                    __o
-                };)
-            }
             Leaf::Quantize {
                 min,
                 max,
@@ -78,6 +57,8 @@ impl Plan<'_> {
                     __o
                 };)
             }
+            // Integers are read in place where they are packed (`pair`, `pack_fixed_column`).
+            Leaf::Int { .. } | Leaf::Bits { .. } => unreachable!("integers have no column"),
             Leaf::Nested(ty) => quote!(let #c: [u64; __N] = {
                 let mut __o = [0u64; __N];
                 __ok &= <#ty as #krate::NetSerialize>::pack_fixed_column::<__N>(
@@ -93,14 +74,44 @@ impl Plan<'_> {
 
 /// `pack_fixed_column`: the struct's wire bits for a column of elements.
 pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
+    let krate = &g.krate;
+    let batch = quote!(#krate::batch);
     let widths = plan.widths(g);
     let act = quote!(__act);
+    // Integers are read and checked in place in the packing loop (a gathered column,
+    // written by scalar stores and read back by vector loads, waits for the stores);
+    // only the range's or the width's validity is checked once here.
     let columns: TokenStream = (0..plan.slots.len())
-        .map(|s| plan.enc_column(g, s, &act))
+        .map(|s| match &plan.slots[s].leaf {
+            Leaf::Int { min, max, .. } => quote!(__ok &= #min <= #max;),
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                quote!(__ok &= #batch::bits_valid::<#t>(#bits);)
+            }
+            _ => plan.enc_column(g, s, &act),
+        })
         .collect();
     let parts = (0..plan.slots.len()).map(|s| {
         let (c, o) = (format_ident!("__c{}", s), format_ident!("__o{}", s));
-        quote!(| (#c[__k] as u64).checked_shl(#o as u32).unwrap_or(0))
+        let access = &plan.slots[s].access;
+        let lane = match &plan.slots[s].leaf {
+            Leaf::Int { ty, min, max } => {
+                let t = int_ident(*ty);
+                quote!({
+                    let __x = __it(__k);
+                    #batch::int_lane::<#t>(#access, #min, #max, #act[__k], &mut __ok)
+                })
+            }
+            Leaf::Bits { ty, bits } => {
+                let t = int_ident(*ty);
+                quote!({
+                    let __x = __it(__k);
+                    #batch::bits_lane::<#t>(#access, #bits, #act[__k], &mut __ok)
+                })
+            }
+            _ => quote!((#c[__k] as u64)),
+        };
+        quote!(| #lane.checked_shl(#o as u32).unwrap_or(0))
     });
     quote! {
         #[allow(unused_variables, unused_mut, clippy::let_unit_value)]
