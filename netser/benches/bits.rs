@@ -202,38 +202,43 @@ fn floors(
     });
     assert_eq!(narrow, expected);
 
-    g.bench_function(
+    floor_read(
+        g,
         "floor_window_read (unchecked, <= 57 bits exact, not netser)",
-        |b| {
-            b.iter(|| {
-                let mut r = floor::WindowReader {
-                    buf: black_box(&padded),
-                    pos: 0,
-                };
-                let mut acc = 0u64;
-                for &(_, bits) in values {
-                    acc ^= r.read(bits);
-                }
-                black_box(acc)
-            })
-        },
+        &padded,
+        values,
+        |r, bits| r.read(bits),
     );
-    g.bench_function(
+    floor_read(
+        g,
         "floor_window_read_exact (unchecked, ninth byte past 57 bits, not netser)",
-        |b| {
-            b.iter(|| {
-                let mut r = floor::WindowReader {
-                    buf: black_box(&padded),
-                    pos: 0,
-                };
-                let mut acc = 0u64;
-                for &(_, bits) in values {
-                    acc ^= r.read_exact(bits);
-                }
-                black_box(acc)
-            })
-        },
+        &padded,
+        values,
+        |r, bits| r.read_exact(bits),
     );
+}
+
+/// One unchecked floor reader's loop (a generic, so each reader is inlined into its own).
+fn floor_read<F: Fn(&mut floor::WindowReader<'_>, u32) -> u64>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    padded: &[u8; floor::BYTES + 8],
+    values: &[(u64, u32)],
+    read: F,
+) {
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            let mut r = floor::WindowReader {
+                buf: black_box(padded),
+                pos: 0,
+            };
+            let mut acc = 0u64;
+            for &(_, bits) in values {
+                acc ^= read(&mut r, bits);
+            }
+            black_box(acc)
+        })
+    });
 }
 
 fn bytes_vs_memcpy(c: &mut Criterion) {
