@@ -286,7 +286,7 @@ fn parse_value(g: &Gen, plan: &Plan<'_>, f: usize) -> Option<TokenStream> {
 }
 
 /// A stretch of the parse: slots at constant offsets from where it starts, read by one
-/// `Peek::look` (one base and phase per element): ungated fields, then optionally one
+/// `Peek::loads` (one base and phase per element): ungated fields, then optionally one
 /// gated field, whose gate decides where the next stretch starts.
 struct Stretch {
     slots: Vec<usize>,

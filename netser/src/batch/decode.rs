@@ -77,7 +77,7 @@ pub const fn window_bytes(element_bits: u64) -> usize {
     // A stretch starts before byte `ceil(BLOCK * bits / 8) + 1` (after a phase of up to
     // 7 bits before the block), a power of two `P` at most; its loads reach at most
     // `bits / 8 + 15` bytes further. `P` then fits below every load's room, so
-    // [`Peek::look`] keeps its base in bounds with a mask (see `keep`).
+    // [`Peek::loads`] keeps its base in bounds with a mask (see `keep`).
     let p = ((BLOCK as u64 * bits).div_ceil(8) + 1).next_power_of_two();
     (p + bits / 8 + 16) as usize
 }
@@ -304,8 +304,10 @@ impl<'a, const W: usize> Peek<'a, W> {
         }
     }
 
-    /// A segment's fields (see [`Split`]).
-    #[inline(always)]
+    /// A segment's fields (see [`Split`]). The one-pass reads (`take`, `take_if`,
+    /// `look`) are the tests' oracle for the two-pass parse ([`Peek::loads`] and
+    /// [`Split::pick`]), which the derive uses.
+    #[cfg(test)]
     pub fn take<const M: usize>(&mut self, split: &Split<M>) -> [u64; M] {
         let out = self.look(split);
         self.pos += split.bits as usize;
@@ -314,14 +316,14 @@ impl<'a, const W: usize> Peek<'a, W> {
 
     /// A gated segment's fields: read whatever `on` (an element whose gate is off gives
     /// values that no check looks at), consumed only when `on`, without a branch.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn take_if<const M: usize>(&mut self, split: &Split<M>, on: bool) -> [u64; M] {
         let out = self.look(split);
         self.pos += core::hint::select_unpredictable(on, split.bits as usize, 0);
         out
     }
 
-    /// Consumes a *stretch* [`Peek::look`] read: all of `split`'s bits when `on`, else
+    /// Consumes a *stretch* read by [`Peek::loads`]: all of `split`'s bits when `on`, else
     /// its first `head` (the fields before a gated tail whose gate is off), without a
     /// branch.
     #[inline(always)]
@@ -356,7 +358,7 @@ impl<'a, const W: usize> Peek<'a, W> {
     /// position: a run of ungated fields followed by one gated field, read whatever its
     /// gate), without consuming them ([`Peek::skip_if`] does). One base and phase for
     /// the whole stretch, so a gated field costs no second base.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn look<const M: usize>(&self, split: &Split<M>) -> [u64; M] {
         let phase = (self.pos & 7) as u32;
         // The mask never changes a position inside the window's block; it lets the

@@ -24,8 +24,8 @@ pub fn encode_each<T: NetSerialize, E: Encoder>(items: &[T], base: usize, e: &mu
 
 /// A column of integers in `min..=max`: `out[i]` is the offset `write_int` sends, for
 /// every lane, and the result says whether every active lane is in range (and the range
-/// is valid). Branch-free.
-#[inline(always)]
+/// is valid). The tests' oracle for [`int_lane`], which the derive uses.
+#[cfg(test)]
 pub fn int_column<I: RangedInt, const N: usize>(
     values: &[I; N],
     min: I,
@@ -43,8 +43,9 @@ pub fn int_column<I: RangedInt, const N: usize>(
 }
 
 /// An integer field's offset for `write_int` (`v - min`, wrapping outside `min..=max`),
-/// read where the derived `encode_slice` packs it, and its lane of [`int_column`]'s
-/// verdict: `ok` is cleared when the lane is active and `v` outside `min..=max`. The
+/// read where the derived `encode_slice` packs it, and its verdict: `ok` is cleared
+/// when the lane is active and `v` outside `min..=max` (the range's validity is the
+/// caller's `min <= max`). The
 /// element is read in place: a column written by scalar stores and read back at once
 /// by vector loads makes the loads wait for the stores to complete.
 #[inline(always)]
@@ -54,8 +55,7 @@ pub fn int_lane<I: RangedInt>(v: I, min: I, max: I, active: bool, ok: &mut bool)
 }
 
 /// An unsigned field of `bits` bits (`write_uint_bits`), read in place like
-/// [`int_lane`]: its value, and its lane of [`bits_column`]'s verdict (the width's
-/// validity is [`bits_valid`]).
+/// [`int_lane`]: its value, and its verdict (the width's validity is [`bits_valid`]).
 #[inline(always)]
 pub fn bits_lane<I: RangedInt>(v: I, bits: u32, active: bool, ok: &mut bool) -> u64 {
     let raw = v.offset_from(I::ZERO) as u64;
@@ -63,24 +63,23 @@ pub fn bits_lane<I: RangedInt>(v: I, bits: u32, active: bool, ok: &mut bool) -> 
     raw
 }
 
-/// Whether `bits` is a valid width for `I` in `write_uint_bits` ([`bits_column`]'s
-/// check of the width).
+/// Whether `bits` is a valid width for `I` in `write_uint_bits`.
 #[inline(always)]
 pub fn bits_valid<I: RangedInt>(bits: u32) -> bool {
     let signed = I::MIN < I::ZERO;
     bits <= I::WIDTH - signed as u32 && bits <= 64
 }
 
-/// A column of unsigned integers in `bits` bits (`write_uint_bits`).
-#[inline(always)]
+/// A column of unsigned integers in `bits` bits (`write_uint_bits`): the tests' oracle
+/// for [`bits_lane`].
+#[cfg(test)]
 pub fn bits_column<I: RangedInt, const N: usize>(
     values: &[I; N],
     bits: u32,
     active: &[bool; N],
     out: &mut [u64; N],
 ) -> bool {
-    let signed = I::MIN < I::ZERO;
-    let mut ok = bits <= I::WIDTH - signed as u32 && bits <= 64;
+    let mut ok = bits_valid::<I>(bits);
     for i in 0..N {
         let raw = values[i].offset_from(I::ZERO) as u64;
         out[i] = raw;
@@ -88,6 +87,15 @@ pub fn bits_column<I: RangedInt, const N: usize>(
         ok &= fits | !active[i];
     }
     ok
+}
+
+/// The bits of `word` that a put at bit `s` of a word carries into the next one:
+/// `word >> (64 - s)`, 0 when `s == 0`. A shift by `64 - s` masked to 6 bits (what the
+/// instruction does), then cleared; not a double-width shift (`shld`, several
+/// micro-ops on AMD cores).
+#[inline(always)]
+fn spilled(word: u64, s: u32) -> u64 {
+    (word >> (64u32.wrapping_sub(s) & 63)) & 0u64.wrapping_sub((s != 0) as u64)
 }
 
 /// The block's bits, packed LSB first into 64-bit words before one write.
@@ -191,14 +199,9 @@ impl<const W: usize> Sink<W> {
         if let Some(dst) = self.words.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = dst[0];
-            // `w >> (64 - s)`, 0 when `s == 0`: a shift by `64 - s` masked to 6 bits
-            // (what the instruction does), then cleared. Not a double-width shift
-            // (`shld`, several micro-ops on AMD cores).
-            let keep = 0u64.wrapping_sub((s != 0) as u64);
-            let r = 64u32.wrapping_sub(s) & 63;
             for (k, &word) in bits.iter().enumerate().take(n) {
                 dst[k] = carry | word << s;
-                carry = (word >> r) & keep;
+                carry = spilled(word, s);
             }
             // The word after them: the carry alone (the words of `bits` past the `n`
             // are zero, past `len`).
@@ -332,17 +335,15 @@ impl<'a> Direct<'a> {
         if let Some(dst) = self.buf.get_mut(i..i + n + 1) {
             // The bits of the word being filled; bits at `s` and up are zero.
             let mut carry = load(dst, 0);
-            // `w >> (64 - s)`, 0 when `s == 0`, as in `Sink::put`.
-            let keep = 0u64.wrapping_sub((s != 0) as u64);
-            let r = 64u32.wrapping_sub(s) & 63;
             for (k, d) in dst.iter_mut().enumerate() {
                 // Past the `n` words that may hold bits: zero, not read.
-                let word = match k < n {
-                    true => bits.get(k).copied().unwrap_or(0),
-                    false => 0,
+                let word = if k < n {
+                    bits.get(k).copied().unwrap_or(0)
+                } else {
+                    0
                 };
                 *d = (carry | word << s).to_le_bytes();
-                carry = (word >> r) & keep;
+                carry = spilled(word, s);
             }
         }
         pos + len as usize
