@@ -38,38 +38,62 @@ impl Rng {
     }
 }
 
-/// The workload: how many entities, and whether half of them are at rest.
+/// Which entities are at rest (velocity zero, gated off by their `at_rest` bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// None: every entity moves.
+    None,
+    /// Every other entity: a pattern a branch predictor learns.
+    Alternate,
+    /// Each entity by a fair coin (fixed seed): a pattern no predictor learns, so code
+    /// that branches on the gate pays its mispredictions here.
+    Random,
+}
+
+/// The workload: how many entities, and which of them are at rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Workload {
     /// Entities in the snapshot.
     pub entities: usize,
-    /// Every other entity at rest (velocity zero, gated by its `at_rest` bit).
-    pub half_at_rest: bool,
+    /// Which entities are at rest.
+    pub rest: Rest,
 }
 
 impl Workload {
-    /// The four workloads measured: 64 and 256 entities, all moving or half at rest.
-    pub const ALL: [Workload; 4] = [
+    /// The workloads measured: 64 and 256 entities, all moving or every other one at
+    /// rest, and 256 entities at rest at random.
+    pub const ALL: [Workload; 5] = [
         Workload::new(64, false),
         Workload::new(64, true),
         Workload::new(256, false),
         Workload::new(256, true),
+        Workload::random_rest(256),
     ];
 
-    /// A workload.
+    /// A workload: all moving, or every other entity at rest.
     pub const fn new(entities: usize, half_at_rest: bool) -> Self {
+        let rest = if half_at_rest {
+            Rest::Alternate
+        } else {
+            Rest::None
+        };
+        Workload { entities, rest }
+    }
+
+    /// A workload whose entities are each at rest by a fair coin.
+    pub const fn random_rest(entities: usize) -> Self {
         Workload {
             entities,
-            half_at_rest,
+            rest: Rest::Random,
         }
     }
 
-    /// A short label, e.g. `256 moving` or `256 half-rest`.
+    /// A short label, e.g. `256 moving`, `256 half-rest` or `256 random-rest`.
     pub fn label(&self) -> String {
-        let kind = if self.half_at_rest {
-            "half-rest"
-        } else {
-            "moving"
+        let kind = match self.rest {
+            Rest::None => "moving",
+            Rest::Alternate => "half-rest",
+            Rest::Random => "random-rest",
         };
         format!("{} {}", self.entities, kind)
     }
@@ -77,9 +101,16 @@ impl Workload {
     /// The snapshot, the same on every call and every machine.
     pub fn snapshot(&self) -> Snapshot {
         let mut rng = Rng::new(0x6E65_7473_6572 ^ self.entities as u64);
+        // The coins come from a generator of their own, so the other workloads' entities
+        // stay what they were before this one was added.
+        let mut coin = Rng::new(0x7265_7374 ^ self.entities as u64);
         let entities = (0..self.entities)
             .map(|i| {
-                let at_rest = self.half_at_rest && i % 2 == 1;
+                let at_rest = match self.rest {
+                    Rest::None => false,
+                    Rest::Alternate => i % 2 == 1,
+                    Rest::Random => coin.bool(),
+                };
                 entity(&mut rng, i, at_rest)
             })
             .collect();
@@ -147,8 +178,16 @@ mod tests {
             assert_eq!(s, w.snapshot());
             assert_eq!(s.entities.len(), w.entities);
             let resting = s.entities.iter().filter(|e| e.at_rest).count();
-            assert_eq!(resting, if w.half_at_rest { w.entities / 2 } else { 0 });
+            match w.rest {
+                Rest::None => assert_eq!(resting, 0),
+                Rest::Alternate => assert_eq!(resting, w.entities / 2),
+                // A fair coin: 128 +- 3 standard deviations (8) of 256.
+                Rest::Random => assert!((104..=152).contains(&resting), "{resting}"),
+            }
         }
+        // Not alternating: some two neighbours agree.
+        let random = Workload::random_rest(256).snapshot().entities;
+        assert!(random.windows(2).any(|p| p[0].at_rest == p[1].at_rest));
         assert_ne!(
             Workload::new(64, false).snapshot().entities[0],
             Workload::new(64, false).snapshot().entities[1]

@@ -32,7 +32,7 @@ pub mod model;
 pub mod naia_codec;
 pub mod netser_codec;
 
-pub use data::Workload;
+pub use data::{Rest, Workload};
 pub use model::{Entity, Position, Snapshot};
 
 /// One serializer set up on one snapshot: encode it, decode what was encoded.
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn size_report_covers_every_workload_and_contender() {
         let report = size_report();
-        assert_eq!(report.len(), 4);
+        assert_eq!(report.len(), Workload::ALL.len());
         for (_, sizes) in &report {
             assert_eq!(sizes.len(), 10);
             let netser = sizes[0].1;

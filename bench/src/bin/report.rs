@@ -290,7 +290,7 @@ fn draw(
     results: &[WorkloadResult],
     path: &std::path::Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::new(path, (1200, 860)).into_drawing_area();
+    let root = SVGBackend::new(path, (1200, 1280)).into_drawing_area();
     root.fill(&WHITE)?;
     let (title, body) = root.split_vertically(50);
     title.draw(&Text::new(
@@ -312,7 +312,7 @@ fn draw(
         ("decode time", RED),
         ("bytes", GREEN),
     ];
-    for (panel, r) in body.split_evenly((2, 2)).iter().zip(results) {
+    for (panel, r) in body.split_evenly((3, 2)).iter().zip(results) {
         let mut chart = ChartBuilder::on(panel)
             .caption(&r.label, ("sans-serif", 18))
             .margin(10)
