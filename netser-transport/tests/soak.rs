@@ -189,6 +189,8 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
     let mut now = 0.0;
     let mut net: Simulator<usize> = Simulator::new(phase(0.0, seed, false).1);
     let mut late: Vec<(f64, usize, Vec<u8>)> = Vec::new();
+    // The injected datagrams, so that the layer is told which arrivals are forgeries.
+    let mut injected: HashSet<Vec<u8>> = HashSet::new();
     let mut wire = [Wire::default(); 2];
     let mut out = Vec::new();
     let mut current = "";
@@ -256,6 +258,7 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
                 wire[side].injected += 1;
                 wire[side].tampered += 1;
                 net.send(now, side, 1 - side, &junk);
+                injected.insert(junk);
             }
         }
         let mut due: Vec<(usize, Vec<u8>)> = Vec::new();
@@ -285,6 +288,8 @@ fn run(layer: &mut dyn Layer, seed: u64, frames: u64) -> String {
             if tampered {
                 wire[from].tampered += 1;
             }
+            // An injected datagram (or the simulator's copy of one) is a forgery too.
+            tampered |= injected.contains(&d);
             if layer.receive(now, to, &d, tampered) {
                 wire[from].accepted += 1;
             } else {

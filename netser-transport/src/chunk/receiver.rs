@@ -9,6 +9,13 @@ use crate::sequence::sequence_greater_than;
 /// receiver goes back to that older chunk (see [`ChunkReceiver::receive_slice`]).
 const RETURN_AFTER_REFUSED_SLICES: u32 = 16;
 
+/// Seconds over which slices of a chunk skipped by a jump forward must keep coming (and
+/// at least [`RETURN_AFTER_REFUSED_SLICES`] of them, with no progress between) after the
+/// chunk the jump reached was completed, before the receiver goes back to it. Late copies
+/// of a chunk the sender cancelled stop within the network's longest delay (seconds);
+/// slices still coming after this long come from a sender that never got the chunk acked.
+const RETURN_AFTER_SECONDS: f64 = 30.0;
+
 /// Reassembles chunks from slice packets and acks them.
 ///
 /// Call [`receive_slice`](Self::receive_slice) with every slice packet,
@@ -57,6 +64,14 @@ pub struct ChunkReceiver {
     /// Slices of chunks in `jumped_from..chunk_id` refused since the current chunk last
     /// stored a new slice.
     older_since_progress: u32,
+    /// Chunk ids `lo..hi` that a jump forward skipped and that were never delivered, kept
+    /// once the chunk the jump reached completed (a forged or corrupted slice completes a
+    /// chunk as easily as it starts one); cleared when a chunk completes in order.
+    skipped: Option<(ChunkId, ChunkId)>,
+    /// Slices of `skipped` chunks refused since the last progress, and when the first of
+    /// them came.
+    skipped_refused: u32,
+    skipped_since: f64,
     /// Latest `now` seen.
     now: f64,
     packet: Vec<u8>,
@@ -167,6 +182,9 @@ impl ChunkReceiver {
             last_ack_time: None,
             jumped_from: None,
             older_since_progress: 0,
+            skipped: None,
+            skipped_refused: 0,
+            skipped_since: 0.0,
             now: 0.0,
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
@@ -259,6 +277,11 @@ impl ChunkReceiver {
         // chunk rather than the current one, because a forged id half the id space ahead
         // turns the wrapping comparison with the current id around: old chunks would
         // look newer and be received a second time.
+        if let Some((lo, hi)) = self.skipped {
+            if slice.chunk_id.wrapping_sub(lo) < hi.wrapping_sub(lo) {
+                return self.skipped_slice(&slice, now);
+            }
+        }
         if let Some((taken, _)) = self.previous {
             if !sequence_greater_than(slice.chunk_id, taken) {
                 return Err(self
@@ -462,6 +485,40 @@ impl ChunkReceiver {
         &self.stats
     }
 
+    /// A slice of a chunk a jump forward skipped (never delivered) after the chunk the
+    /// jump reached completed. Refused, unless such slices have kept coming for
+    /// [`RETURN_AFTER_SECONDS`] with no progress: then the sender still sends that chunk,
+    /// the jump came from a forged or corrupted slice, and the receiver goes back to it.
+    /// Without this, one forged single-slice chunk ahead, once taken, would make the
+    /// genuine chunk look delivered already and the transfer would never finish.
+    fn skipped_slice(&mut self, slice: &SlicePacket<'_>, now: f64) -> Result<(), ChunkPacketError> {
+        if self.skipped_refused == 0 {
+            self.skipped_since = now;
+        }
+        self.skipped_refused = self.skipped_refused.saturating_add(1);
+        if self.ready
+            || self.skipped_refused <= RETURN_AFTER_REFUSED_SLICES
+            || now - self.skipped_since < RETURN_AFTER_SECONDS
+        {
+            return Err(self
+                .stats
+                .rejected
+                .record(ChunkPacketError::UnexpectedChunk {
+                    expected: self.chunk_id,
+                    found: slice.chunk_id,
+                }));
+        }
+        if self.receiving {
+            self.stats.abandoned_chunks += 1;
+        }
+        self.stats.returned_to_older_chunk += 1;
+        self.skipped = None;
+        self.chunk_id = slice.chunk_id;
+        self.start(slice.slice_count, now);
+        self.store(slice);
+        Ok(())
+    }
+
     fn slice_count_changed(&mut self, expected: u16, found: u16) -> ChunkPacketError {
         self.stats
             .rejected
@@ -504,6 +561,7 @@ impl ChunkReceiver {
         self.data[start..start + slice.data.len()].copy_from_slice(slice.data);
         self.received[byte] |= bit;
         self.older_since_progress = 0;
+        self.skipped_refused = 0;
         self.received_count += 1;
         self.received_bytes += slice.data.len();
         self.stats.slices_received += 1;
@@ -511,7 +569,9 @@ impl ChunkReceiver {
             self.chunk_size = Some(start + slice.data.len());
         }
         if self.received_count == usize::from(self.slice_count) {
-            self.jumped_from = None;
+            // Reached by a jump: the chunks it skipped stay known as never delivered. In
+            // order: whatever was skipped before is settled.
+            self.skipped = self.jumped_from.take().map(|from| (from, self.chunk_id));
             self.receiving = false;
             self.ready = true;
             self.stats.chunks_completed += 1;
@@ -799,5 +859,69 @@ mod tests {
             let _ = r.receive_slice(0.3, &slice(2, 0, 1, &[2]));
         }
         assert_eq!(r.take_chunk().map(|c| c.id), Some(2));
+    }
+    /// One forged single-slice chunk ahead, completed and taken, made the genuine chunk
+    /// it skipped look delivered already: the sender resent it forever and the receiver
+    /// refused it forever (the soak's seed 9511384658205421211).
+    #[test]
+    fn a_forged_chunk_taken_ahead_does_not_wedge_the_genuine_one() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 1, &[0])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 0);
+        // Forged chunk 40, one slice: complete at once, and the user takes it.
+        r.receive_slice(0.1, &slice(40, 0, 1, &[9])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 40);
+        // The genuine chunk 1 keeps coming, resent every 0.1 s: refused for 30 s.
+        let mut t = 0.2;
+        while t < 0.2 + RETURN_AFTER_SECONDS - 0.05 {
+            assert_eq!(
+                r.receive_slice(t, &slice(1, 0, 2, &[1; 4])),
+                Err(ChunkPacketError::UnexpectedChunk {
+                    expected: 41,
+                    found: 1
+                })
+            );
+            t += 0.1;
+        }
+        // Then the receiver goes back to it, and it completes once.
+        t += 0.1;
+        r.receive_slice(t, &slice(1, 0, 2, &[1; 4])).unwrap();
+        r.receive_slice(t, &slice(1, 1, 2, &[2; 4])).unwrap();
+        let chunk = r.take_chunk().unwrap();
+        assert_eq!((chunk.id, chunk.data), (1, [[1; 4], [2; 4]].concat()));
+        assert_eq!(r.stats().returned_to_older_chunk, 1);
+        // Its late copies are answered with a full ack, never delivered again.
+        let _ = r.poll_ack(t);
+        r.receive_slice(t + 1.0, &slice(1, 0, 2, &[1; 4])).unwrap();
+        assert!(r.take_chunk().is_none());
+        assert_eq!(r.poll_ack(t + 1.0), Some(&[0xc2, 1, 0, 2, 0, 0b11][..]));
+        r.receive_slice(t + 1.0, &slice(2, 0, 1, &[2])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 2);
+    }
+
+    /// A genuine jump (the sender cancelled chunk 1 for chunk 2): the late copies of
+    /// chunk 1, however many, arrive within the network's delay and never bring it back.
+    #[test]
+    fn late_copies_of_a_cancelled_chunk_do_not_bring_it_back() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(1, 0, 2, &[1; 4])).unwrap();
+        r.receive_slice(0.1, &slice(2, 0, 1, &[2])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 2);
+        // 14 s of late copies, 100 of them.
+        for k in 0..100 {
+            let t = 0.2 + f64::from(k) * 0.14;
+            assert!(r.receive_slice(t, &slice(1, 1, 2, &[1; 4])).is_err());
+        }
+        assert!(r.take_chunk().is_none());
+        assert_eq!(r.stats().returned_to_older_chunk, 0);
+        // Chunk 3 completes in order: chunk 1 is settled as skipped for good.
+        r.receive_slice(20.0, &slice(3, 0, 1, &[3])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 3);
+        for k in 0..40 {
+            assert!(r
+                .receive_slice(20.0 + f64::from(k), &slice(1, 1, 2, &[1; 4]))
+                .is_err());
+        }
+        assert!(r.take_chunk().is_none());
     }
 }
