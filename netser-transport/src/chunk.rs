@@ -16,6 +16,13 @@
 //! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`] and
 //! [`ChunkConfig::first_chunk_id`].
 //!
+//! Slices are not authenticated at this layer (run it under netcode, whose AEAD is, for
+//! that). A corrupted or forged slice with a newer chunk id moves the receiver forward;
+//! if the sender keeps sending the chunk it was on, the receiver goes back to it: after
+//! 16 of its slices with no progress on the newer chunk, or, once that newer chunk was
+//! completed, after its slices have kept coming for 30 s (late copies of a chunk the
+//! sender cancelled stop long before). A chunk already delivered is never delivered again.
+//!
 //! Sans-IO: time is an argument and packets are bytes in and out. The run loop, over the
 //! seeded [`simulator`](crate::simulator) with 10% loss:
 //!
