@@ -21,10 +21,11 @@
 //! if the sender keeps sending the chunk it was on, the receiver goes back to it: after
 //! 16 of its slices with no progress on the newer chunk, or, once that newer chunk was
 //! completed, after its slices have kept coming for 30 s (late copies of a chunk the
-//! sender cancelled stop long before). The cost of that defence: a genuine slice that
-//! arrives more than 30 s after it was sent can bring back a chunk the sender cancelled,
-//! and after it one delivered already. Under netcode neither a forged slice nor a copy that
-//! old gets through (its replay protection refuses a packet 256 sequences behind).
+//! sender cancelled stop long before; one that comes later still can bring the cancelled
+//! chunk back, delivered late). A chunk id completes at most once: after going back, the
+//! ids completed ahead are answered with full acks and stepped over, so a genuine chunk
+//! whose id a forged one took is acked without being delivered (its data is lost, as with
+//! any forgery this layer cannot tell apart).
 //!
 //! Sans-IO: time is an argument and packets are bytes in and out. The run loop, over the
 //! seeded [`simulator`](crate::simulator) with 10% loss:

@@ -72,6 +72,12 @@ pub struct ChunkReceiver {
     /// them came.
     skipped_refused: u32,
     skipped_since: f64,
+    /// After going back to a skipped chunk: the ids `lo..hi` completed (and taken) after
+    /// the jump. A chunk id completes at most once, so their slices get a full ack and
+    /// are never received again; the receiver steps over them when it gets there.
+    delivered_ahead: Option<(ChunkId, ChunkId)>,
+    /// A full ack owed for a chunk in `delivered_ahead` (its id and slice count).
+    ack_full: Option<(ChunkId, u16)>,
     /// Latest `now` seen.
     now: f64,
     packet: Vec<u8>,
@@ -102,6 +108,11 @@ pub struct ChunkReceiverStats {
     /// id that made no progress (a forged or corrupted slice had moved it), and restarts
     /// of the current chunk with the slice count its slices keep carrying.
     pub returned_to_older_chunk: u64,
+    /// Slices of a chunk whose id completed ahead before the receiver went back to a
+    /// skipped chunk: answered with a full ack and dropped, since a chunk id completes
+    /// at most once (a forged or corrupted chunk took the id; see the
+    /// [module docs](crate::chunk)).
+    pub displaced_slices: u64,
     /// Chunks completed.
     pub chunks_completed: u64,
     /// Ack packets produced.
@@ -185,6 +196,8 @@ impl ChunkReceiver {
             skipped: None,
             skipped_refused: 0,
             skipped_since: 0.0,
+            delivered_ahead: None,
+            ack_full: None,
             now: 0.0,
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
@@ -242,6 +255,13 @@ impl ChunkReceiver {
             Ok(slice) => slice,
             Err(e) => return Err(self.stats.rejected.record(e)),
         };
+        if let Some((lo, hi)) = self.delivered_ahead {
+            if slice.chunk_id.wrapping_sub(lo) < hi.wrapping_sub(lo) {
+                self.stats.displaced_slices += 1;
+                self.ack_full = Some((slice.chunk_id, slice.slice_count));
+                return Ok(());
+            }
+        }
         if slice.chunk_id == self.chunk_id {
             if (self.receiving || self.ready) && slice.slice_count != self.slice_count {
                 // The same as a wrong chunk id: a corrupted or forged slice count that
@@ -354,7 +374,7 @@ impl ChunkReceiver {
         if now > self.now {
             self.now = now;
         }
-        if !(self.ack_current || self.ack_previous) {
+        if !(self.ack_current || self.ack_previous || self.ack_full.is_some()) {
             return None;
         }
         if self
@@ -371,8 +391,13 @@ impl ChunkReceiver {
                 received: &self.received[..bitfield_bytes(self.slice_count)],
             }
         } else {
-            self.ack_previous = false;
-            let (chunk_id, slice_count) = self.previous?;
+            let (chunk_id, slice_count) = match self.ack_full.take() {
+                Some(full) => full,
+                None => {
+                    self.ack_previous = false;
+                    self.previous?
+                }
+            };
             let bytes = bitfield_bytes(slice_count);
             let bits = &mut self.full_bits[..bytes];
             bits.fill(0xff);
@@ -403,7 +428,7 @@ impl ChunkReceiver {
     /// assert_eq!(receiver.next_ack_time(), Some(2.5));
     /// ```
     pub fn next_ack_time(&self) -> Option<f64> {
-        if !(self.ack_current || self.ack_previous) {
+        if !(self.ack_current || self.ack_previous || self.ack_full.is_some()) {
             return None;
         }
         let allowed = self
@@ -452,6 +477,11 @@ impl ChunkReceiver {
         self.ack_previous |= self.ack_current;
         self.ack_current = false;
         self.chunk_id = self.chunk_id.wrapping_add(1);
+        if let Some((lo, hi)) = self.delivered_ahead {
+            if self.chunk_id == lo {
+                self.chunk_id = hi;
+            }
+        }
         self.ready = false;
         self.receiving = false;
         Some(chunk)
@@ -512,7 +542,9 @@ impl ChunkReceiver {
             self.stats.abandoned_chunks += 1;
         }
         self.stats.returned_to_older_chunk += 1;
-        self.skipped = None;
+        if let Some((_, hi)) = self.skipped.take() {
+            self.delivered_ahead = Some((hi, self.chunk_id));
+        }
         self.chunk_id = slice.chunk_id;
         self.start(slice.slice_count, now);
         self.store(slice);
@@ -572,6 +604,13 @@ impl ChunkReceiver {
             // Reached by a jump: the chunks it skipped stay known as never delivered. In
             // order: whatever was skipped before is settled.
             self.skipped = self.jumped_from.take().map(|from| (from, self.chunk_id));
+            if let Some((lo, hi)) = self.delivered_ahead {
+                // Past the window (not before it, where the returned-to chunks are).
+                let id = self.chunk_id;
+                if !sequence_greater_than(lo, id) && id.wrapping_sub(lo) >= hi.wrapping_sub(lo) {
+                    self.delivered_ahead = None;
+                }
+            }
             self.receiving = false;
             self.ready = true;
             self.stats.chunks_completed += 1;
@@ -923,5 +962,33 @@ mod tests {
                 .is_err());
         }
         assert!(r.take_chunk().is_none());
+    }
+    /// A corrupted slice completed chunk 2 ahead of the genuine chunk 1 (the soak's seed
+    /// 14465046122894463137): once the receiver goes back to chunk 1, the genuine chunk
+    /// 2 gets a full ack instead of completing under id 2 a second time.
+    #[test]
+    fn after_going_back_an_id_completed_ahead_is_acked_not_received_again() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 1, &[0])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 0);
+        r.receive_slice(0.1, &slice(2, 0, 1, &[9])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 2);
+        let mut t = 0.2;
+        while r.take_chunk().is_none() {
+            let _ = r.receive_slice(t, &slice(1, 0, 1, &[1]));
+            t += 0.5;
+            assert!(t < 0.2 + RETURN_AFTER_SECONDS + 1.0, "never went back");
+        }
+        let _ = r.poll_ack(t);
+        // The genuine chunk 2 (two slices): answered with a full ack of its own count.
+        r.receive_slice(t + 1.0, &slice(2, 1, 2, &[2; 4])).unwrap();
+        assert!(r.take_chunk().is_none());
+        assert_eq!(r.poll_ack(t + 1.0), Some(&[0xc2, 2, 0, 2, 0, 0b11][..]));
+        assert_eq!(r.stats().displaced_slices, 1);
+        // The next chunk is 3.
+        r.receive_slice(t + 1.0, &slice(3, 0, 1, &[3])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 3);
+        // Past the window: chunk 2's late slices are old now, refused.
+        assert!(r.receive_slice(t + 2.0, &slice(2, 0, 2, &[2; 4])).is_err());
     }
 }

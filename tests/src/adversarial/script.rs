@@ -142,7 +142,7 @@ pub fn pattern(sender: u8, id: u32, size: usize) -> Vec<u8> {
         .collect()
 }
 
-fn pick<T>(queue: &VecDeque<T>, index: u8) -> Option<usize> {
+fn pick(queue: &VecDeque<Vec<u8>>, index: u8) -> Option<usize> {
     (!queue.is_empty()).then(|| usize::from(index) % queue.len())
 }
 
@@ -401,16 +401,6 @@ pub struct ChunkScript {
     pub ops: Vec<ChunkOp>,
 }
 
-/// Whether a slice sent at `sent` and delivered at `now` is later than the chunk receiver
-/// assumes any genuine slice can be (30 s): slices of a chunk skipped by a jump that
-/// keep coming for that long are taken for a sender still sending it (the defence
-/// against a forged chunk ahead; see `netser_transport::chunk`), so a genuine one that
-/// late may bring a cancelled chunk back and, after it, one delivered already. From
-/// such a delivery on, the script no longer checks "at most once".
-fn older_than_the_receiver_assumes(sent: f64, now: f64) -> bool {
-    now - sent > 30.0
-}
-
 /// Plays a chunk script; panics when an invariant breaks.
 pub fn run_chunk_script(script: &ChunkScript) {
     let config = ChunkConfig {
@@ -423,9 +413,8 @@ pub fn run_chunk_script(script: &ChunkScript) {
     let max = config.slice_size * config.max_slices;
     let mut sender = ChunkSender::new(config.clone()).unwrap();
     let mut receiver = ChunkReceiver::new(config).unwrap();
-    // [0]: slices towards the receiver, [1]: acks towards the sender; each with the time
-    // it was sent.
-    let mut wire: [VecDeque<(f64, Vec<u8>)>; 2] = [VecDeque::new(), VecDeque::new()];
+    // [0]: slices towards the receiver, [1]: acks towards the sender.
+    let mut wire: [VecDeque<Vec<u8>>; 2] = [VecDeque::new(), VecDeque::new()];
     let mut sent: HashMap<u16, Vec<u8>> = HashMap::new();
     let mut completed: HashSet<u16> = HashSet::new();
     let mut clean = true;
@@ -451,21 +440,20 @@ pub fn run_chunk_script(script: &ChunkScript) {
                     if wire[0].len() == MAX_IN_FLIGHT {
                         wire[0].pop_front();
                     }
-                    wire[0].push_back((now, p.to_vec()));
+                    wire[0].push_back(p.to_vec());
                 }
                 if let Some(a) = receiver.poll_ack(now) {
                     if wire[1].len() == MAX_IN_FLIGHT {
                         wire[1].pop_front();
                     }
-                    wire[1].push_back((now, a.to_vec()));
+                    wire[1].push_back(a.to_vec());
                 }
             }
             ChunkOp::Deliver { to_receiver, index } => {
                 let q = w(to_receiver);
                 if let Some(i) = pick(&wire[q], *index) {
-                    let (at, p) = wire[q].remove(i).unwrap();
+                    let p = wire[q].remove(i).unwrap();
                     if q == 0 {
-                        clean &= !older_than_the_receiver_assumes(at, now);
                         let _ = receiver.receive_slice(now, &p);
                     } else {
                         let _ = sender.receive_ack(now, &p);
@@ -473,11 +461,10 @@ pub fn run_chunk_script(script: &ChunkScript) {
                 }
             }
             ChunkOp::Flush => {
-                while let Some((at, p)) = wire[0].pop_front() {
-                    clean &= !older_than_the_receiver_assumes(at, now);
+                while let Some(p) = wire[0].pop_front() {
                     let _ = receiver.receive_slice(now, &p);
                 }
-                while let Some((_, p)) = wire[1].pop_front() {
+                while let Some(p) = wire[1].pop_front() {
                     let _ = sender.receive_ack(now, &p);
                 }
             }
@@ -504,7 +491,7 @@ pub fn run_chunk_script(script: &ChunkScript) {
             } => {
                 let q = w(to_receiver);
                 if let Some(i) = pick(&wire[q], *index) {
-                    let p = &mut wire[q][i].1;
+                    let p = &mut wire[q][i];
                     if !p.is_empty() {
                         let at = usize::from(*offset) % p.len();
                         if p[at] != *byte {
@@ -521,7 +508,7 @@ pub fn run_chunk_script(script: &ChunkScript) {
             } => {
                 let q = w(to_receiver);
                 if let Some(i) = pick(&wire[q], *index) {
-                    let p = &mut wire[q][i].1;
+                    let p = &mut wire[q][i];
                     if !p.is_empty() {
                         p.truncate(usize::from(*len) % p.len());
                         clean = false;
