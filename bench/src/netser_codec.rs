@@ -121,7 +121,7 @@ pub fn derived(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
 
 /// netser's derived impl with the batch path compiled for the baseline only
 /// (`netser::batch::set_simd(false)` around each call): what the runtime dispatch to
-/// AVX2 and BMI2 saves.
+/// AVX-512 or AVX2 saves.
 pub fn derived_baseline(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
     NetserCodec {
         simd: false,

@@ -13,8 +13,12 @@
 //! cargo run --release -p netser --example exhaustive_quantize -- 4       # 4 threads
 //! cargo run --release -p netser --example exhaustive_quantize -- 2 quat  # names containing "quat"
 //! cargo run --release -p netser --example exhaustive_quantize -- 2 column  # the columns only
-//! cargo run --release -p netser --example exhaustive_quantize -- 2 column simd  # the columns' AVX2 build
+//! cargo run --release -p netser --example exhaustive_quantize -- 2 column simd  # as dispatched here
+//! NETSER_SIMD=avx2 cargo run --release -p netser --example exhaustive_quantize -- 2 column simd
 //! ```
+//!
+//! With `simd` the columns run as the batch path runs them on this CPU: its AVX-512 build
+//! where the CPU has AVX-512, else its AVX2 build; `NETSER_SIMD=avx2` picks the AVX2 build.
 //!
 //! It takes minutes; it prints each check, its count and time, and exits non-zero on the
 //! first mismatch. `tests/tests/quantize_division_free.rs` is the sampled CI version.
@@ -238,7 +242,8 @@ fn main() -> ExitCode {
         .unwrap_or(2);
     let filter = std::env::args().nth(2).unwrap_or_default();
     // The columns as the crate is compiled (SSE2 on x86_64), or with `simd` as the batch
-    // path runs them on a CPU with AVX2 and BMI2 (`netser::batch::simd`).
+    // path runs them on this CPU (`netser::batch::simd`: AVX-512 or AVX2; `NETSER_SIMD=avx2`
+    // checks the AVX2 build on a CPU with AVX-512).
     let simd = std::env::args().nth(3).is_some_and(|a| a == "simd");
     netser::batch::set_simd(simd);
     if simd && !netser::batch::simd_enabled() {
@@ -247,10 +252,10 @@ fn main() -> ExitCode {
     }
     println!(
         "columns compiled for {}",
-        if simd {
-            "AVX2 and BMI2"
-        } else {
-            "the crate's target"
+        match netser::batch::simd_level() {
+            netser::batch::SimdLevel::Avx512 => "AVX-512 (with AVX2 and BMI2)",
+            netser::batch::SimdLevel::Avx2 => "AVX2 and BMI2",
+            netser::batch::SimdLevel::Baseline => "the crate's target",
         }
     );
     let wanted = |name: &str| name.contains(filter.as_str());

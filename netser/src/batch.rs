@@ -11,7 +11,7 @@
 //! ([`encode_each`](crate::batch::encode_each),
 //! [`decode_each`](crate::batch::decode_each)), which gives exactly the bytes, values and
 //! errors (index, field, bit) of the path without batches. On x86_64 the blocks run
-//! compiled for AVX2 and BMI2 when the CPU has them ([`simd`](crate::batch::simd)). Not a
+//! compiled for AVX-512 or AVX2 when the CPU has them ([`simd`](crate::batch::simd)). Not a
 //! public API: its shape follows the derive.
 
 mod decode;

@@ -40,8 +40,8 @@
 //!
 //! `netser` is `#![no_std]` (with `alloc`) when its default `std` feature is off.
 #![cfg_attr(not(feature = "std"), no_std)]
-// One `unsafe` block in the crate: the call of the AVX2 build of the batch path after
-// the CPU was found to have it (`batch::simd`, measured in BENCHMARKS.md).
+// One `unsafe` block in the crate: the call of the AVX-512 or AVX2 build of the batch
+// path after the CPU was found to have it (`batch::simd`, measured in BENCHMARKS.md).
 #![deny(unsafe_code)]
 
 extern crate alloc;

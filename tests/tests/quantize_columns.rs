@@ -10,8 +10,9 @@
 //! `cargo run --release -p netser --example exhaustive_quantize -- 2 column`.
 //!
 //! Every column call goes through `netser::batch::simd`, as the derive's batch path does:
-//! on a CPU with AVX2 and BMI2 this checks the columns' AVX2 build, and with
-//! `NETSER_SIMD=0` (CI runs both) the build for the crate's target.
+//! this checks the columns' build for the widest instructions the CPU has (AVX-512, else
+//! AVX2 and BMI2), with `NETSER_SIMD=avx2` their AVX2 build, and with `NETSER_SIMD=0` the
+//! build for the crate's target (CI runs all three).
 //!
 //! `NETSER_COLUMN_SAMPLES` sets the sample count (default ten million in an optimized
 //! build, one million in the debug profile). Run with `--nocapture` to see the refusal

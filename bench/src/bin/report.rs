@@ -76,10 +76,13 @@ fn main() {
     println!("CPU: {}", cpu_model());
     println!(
         "netser's batch path: {}",
-        if netser::batch::simd_enabled() {
-            "AVX2 and BMI2 (runtime dispatch); netser-sse2 is the same with the dispatch off"
-        } else {
-            "as compiled (no AVX2 or BMI2 on this CPU)"
+        match netser::batch::simd_level() {
+            netser::batch::SimdLevel::Avx512 =>
+                "AVX-512 and AVX2 (runtime dispatch; NETSER_SIMD=avx2 stops it at AVX2); \
+                 netser-sse2 is the same with the dispatch off",
+            netser::batch::SimdLevel::Avx2 =>
+                "AVX2 and BMI2 (runtime dispatch); netser-sse2 is the same with the dispatch off",
+            netser::batch::SimdLevel::Baseline => "as compiled (no AVX2 or BMI2 on this CPU)",
         }
     );
     println!("load average before: {}", load_average());

@@ -424,7 +424,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
             #batch::simd(#[inline(always)] || {
-            // The widths inside the closure: what it captures, its AVX2 build reads
+            // The widths inside the closure: what it captures, its vector builds read
             // through pointers, and they must be constants there.
             #widths
             if false #fits {

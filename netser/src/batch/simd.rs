@@ -3,16 +3,34 @@
 //! The column kernels and the packing loops are written so that LLVM vectorizes them.
 //! Compiled for the x86_64 baseline they get SSE2 (four `f32` or two `u64` lanes, no
 //! blend, no variable shift without `cl`); compiled for AVX2 and BMI2 (every x86_64 CPU
-//! since 2013 to 2015) the same source gets eight and four lanes, blends and `shlx`. On the
-//! benchmark's snapshot that is 216 -> 125 instructions per moving entity to encode and
-//! 175 -> 138 to decode. [`simd`] runs a closure compiled for AVX2 and BMI2 when the CPU
-//! has them, and as compiled otherwise; the bytes and values are the same either way (the
-//! same IEEE operations: Rust never fuses a multiply and an add, and every operation the
-//! kernels use is correctly rounded in both instruction sets).
+//! since 2013 to 2015) the same source gets eight and four lanes, blends and `shlx`; with
+//! AVX-512 (F, BW, DQ, VL: Intel servers since 2017 and cores since 2019, AMD since Zen 4)
+//! it also gets mask registers, 64-bit integer conversions and two-source permutes. On
+//! the benchmark's snapshot that is 216 -> 125 instructions per moving entity to encode
+//! and 175 -> 138 to decode for AVX2, and on a CPU with AVX-512 a sixth less encode time
+//! again (BENCHMARKS.md). [`simd`] runs a closure compiled for the best of these the CPU
+//! has; the bytes and values are the same either way (the same IEEE operations: Rust
+//! never fuses a multiply and an add, and every operation the kernels use is correctly
+//! rounded in every instruction set).
 
-/// Runs `f`, compiled for AVX2, BMI1, BMI2, LZCNT and POPCNT when this CPU has them (x86_64
-/// with the `std` feature, detected once), else as the crate is compiled. The
-/// environment variable `NETSER_SIMD=0` turns the dispatch off for the process.
+/// The code generation [`simd`] runs its closures with.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SimdLevel {
+    /// As the crate is compiled (SSE2 on x86_64 by default).
+    Baseline,
+    /// AVX2, BMI1, BMI2, LZCNT and POPCNT.
+    Avx2,
+    /// The AVX2 level plus AVX-512 F, BW, DQ and VL.
+    Avx512,
+}
+
+/// Runs `f` compiled for the widest vector instructions this CPU has of those the batch
+/// path knows (x86_64 with the `std` feature, detected once: AVX-512 F, BW, DQ and VL
+/// with AVX2; or AVX2, BMI1, BMI2, LZCNT and POPCNT), else as the crate is compiled. The
+/// environment variable `NETSER_SIMD=0` turns the dispatch off for the process, and
+/// `NETSER_SIMD=avx2` stops it at AVX2 (to measure or test that build on a CPU with
+/// AVX-512).
 ///
 /// The derive's batch path (`Vec`s, boxed slices and arrays of derived structs) goes
 /// through it; so does a hand-written batch loop that wants the same code generation.
@@ -31,26 +49,55 @@
 #[inline(always)]
 pub fn simd<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
-    if x86_64::available() {
-        return x86_64::run(f);
-    }
-    f()
+    let r = x86_64::run(f);
+    #[cfg(not(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2"))))]
+    let r = f();
+    r
 }
 
-/// Whether [`simd`] runs its closure compiled for AVX2 and BMI2: the CPU has them (or the
-/// crate is compiled for them) and [`set_simd`] has not turned the dispatch off.
+/// The code generation [`simd`] runs its closures with now: what the CPU has (or the
+/// crate is compiled for), capped by `NETSER_SIMD` and [`set_simd`].
+#[doc(hidden)]
+pub fn simd_level() -> SimdLevel {
+    #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
+    let level = x86_64::level();
+    #[cfg(not(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2"))))]
+    let level = compiled();
+    level
+}
+
+/// The level the crate is compiled for.
+#[cfg_attr(
+    all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")),
+    allow(dead_code)
+)]
+const fn compiled() -> SimdLevel {
+    if cfg!(all(
+        target_arch = "x86_64",
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512dq",
+        target_feature = "avx512vl"
+    )) {
+        SimdLevel::Avx512
+    } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+        SimdLevel::Avx2
+    } else {
+        SimdLevel::Baseline
+    }
+}
+
+/// Whether [`simd`] runs its closure compiled for wider instructions than the crate's
+/// ([`simd_level`] above the baseline).
 #[doc(hidden)]
 pub fn simd_enabled() -> bool {
-    #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
-    let on = x86_64::available();
-    #[cfg(not(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2"))))]
-    let on = cfg!(all(target_arch = "x86_64", target_feature = "avx2"));
-    on
+    simd_level() > SimdLevel::Baseline
 }
 
 /// Turns the dispatch of [`simd`] off (`false`: closures run as the crate is compiled) or
-/// back on (`true`: detected again). For benchmarks and tests that compare the two code
-/// generations; the results are the same.
+/// back on (`true`: at the level detected, within `NETSER_SIMD`). For benchmarks and tests
+/// that compare the code generations; the results are the same. Detection runs once per
+/// process, so switching costs two atomic stores at most.
 #[doc(hidden)]
 pub fn set_simd(on: bool) {
     #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
@@ -60,61 +107,101 @@ pub fn set_simd(on: bool) {
 
 #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
 mod x86_64 {
-    use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    use super::SimdLevel;
+    use core::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 
-    const UNKNOWN: u8 = 0;
-    const YES: u8 = 1;
-    const NO: u8 = 2;
+    /// `DETECTED` before detection.
+    const UNKNOWN: u8 = u8::MAX;
 
-    /// What detection found (`YES` only after every feature `run` enables was detected),
-    /// or `NO` while [`super::set_simd`] has the dispatch off.
-    static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+    /// What detection found, within `NETSER_SIMD` (a [`SimdLevel`] as `u8`), or
+    /// `UNKNOWN`. Written by [`detect`] only, with a level whose every feature
+    /// `is_x86_feature_detected!` found.
+    static DETECTED: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+    /// Cleared while [`super::set_simd`] has the dispatch off.
+    static ON: AtomicBool = AtomicBool::new(true);
 
     #[inline(always)]
-    pub(super) fn available() -> bool {
-        match STATE.load(Relaxed) {
-            YES => true,
+    pub(super) fn level() -> SimdLevel {
+        if !ON.load(Relaxed) {
+            return SimdLevel::Baseline;
+        }
+        match DETECTED.load(Relaxed) {
+            2 => SimdLevel::Avx512,
+            1 => SimdLevel::Avx2,
             UNKNOWN => detect(),
-            _ => false,
+            _ => SimdLevel::Baseline,
         }
     }
 
     #[cold]
-    fn detect() -> bool {
+    fn detect() -> SimdLevel {
         // `NETSER_SIMD=0` turns the dispatch off for the whole process (tests run the
-        // baseline build that way; a CPU that misreports its features can too).
-        let off = std::env::var_os("NETSER_SIMD").is_some_and(|v| v == "0");
-        let yes = !off
+        // baseline build that way; a CPU that misreports its features can too), and
+        // `NETSER_SIMD=avx2` keeps it at AVX2.
+        let env = std::env::var_os("NETSER_SIMD");
+        let off = env.as_ref().is_some_and(|v| v == "0");
+        let cap_avx2 = env.as_ref().is_some_and(|v| v == "avx2");
+        let avx2 = !off
             && std::is_x86_feature_detected!("avx2")
             && std::is_x86_feature_detected!("bmi1")
             && std::is_x86_feature_detected!("bmi2")
             && std::is_x86_feature_detected!("lzcnt")
             && std::is_x86_feature_detected!("popcnt");
-        // A concurrent `set(false)` wins: only `UNKNOWN` becomes the detected state.
-        let _ = STATE.compare_exchange(UNKNOWN, if yes { YES } else { NO }, Relaxed, Relaxed);
-        STATE.load(Relaxed) == YES
+        let avx512 = avx2
+            && !cap_avx2
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl");
+        let level = match (avx2, avx512) {
+            (_, true) => SimdLevel::Avx512,
+            (true, false) => SimdLevel::Avx2,
+            _ => SimdLevel::Baseline,
+        };
+        let code = match level {
+            SimdLevel::Avx512 => 2,
+            SimdLevel::Avx2 => 1,
+            SimdLevel::Baseline => 0,
+        };
+        // Threads that race here find the same features and store the same level.
+        DETECTED.store(code, Relaxed);
+        level
     }
 
     pub(super) fn set(on: bool) {
-        // Back on means detected again: nothing but `detect` ever stores `YES`.
-        STATE.store(if on { UNKNOWN } else { NO }, Relaxed);
+        ON.store(on, Relaxed);
     }
 
-    /// Runs `f` with the features enabled: LLVM inlines the closure (and what it inlines)
-    /// into this function and compiles it for them.
+    /// Runs `f` compiled for the level detected (`level()`): LLVM inlines the closure
+    /// (and what it inlines) into `avx2` or `avx512` and compiles it for their features.
     #[inline(always)]
     #[allow(unsafe_code)]
     pub(super) fn run<R>(f: impl FnOnce() -> R) -> R {
-        debug_assert_eq!(STATE.load(Relaxed), YES);
-        // SAFETY: `with_features` may only run on a CPU that has every feature it enables.
-        // `run` is only called after `available()` returned true, which it does only once
-        // `detect` stored `YES`, after `is_x86_feature_detected!` found each of them on
-        // this CPU (`set(true)` stores `UNKNOWN`, never `YES`).
-        unsafe { with_features(f) }
+        let level = level();
+        if level == SimdLevel::Baseline {
+            return f();
+        }
+        // SAFETY: `avx2` and `avx512` may only run on a CPU that has every feature they
+        // enable. `level()` returns `Avx2` or `Avx512` only after `detect` stored that
+        // level, having found each of its features with `is_x86_feature_detected!` on
+        // this CPU (`Avx512`'s features include `Avx2`'s); nothing else stores a level.
+        unsafe {
+            if level == SimdLevel::Avx512 {
+                avx512(f)
+            } else {
+                avx2(f)
+            }
+        }
     }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    fn with_features<R>(f: impl FnOnce() -> R) -> R {
+    fn avx2<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512dq,avx512vl")]
+    fn avx512<R>(f: impl FnOnce() -> R) -> R {
         f()
     }
 }
@@ -123,27 +210,48 @@ mod x86_64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn dispatch_only_where_detected_and_switchable() {
-        let detected = cfg!(all(target_arch = "x86_64", feature = "std")) && {
-            #[cfg(all(target_arch = "x86_64", feature = "std"))]
-            let d = std::env::var_os("NETSER_SIMD").is_none_or(|v| v != "0")
+    /// The level the CPU and `NETSER_SIMD` allow, found independently of the module.
+    fn expected() -> SimdLevel {
+        #[cfg(all(target_arch = "x86_64", feature = "std"))]
+        {
+            let env = std::env::var_os("NETSER_SIMD");
+            let avx2 = env.as_ref().is_none_or(|v| v != "0")
                 && std::is_x86_feature_detected!("avx2")
                 && std::is_x86_feature_detected!("bmi2")
                 && std::is_x86_feature_detected!("bmi1")
                 && std::is_x86_feature_detected!("lzcnt")
                 && std::is_x86_feature_detected!("popcnt");
-            #[cfg(not(all(target_arch = "x86_64", feature = "std")))]
-            let d = false;
-            d
-        };
+            let avx512 = avx2
+                && env.as_ref().is_none_or(|v| v != "avx2")
+                && std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512dq")
+                && std::is_x86_feature_detected!("avx512vl");
+            if cfg!(target_feature = "avx2") {
+                // Compiled for AVX2 already: no dispatch at all.
+                return compiled();
+            }
+            match (avx2, avx512) {
+                (_, true) => SimdLevel::Avx512,
+                (true, false) => SimdLevel::Avx2,
+                _ => SimdLevel::Baseline,
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", feature = "std")))]
+        SimdLevel::Baseline
+    }
+
+    #[test]
+    fn dispatch_only_where_detected_and_switchable() {
         let compiled = cfg!(all(target_arch = "x86_64", target_feature = "avx2"));
-        assert_eq!(simd_enabled(), detected || compiled);
+        let level = expected();
+        assert_eq!(simd_level(), level);
+        assert_eq!(simd_enabled(), level > SimdLevel::Baseline);
         set_simd(false);
         assert_eq!(simd_enabled(), compiled);
         assert_eq!(simd(|| 7), 7);
         set_simd(true);
-        assert_eq!(simd_enabled(), detected || compiled);
+        assert_eq!(simd_level(), level);
         let mut n = 0;
         assert_eq!(
             simd(|| {
