@@ -304,13 +304,7 @@ impl ChunkReceiver {
         }
         if let Some((taken, _)) = self.previous {
             if !sequence_greater_than(slice.chunk_id, taken) {
-                return Err(self
-                    .stats
-                    .rejected
-                    .record(ChunkPacketError::UnexpectedChunk {
-                        expected: self.chunk_id,
-                        found: slice.chunk_id,
-                    }));
+                return Err(self.unexpected(slice.chunk_id));
             }
         }
         if sequence_greater_than(slice.chunk_id, self.chunk_id) {
@@ -349,13 +343,7 @@ impl ChunkReceiver {
                 }
             }
         }
-        Err(self
-            .stats
-            .rejected
-            .record(ChunkPacketError::UnexpectedChunk {
-                expected: self.chunk_id,
-                found: slice.chunk_id,
-            }))
+        Err(self.unexpected(slice.chunk_id))
     }
 
     /// The next ack packet to send back at `now`, or `None` when there is no news or the
@@ -515,6 +503,16 @@ impl ChunkReceiver {
         &self.stats
     }
 
+    /// Refuses a slice of chunk `found`, which is not the one being received: counted.
+    fn unexpected(&mut self, found: u16) -> ChunkPacketError {
+        self.stats
+            .rejected
+            .record(ChunkPacketError::UnexpectedChunk {
+                expected: self.chunk_id,
+                found,
+            })
+    }
+
     /// A slice of a chunk a jump forward skipped (never delivered) after the chunk the
     /// jump reached completed. Refused, unless such slices have kept coming for
     /// [`RETURN_AFTER_SECONDS`] with no progress: then the sender still sends that chunk,
@@ -530,13 +528,7 @@ impl ChunkReceiver {
             || self.skipped_refused <= RETURN_AFTER_REFUSED_SLICES
             || now - self.skipped_since < RETURN_AFTER_SECONDS
         {
-            return Err(self
-                .stats
-                .rejected
-                .record(ChunkPacketError::UnexpectedChunk {
-                    expected: self.chunk_id,
-                    found: slice.chunk_id,
-                }));
+            return Err(self.unexpected(slice.chunk_id));
         }
         if self.receiving {
             self.stats.abandoned_chunks += 1;
@@ -899,17 +891,24 @@ mod tests {
         }
         assert_eq!(r.take_chunk().map(|c| c.id), Some(2));
     }
+
+    /// A receiver that delivered chunk 0, then a single-slice chunk `ahead` (a forged or
+    /// corrupted one) that completed at once and that the user took.
+    fn taken_ahead(ahead: u16) -> ChunkReceiver {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 1, &[0])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 0);
+        r.receive_slice(0.1, &slice(ahead, 0, 1, &[9])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, ahead);
+        r
+    }
+
     /// One forged single-slice chunk ahead, completed and taken, made the genuine chunk
     /// it skipped look delivered already: the sender resent it forever and the receiver
     /// refused it forever (the soak's seed 9511384658205421211).
     #[test]
     fn a_forged_chunk_taken_ahead_does_not_wedge_the_genuine_one() {
-        let mut r = ChunkReceiver::new(config()).unwrap();
-        r.receive_slice(0.0, &slice(0, 0, 1, &[0])).unwrap();
-        assert_eq!(r.take_chunk().unwrap().id, 0);
-        // Forged chunk 40, one slice: complete at once, and the user takes it.
-        r.receive_slice(0.1, &slice(40, 0, 1, &[9])).unwrap();
-        assert_eq!(r.take_chunk().unwrap().id, 40);
+        let mut r = taken_ahead(40);
         // The genuine chunk 1 keeps coming, resent every 0.1 s: refused for 30 s.
         let mut t = 0.2;
         while t < 0.2 + RETURN_AFTER_SECONDS - 0.05 {
@@ -963,16 +962,13 @@ mod tests {
         }
         assert!(r.take_chunk().is_none());
     }
+
     /// A corrupted slice completed chunk 2 ahead of the genuine chunk 1 (the soak's seed
     /// 14465046122894463137): once the receiver goes back to chunk 1, the genuine chunk
     /// 2 gets a full ack instead of completing under id 2 a second time.
     #[test]
     fn after_going_back_an_id_completed_ahead_is_acked_not_received_again() {
-        let mut r = ChunkReceiver::new(config()).unwrap();
-        r.receive_slice(0.0, &slice(0, 0, 1, &[0])).unwrap();
-        assert_eq!(r.take_chunk().unwrap().id, 0);
-        r.receive_slice(0.1, &slice(2, 0, 1, &[9])).unwrap();
-        assert_eq!(r.take_chunk().unwrap().id, 2);
+        let mut r = taken_ahead(2);
         let mut t = 0.2;
         while r.take_chunk().is_none() {
             let _ = r.receive_slice(t, &slice(1, 0, 1, &[1]));

@@ -7,7 +7,7 @@
 //! AVX-512 (F, BW, DQ, VL: Intel servers since 2017 and cores since 2019, AMD since Zen 4)
 //! it also gets mask registers, 64-bit integer conversions and two-source permutes. On
 //! the benchmark's snapshot that is 216 -> 125 instructions per moving entity to encode
-//! and 175 -> 138 to decode for AVX2, and on a CPU with AVX-512 a sixth less encode time
+//! and 175 -> 138 to decode for AVX2, and on a CPU with AVX-512 about 15% less encode time
 //! again (BENCHMARKS.md). [`simd`] runs a closure compiled for the best of these the CPU
 //! has; the bytes and values are the same either way (the same IEEE operations: Rust
 //! never fuses a multiply and an add, and every operation the kernels use is correctly
