@@ -22,7 +22,9 @@
 //! 16 of its slices with no progress on the newer chunk, or, once that newer chunk was
 //! completed, after its slices have kept coming for 30 s (late copies of a chunk the
 //! sender cancelled stop long before; one that comes later still can bring the cancelled
-//! chunk back, delivered late). A chunk id completes at most once: after going back, the
+//! chunk back, delivered late). It resumes that chunk with the slices it had (the sender
+//! counts the acked ones delivered and never sends them again), which it keeps aside
+//! until the move forward is confirmed: a receiver holds at most two chunk buffers. A chunk id completes at most once: after going back, the
 //! ids completed ahead are answered with full acks and stepped over, so a genuine chunk
 //! whose id a forged one took is acked without being delivered (its data is lost, as with
 //! any forgery this layer cannot tell apart).

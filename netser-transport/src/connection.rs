@@ -724,7 +724,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// bounded ack list and one outgoing packet), each channel's send queue full of the
     /// largest messages that fit a packet and its sent-packet map full, each receive
     /// queue full, the block sender's queue and the block in flight, the block being
-    /// received and the received blocks waiting, all at `max_block_size`, and the
+    /// received (twice: the chunk receiver may hold a partial block a forged slice moved
+    /// it away from) and the received blocks waiting, all at `max_block_size`, and the
     /// scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
     /// field) comes on top, bounded by the message type's declared limits.
     ///
@@ -753,7 +754,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             incoming += config.channels[index].max_messages_per_packet;
         }
         let blocks = (config.chunk.max_queued_chunks + 1) * config.max_block_size
-            + config.chunk.max_chunk_size()
+            + 2 * config.chunk.max_chunk_size()
             + config.max_received_blocks * config.max_block_size;
         let scratch = config.packet_payload_bytes()
             + config.mtu

@@ -7,7 +7,8 @@
 //!
 //! Decoders: `T::MAX_HEAP_BYTES` (plus, when decoding fails, the error value: a box and
 //! its path, [`ERROR_BYTES`]). Endpoint: `Config::memory_bound()`. Chunk receiver:
-//! `slice_size * max_slices` for its buffer.
+//! `slice_size * max_slices` for a buffer, and two buffers with their bitfields in all
+//! (the chunk being received and one a jump forward set aside).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -404,7 +405,8 @@ fn endpoint_under_a_flood_stays_within_its_memory_bound() {
 #[test]
 fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
     let config = ChunkConfig::default();
-    let bound = config.slice_size * config.max_slices;
+    let buffer = config.slice_size * config.max_slices;
+    let bound = 2 * (buffer + config.max_slices.div_ceil(8));
     // The issue's datagrams: slice 0 of a 255-slice chunk, then slice 0 of a 256-slice
     // chunk with the next id. Before the fix, one allocation of 522,240 bytes.
     let mut issue = vec![
@@ -439,10 +441,10 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
             drop(receiver.take_chunk());
         }
     });
-    println!("chunk receiver: {usage:?}, bound {bound}");
+    println!("chunk receiver: {usage:?}, buffer {buffer}, bound {bound}");
     assert!(
-        usage.largest <= bound,
-        "one allocation of {} bytes, over {bound}",
+        usage.largest <= buffer,
+        "one allocation of {} bytes, over {buffer}",
         usage.largest
     );
     assert!(

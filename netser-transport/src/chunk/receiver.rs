@@ -24,8 +24,10 @@ const RETURN_AFTER_SECONDS: f64 = 30.0;
 /// a completed chunk stays ready to read, its slices keep being acked, and slices of the
 /// next chunk are dropped (the sender resends them). See the [module docs](crate::chunk).
 ///
-/// Memory: one buffer of at most `slice_size * max_slices` bytes and a bitfield of
-/// `max_slices` bits; nothing grows with the input.
+/// Memory: at most two buffers of at most `slice_size * max_slices` bytes each and two
+/// bitfields of `max_slices` bits: the chunk being received, and the partial chunk a
+/// move to a newer chunk id left, kept until that move is confirmed (see
+/// [`receive_slice`](Self::receive_slice)); nothing grows with the input.
 ///
 /// ```
 /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
@@ -78,11 +80,29 @@ pub struct ChunkReceiver {
     delivered_ahead: Option<(ChunkId, ChunkId)>,
     /// A full ack owed for a chunk in `delivered_ahead` (its id and slice count).
     ack_full: Option<(ChunkId, u16)>,
+    /// The partial chunk the first unconfirmed move forward left (the chunk at
+    /// `jumped_from`): the sender counts the slices we acked as delivered and will not
+    /// send them again, so going back to that chunk resumes it from here. Dropped once a
+    /// chunk completes in order.
+    suspended: Option<Suspended>,
     /// Latest `now` seen.
     now: f64,
     packet: Vec<u8>,
     full_bits: Vec<u8>,
     stats: ChunkReceiverStats,
+}
+
+/// A partial chunk set aside by a move forward (see `ChunkReceiver::suspended`).
+#[derive(Debug, Clone)]
+struct Suspended {
+    chunk_id: ChunkId,
+    slice_count: u16,
+    received: Vec<u8>,
+    received_count: usize,
+    received_bytes: usize,
+    chunk_size: Option<usize>,
+    data: Vec<u8>,
+    started_at: f64,
 }
 
 /// Counters of a [`ChunkReceiver`].
@@ -198,6 +218,7 @@ impl ChunkReceiver {
             skipped_since: 0.0,
             delivered_ahead: None,
             ack_full: None,
+            suspended: None,
             now: 0.0,
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
@@ -315,6 +336,9 @@ impl ChunkReceiver {
             // The sender only leaves a chunk unacked for a newer one when it cancelled it.
             if self.receiving {
                 self.stats.abandoned_chunks += 1;
+                if self.jumped_from.is_none() {
+                    self.suspend();
+                }
             }
             self.jumped_from.get_or_insert(self.chunk_id);
             self.chunk_id = slice.chunk_id;
@@ -336,9 +360,7 @@ impl ChunkReceiver {
                         self.stats.abandoned_chunks += 1;
                     }
                     self.stats.returned_to_older_chunk += 1;
-                    self.chunk_id = slice.chunk_id;
-                    self.start(slice.slice_count, now);
-                    self.store(&slice);
+                    self.go_back(&slice, now);
                     return Ok(());
                 }
             }
@@ -537,10 +559,46 @@ impl ChunkReceiver {
         if let Some((_, hi)) = self.skipped.take() {
             self.delivered_ahead = Some((hi, self.chunk_id));
         }
-        self.chunk_id = slice.chunk_id;
-        self.start(slice.slice_count, now);
-        self.store(slice);
+        self.go_back(slice, now);
         Ok(())
+    }
+
+    /// Sets the partial chunk being received aside (see `suspended`).
+    fn suspend(&mut self) {
+        let bitfield = vec![0; self.received.len()];
+        self.suspended = Some(Suspended {
+            chunk_id: self.chunk_id,
+            slice_count: self.slice_count,
+            received: std::mem::replace(&mut self.received, bitfield),
+            received_count: self.received_count,
+            received_bytes: self.received_bytes,
+            chunk_size: self.chunk_size,
+            data: std::mem::take(&mut self.data),
+            started_at: self.started_at,
+        });
+    }
+
+    /// Goes back to the older chunk of `slice`: resumed where the move forward left it
+    /// when that is the chunk set aside (same id and slice count), else from scratch.
+    fn go_back(&mut self, slice: &SlicePacket<'_>, now: f64) {
+        let resumed = self
+            .suspended
+            .take_if(|s| s.chunk_id == slice.chunk_id && s.slice_count == slice.slice_count);
+        self.chunk_id = slice.chunk_id;
+        match resumed {
+            Some(s) => {
+                self.start(0, now);
+                self.slice_count = s.slice_count;
+                self.received = s.received;
+                self.received_count = s.received_count;
+                self.received_bytes = s.received_bytes;
+                self.chunk_size = s.chunk_size;
+                self.data = s.data;
+                self.started_at = s.started_at;
+            }
+            None => self.start(slice.slice_count, now),
+        }
+        self.store(slice);
     }
 
     fn slice_count_changed(&mut self, expected: u16, found: u16) -> ChunkPacketError {
@@ -596,6 +654,13 @@ impl ChunkReceiver {
             // Reached by a jump: the chunks it skipped stay known as never delivered. In
             // order: whatever was skipped before is settled.
             self.skipped = self.jumped_from.take().map(|from| (from, self.chunk_id));
+            // Only the chunk a jump skipped may be gone back to; in order, none.
+            if self
+                .skipped
+                .is_none_or(|(from, _)| self.suspended.as_ref().is_some_and(|s| s.chunk_id != from))
+            {
+                self.suspended = None;
+            }
             if let Some((lo, hi)) = self.delivered_ahead {
                 // Past the window (not before it, where the returned-to chunks are).
                 let id = self.chunk_id;
@@ -935,6 +1000,38 @@ mod tests {
         assert_eq!(r.poll_ack(t + 1.0), Some(&[0xc2, 1, 0, 2, 0, 0b11][..]));
         r.receive_slice(t + 1.0, &slice(2, 0, 1, &[2])).unwrap();
         assert_eq!(r.take_chunk().unwrap().id, 2);
+    }
+
+    /// The sender counts the slices acked before a forged jump as delivered and resends
+    /// only the others; going back resumes the chunk with the slices it had (the soak's
+    /// seed 1889406478765593997: restarted from scratch, the chunk could never complete,
+    /// while the sender, its last slices acked, moved on).
+    #[test]
+    fn going_back_resumes_the_chunk_where_the_jump_left_it() {
+        let mut r = ChunkReceiver::new(config()).unwrap();
+        r.receive_slice(0.0, &slice(0, 0, 3, &[1; 4])).unwrap();
+        r.receive_slice(0.0, &slice(0, 1, 3, &[2; 4])).unwrap();
+        assert_eq!(r.poll_ack(0.0), Some(&[0xc2, 0, 0, 3, 0, 0b011][..]));
+        // A forged single-slice chunk 7 completes at once and is taken.
+        r.receive_slice(0.1, &slice(7, 0, 1, &[9])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 7);
+        assert_eq!(r.stats().abandoned_chunks, 1);
+        // The sender resends slice 2 only: refused for 30 s, then gone back to.
+        let mut t = 0.2;
+        let chunk = loop {
+            let _ = r.receive_slice(t, &slice(0, 2, 3, &[3, 3]));
+            if let Some(chunk) = r.take_chunk() {
+                break chunk;
+            }
+            t += 0.5;
+            assert!(t < 0.2 + RETURN_AFTER_SECONDS + 1.0, "never went back");
+        };
+        assert_eq!(chunk.id, 0);
+        assert_eq!(chunk.data, [&[1; 4][..], &[2; 4], &[3, 3]].concat());
+        assert_eq!(r.stats().returned_to_older_chunk, 1);
+        // In order again: the next chunk is 1 (7 was delivered ahead, displaced).
+        r.receive_slice(t, &slice(1, 0, 1, &[4])).unwrap();
+        assert_eq!(r.take_chunk().unwrap().id, 1);
     }
 
     /// A genuine jump (the sender cancelled chunk 1 for chunk 2): the late copies of
