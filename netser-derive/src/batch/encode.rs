@@ -166,6 +166,26 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let nested = plan.nested_pack(g);
     let all = quote!(&__all);
     let mut columns = TokenStream::new();
+    // In the AVX-512 build, the bools are gathered by their own loop before the columns
+    // are converted: read in place in the compose loop, their byte inserts sat on its
+    // critical path there (encode 5-10% slower); in the other builds that loop costs
+    // more than it saves (BENCHMARKS.md, round 7).
+    let mut bools = TokenStream::new();
+    for (s, slot) in plan.slots.iter().enumerate() {
+        if matches!(slot.leaf, Leaf::Bool) {
+            let b = format_ident!("__b{}", s);
+            let access = &slot.access;
+            bools.extend(quote! {
+                let mut #b = [0u8; __N];
+                if __bool_pass {
+                    for __k in 0..__N {
+                        let __x = __it(__k);
+                        #b[__k] = (#access) as u8;
+                    }
+                }
+            });
+        }
+    }
     for (f, field) in plan.fields.iter().enumerate() {
         if let Some(j) = field.gate {
             let gi = format_ident!("__g{}", j);
@@ -225,9 +245,21 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let access = &plan.slots[*s].access;
         let act = plan.active(*s, &all);
         match &plan.slots[*s].leaf {
-            // Bools and integers are read where they are packed (no column); the
-            // integers' checks clear `__go` (the packing runs before the puts).
-            Leaf::Bool => quote!(({ let __x = __it(__k); (#access) as u64 }, #w)),
+            // Bools come from their columns (`bools`) or in place; integers are read where they
+            // are packed (no column), and their checks clear `__go` (the packing runs
+            // before the puts).
+            Leaf::Bool => {
+                let b = format_ident!("__b{}", s);
+                quote!((
+                    if __bool_pass {
+                        #b[__k] as u64
+                    } else {
+                        let __x = __it(__k);
+                        (#access) as u64
+                    },
+                    #w
+                ))
+            }
             Leaf::Int { ty, min, max } => {
                 let t = int_ident(*ty);
                 quote!((
@@ -366,6 +398,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     }
     let block = quote! {
         let mut __ok = true;
+        #bools
         #columns
         let mut __bits: u64 = __n as u64 * (0u64 #(+ #ungated as u64)*);
         #(#gated)*
@@ -423,7 +456,8 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             const __N: usize = #batch::BLOCK;
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
-            #batch::simd(#[inline(always)] || {
+            #batch::simd_with(#[inline(always)] |__level| {
+            let __bool_pass = __level == #batch::SimdLevel::Avx512;
             // The widths inside the closure: what it captures, its vector builds read
             // through pointers, and they must be constants there.
             #widths

@@ -48,10 +48,29 @@ pub enum SimdLevel {
 /// ```
 #[inline(always)]
 pub fn simd<R>(f: impl FnOnce() -> R) -> R {
+    simd_with(
+        #[inline(always)]
+        |_| f(),
+    )
+}
+
+/// [`simd`], with the level the closure is compiled for as its argument: a constant
+/// once the closure is inlined, so code that is faster one way in one build and the
+/// other way in another (the derive's encode gathers its bools by a loop of their own
+/// in the AVX-512 build only) costs no branch.
+///
+/// ```
+/// use netser::batch::{simd_with, SimdLevel};
+/// let level = simd_with(|level| level);
+/// assert!(level <= SimdLevel::Avx512);
+/// ```
+#[doc(hidden)]
+#[inline(always)]
+pub fn simd_with<R>(f: impl FnOnce(SimdLevel) -> R) -> R {
     #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
     let r = x86_64::run(f);
     #[cfg(not(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2"))))]
-    let r = f();
+    let r = f(compiled());
     r
 }
 
@@ -177,10 +196,10 @@ mod x86_64 {
     /// (and what it inlines) into `avx2` or `avx512` and compiles it for their features.
     #[inline(always)]
     #[allow(unsafe_code)]
-    pub(super) fn run<R>(f: impl FnOnce() -> R) -> R {
+    pub(super) fn run<R>(f: impl FnOnce(SimdLevel) -> R) -> R {
         let level = level();
         if level == SimdLevel::Baseline {
-            return f();
+            return f(SimdLevel::Baseline);
         }
         // SAFETY: `avx2` and `avx512` may only run on a CPU that has every feature they
         // enable. `level()` returns `Avx2` or `Avx512` only after `detect` stored that
@@ -188,9 +207,15 @@ mod x86_64 {
         // this CPU (`Avx512`'s features include `Avx2`'s); nothing else stores a level.
         unsafe {
             if level == SimdLevel::Avx512 {
-                avx512(f)
+                avx512(
+                    #[inline(always)]
+                    move || f(SimdLevel::Avx512),
+                )
             } else {
-                avx2(f)
+                avx2(
+                    #[inline(always)]
+                    move || f(SimdLevel::Avx2),
+                )
             }
         }
     }
