@@ -46,14 +46,8 @@ pub struct ChunkReceiver {
     chunk_id: ChunkId,
     receiving: bool,
     ready: bool,
-    slice_count: u16,
-    /// Slice `i` in bit `i % 8` of byte `i / 8`, as the ack packet carries it.
-    received: Vec<u8>,
-    received_count: usize,
-    received_bytes: usize,
-    chunk_size: Option<usize>,
-    data: Vec<u8>,
-    started_at: f64,
+    /// The chunk being received (or ready to read): its slices so far.
+    cur: Reassembly,
     /// The chunk taken last and its slice count: its slices may still come (our acks
     /// were lost), and are answered with a full ack so the sender can finish.
     previous: Option<(ChunkId, u16)>,
@@ -84,7 +78,7 @@ pub struct ChunkReceiver {
     /// `jumped_from`): the sender counts the slices we acked as delivered and will not
     /// send them again, so going back to that chunk resumes it from here. Dropped once a
     /// chunk completes in order.
-    suspended: Option<Suspended>,
+    suspended: Option<(ChunkId, Reassembly)>,
     /// Latest `now` seen.
     now: f64,
     packet: Vec<u8>,
@@ -92,17 +86,32 @@ pub struct ChunkReceiver {
     stats: ChunkReceiverStats,
 }
 
-/// A partial chunk set aside by a move forward (see `ChunkReceiver::suspended`).
+/// A chunk's reassembly: the receiver's current chunk, or one a move forward set aside.
 #[derive(Debug, Clone)]
-struct Suspended {
-    chunk_id: ChunkId,
+struct Reassembly {
     slice_count: u16,
+    /// Slice `i` in bit `i % 8` of byte `i / 8`, as the ack packet carries it.
     received: Vec<u8>,
     received_count: usize,
     received_bytes: usize,
     chunk_size: Option<usize>,
     data: Vec<u8>,
     started_at: f64,
+}
+
+impl Reassembly {
+    /// Nothing received, with a bitfield of `bitfield` bytes.
+    fn empty(bitfield: usize) -> Self {
+        Self {
+            slice_count: 0,
+            received: vec![0; bitfield],
+            received_count: 0,
+            received_bytes: 0,
+            chunk_size: None,
+            data: Vec::new(),
+            started_at: 0.0,
+        }
+    }
 }
 
 /// Counters of a [`ChunkReceiver`].
@@ -200,13 +209,7 @@ impl ChunkReceiver {
             chunk_id: config.first_chunk_id,
             receiving: false,
             ready: false,
-            slice_count: 0,
-            received: vec![0; bitfield],
-            received_count: 0,
-            received_bytes: 0,
-            chunk_size: None,
-            data: Vec::new(),
-            started_at: 0.0,
+            cur: Reassembly::empty(bitfield),
             previous: None,
             ack_current: false,
             ack_previous: false,
@@ -284,12 +287,12 @@ impl ChunkReceiver {
             }
         }
         if slice.chunk_id == self.chunk_id {
-            if (self.receiving || self.ready) && slice.slice_count != self.slice_count {
+            if (self.receiving || self.ready) && slice.slice_count != self.cur.slice_count {
                 // The same as a wrong chunk id: a corrupted or forged slice count that
                 // started this chunk must not refuse the genuine slices forever.
                 self.older_since_progress += 1;
                 if self.ready || self.older_since_progress <= RETURN_AFTER_REFUSED_SLICES {
-                    return Err(self.slice_count_changed(self.slice_count, slice.slice_count));
+                    return Err(self.slice_count_changed(self.cur.slice_count, slice.slice_count));
                 }
                 self.stats.abandoned_chunks += 1;
                 self.stats.returned_to_older_chunk += 1;
@@ -397,8 +400,8 @@ impl ChunkReceiver {
             self.ack_current = false;
             AckPacket {
                 chunk_id: self.chunk_id,
-                slice_count: self.slice_count,
-                received: &self.received[..bitfield_bytes(self.slice_count)],
+                slice_count: self.cur.slice_count,
+                received: &self.cur.received[..bitfield_bytes(self.cur.slice_count)],
             }
         } else {
             let (chunk_id, slice_count) = match self.ack_full.take() {
@@ -475,15 +478,15 @@ impl ChunkReceiver {
         if !self.ready {
             return None;
         }
-        let size = self.chunk_size?;
+        let size = self.cur.chunk_size?;
         // Hand over the buffer itself: no copy, and the next chunk allocates its own.
-        let mut data = std::mem::take(&mut self.data);
+        let mut data = std::mem::take(&mut self.cur.data);
         data.truncate(size);
         let chunk = ReceivedChunk {
             id: self.chunk_id,
             data,
         };
-        self.previous = Some((self.chunk_id, self.slice_count));
+        self.previous = Some((self.chunk_id, self.cur.slice_count));
         self.ack_previous |= self.ack_current;
         self.ack_current = false;
         self.chunk_id = self.chunk_id.wrapping_add(1);
@@ -507,11 +510,11 @@ impl ChunkReceiver {
     pub fn progress(&self) -> Option<ReceiveProgress> {
         (self.receiving || self.ready).then_some(ReceiveProgress {
             chunk_id: self.chunk_id,
-            slice_count: self.slice_count,
-            slices_received: self.received_count as u16,
-            bytes_received: self.received_bytes,
-            chunk_size: self.chunk_size,
-            started_at: self.started_at,
+            slice_count: self.cur.slice_count,
+            slices_received: self.cur.received_count as u16,
+            bytes_received: self.cur.received_bytes,
+            chunk_size: self.cur.chunk_size,
+            started_at: self.cur.started_at,
         })
     }
 
@@ -565,17 +568,8 @@ impl ChunkReceiver {
 
     /// Sets the partial chunk being received aside (see `suspended`).
     fn suspend(&mut self) {
-        let bitfield = vec![0; self.received.len()];
-        self.suspended = Some(Suspended {
-            chunk_id: self.chunk_id,
-            slice_count: self.slice_count,
-            received: std::mem::replace(&mut self.received, bitfield),
-            received_count: self.received_count,
-            received_bytes: self.received_bytes,
-            chunk_size: self.chunk_size,
-            data: std::mem::take(&mut self.data),
-            started_at: self.started_at,
-        });
+        let fresh = Reassembly::empty(self.cur.received.len());
+        self.suspended = Some((self.chunk_id, std::mem::replace(&mut self.cur, fresh)));
     }
 
     /// Goes back to the older chunk of `slice`: resumed where the move forward left it
@@ -583,18 +577,12 @@ impl ChunkReceiver {
     fn go_back(&mut self, slice: &SlicePacket<'_>, now: f64) {
         let resumed = self
             .suspended
-            .take_if(|s| s.chunk_id == slice.chunk_id && s.slice_count == slice.slice_count);
+            .take_if(|(id, r)| *id == slice.chunk_id && r.slice_count == slice.slice_count);
         self.chunk_id = slice.chunk_id;
         match resumed {
-            Some(s) => {
+            Some((_, r)) => {
                 self.start(0, now);
-                self.slice_count = s.slice_count;
-                self.received = s.received;
-                self.received_count = s.received_count;
-                self.received_bytes = s.received_bytes;
-                self.chunk_size = s.chunk_size;
-                self.data = s.data;
-                self.started_at = s.started_at;
+                self.cur = r;
             }
             None => self.start(slice.slice_count, now),
         }
@@ -611,53 +599,53 @@ impl ChunkReceiver {
         self.older_since_progress = 0;
         self.receiving = true;
         self.ready = false;
-        self.slice_count = slice_count;
-        self.received.fill(0);
-        self.received_count = 0;
-        self.received_bytes = 0;
-        self.chunk_size = None;
-        self.started_at = now;
+        self.cur.slice_count = slice_count;
+        self.cur.received.fill(0);
+        self.cur.received_count = 0;
+        self.cur.received_bytes = 0;
+        self.cur.chunk_size = None;
+        self.cur.started_at = now;
         self.ack_current = false;
         // slice_count <= max_slices was checked by the decoder, so `size` is within the
         // bound. The buffer is reused when it is big enough; otherwise the old one is
         // freed first and a new one of exactly `size` bytes allocated: growing it in
         // place would round its capacity up (amortized growth), past the bound.
         let size = usize::from(slice_count) * self.config.slice_size;
-        self.data.clear();
-        if self.data.capacity() < size {
-            self.data = Vec::new();
-            self.data.reserve_exact(size);
+        self.cur.data.clear();
+        if self.cur.data.capacity() < size {
+            self.cur.data = Vec::new();
+            self.cur.data.reserve_exact(size);
         }
-        self.data.resize(size, 0);
+        self.cur.data.resize(size, 0);
     }
 
     fn store(&mut self, slice: &SlicePacket<'_>) {
         let i = usize::from(slice.slice_id);
         let (byte, bit) = (i / 8, 1u8 << (i % 8));
         self.ack_current = true;
-        if self.received[byte] & bit != 0 {
+        if self.cur.received[byte] & bit != 0 {
             self.stats.duplicate_slices += 1;
             return;
         }
         let start = i * self.config.slice_size;
-        self.data[start..start + slice.data.len()].copy_from_slice(slice.data);
-        self.received[byte] |= bit;
+        self.cur.data[start..start + slice.data.len()].copy_from_slice(slice.data);
+        self.cur.received[byte] |= bit;
         self.older_since_progress = 0;
         self.skipped_refused = 0;
-        self.received_count += 1;
-        self.received_bytes += slice.data.len();
+        self.cur.received_count += 1;
+        self.cur.received_bytes += slice.data.len();
         self.stats.slices_received += 1;
         if slice.is_last() {
-            self.chunk_size = Some(start + slice.data.len());
+            self.cur.chunk_size = Some(start + slice.data.len());
         }
-        if self.received_count == usize::from(self.slice_count) {
+        if self.cur.received_count == usize::from(self.cur.slice_count) {
             // Reached by a jump: the chunks it skipped stay known as never delivered. In
             // order: whatever was skipped before is settled.
             self.skipped = self.jumped_from.take().map(|from| (from, self.chunk_id));
             // Only the chunk a jump skipped may be gone back to; in order, none.
             if self
                 .skipped
-                .is_none_or(|(from, _)| self.suspended.as_ref().is_some_and(|s| s.chunk_id != from))
+                .is_none_or(|(from, _)| self.suspended.as_ref().is_some_and(|(id, _)| *id != from))
             {
                 self.suspended = None;
             }
@@ -840,10 +828,10 @@ mod tests {
         second.extend_from_slice(&[8; 1024]);
         assert_eq!((first.len(), second.len()), (1031, 1031));
         r.receive_slice(0.0, &first).unwrap();
-        assert_eq!(r.data.capacity(), 255 * 1024);
+        assert_eq!(r.cur.data.capacity(), 255 * 1024);
         r.receive_slice(0.0, &second).unwrap();
         assert_eq!(r.stats().abandoned_chunks, 1);
-        assert_eq!(r.data.capacity(), 256 * 1024);
+        assert_eq!(r.cur.data.capacity(), 256 * 1024);
         // Every size in turn, growing and shrinking: never past the bound.
         let bound = ChunkConfig::default().slice_size * ChunkConfig::default().max_slices;
         for (i, count) in [1u16, 256, 2, 255, 256, 128, 256].into_iter().enumerate() {
@@ -864,9 +852,9 @@ mod tests {
             r.receive_slice(0.0, &packet).unwrap();
             let _ = r.take_chunk();
             assert!(
-                r.data.capacity() <= bound,
+                r.cur.data.capacity() <= bound,
                 "{} > {bound}",
-                r.data.capacity()
+                r.cur.data.capacity()
             );
         }
     }
@@ -922,8 +910,8 @@ mod tests {
     fn memory_is_bounded_by_the_config() {
         let mut r = ChunkReceiver::new(config()).unwrap();
         r.receive_slice(0.0, &slice(0, 0, 10, &[1; 4])).unwrap();
-        assert!(r.data.capacity() <= 40);
-        assert_eq!(r.received.len(), 2);
+        assert!(r.cur.data.capacity() <= 40);
+        assert_eq!(r.cur.received.len(), 2);
         assert_eq!(r.packet.len(), ACK_HEADER_BYTES + 2);
     }
 
