@@ -24,10 +24,11 @@
 //! sender cancelled stop long before; one that comes later still can bring the cancelled
 //! chunk back, delivered late). It resumes that chunk with the slices it had (the sender
 //! counts the acked ones delivered and never sends them again), which it keeps aside
-//! until the move forward is confirmed: a receiver holds at most two chunk buffers. A chunk id completes at most once: after going back, the
-//! ids completed ahead are answered with full acks and stepped over, so a genuine chunk
-//! whose id a forged one took is acked without being delivered (its data is lost, as with
-//! any forgery this layer cannot tell apart).
+//! until the move forward is confirmed: a receiver holds at most two chunk buffers. A
+//! chunk id completes at most once: after going back, the ids completed ahead are
+//! answered with full acks and stepped over, so a genuine chunk whose id a forged one
+//! took is acked without being delivered (its data is lost, as with any forgery this
+//! layer cannot tell apart).
 //!
 //! Sans-IO: time is an argument and packets are bytes in and out. The run loop, over the
 //! seeded [`simulator`](crate::simulator) with 10% loss:

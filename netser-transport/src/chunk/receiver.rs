@@ -100,6 +100,27 @@ struct Reassembly {
 }
 
 impl Reassembly {
+    /// Expects `slice_count` slices of `slice_size` bytes, none received yet.
+    fn restart(&mut self, slice_count: u16, slice_size: usize, now: f64) {
+        self.slice_count = slice_count;
+        self.received.fill(0);
+        self.received_count = 0;
+        self.received_bytes = 0;
+        self.chunk_size = None;
+        self.started_at = now;
+        // slice_count <= max_slices was checked by the decoder, so `size` is within the
+        // bound. The buffer is reused when it is big enough; otherwise the old one is
+        // freed first and a new one of exactly `size` bytes allocated: growing it in
+        // place would round its capacity up (amortized growth), past the bound.
+        let size = usize::from(slice_count) * slice_size;
+        self.data.clear();
+        if self.data.capacity() < size {
+            self.data = Vec::new();
+            self.data.reserve_exact(size);
+        }
+        self.data.resize(size, 0);
+    }
+
     /// Nothing received, with a bitfield of `bitfield` bytes.
     fn empty(bitfield: usize) -> Self {
         Self {
@@ -581,7 +602,7 @@ impl ChunkReceiver {
         self.chunk_id = slice.chunk_id;
         match resumed {
             Some((_, r)) => {
-                self.start(0, now);
+                self.begin();
                 self.cur = r;
             }
             None => self.start(slice.slice_count, now),
@@ -595,28 +616,18 @@ impl ChunkReceiver {
             .record(ChunkPacketError::SliceCountChanged { expected, found })
     }
 
+    /// Starts receiving `slice_count` slices from nothing.
     fn start(&mut self, slice_count: u16, now: f64) {
+        self.begin();
+        self.cur.restart(slice_count, self.config.slice_size, now);
+    }
+
+    /// Receiving the chunk in `cur`, from whatever it holds.
+    fn begin(&mut self) {
         self.older_since_progress = 0;
         self.receiving = true;
         self.ready = false;
-        self.cur.slice_count = slice_count;
-        self.cur.received.fill(0);
-        self.cur.received_count = 0;
-        self.cur.received_bytes = 0;
-        self.cur.chunk_size = None;
-        self.cur.started_at = now;
         self.ack_current = false;
-        // slice_count <= max_slices was checked by the decoder, so `size` is within the
-        // bound. The buffer is reused when it is big enough; otherwise the old one is
-        // freed first and a new one of exactly `size` bytes allocated: growing it in
-        // place would round its capacity up (amortized growth), past the bound.
-        let size = usize::from(slice_count) * self.config.slice_size;
-        self.cur.data.clear();
-        if self.cur.data.capacity() < size {
-            self.cur.data = Vec::new();
-            self.cur.data.reserve_exact(size);
-        }
-        self.cur.data.resize(size, 0);
     }
 
     fn store(&mut self, slice: &SlicePacket<'_>) {
@@ -643,10 +654,8 @@ impl ChunkReceiver {
             // order: whatever was skipped before is settled.
             self.skipped = self.jumped_from.take().map(|from| (from, self.chunk_id));
             // Only the chunk a jump skipped may be gone back to; in order, none.
-            if self
-                .skipped
-                .is_none_or(|(from, _)| self.suspended.as_ref().is_some_and(|(id, _)| *id != from))
-            {
+            let skipped_from = self.skipped.map(|(from, _)| from);
+            if self.suspended.as_ref().map(|(id, _)| *id) != skipped_from {
                 self.suspended = None;
             }
             if let Some((lo, hi)) = self.delivered_ahead {

@@ -16,13 +16,14 @@
 /// The code generation [`simd`] runs its closures with.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 pub enum SimdLevel {
     /// As the crate is compiled (SSE2 on x86_64 by default).
-    Baseline,
+    Baseline = 0,
     /// AVX2, BMI1, BMI2, LZCNT and POPCNT.
-    Avx2,
+    Avx2 = 1,
     /// The AVX2 level plus AVX-512 F, BW, DQ and VL.
-    Avx512,
+    Avx512 = 2,
 }
 
 /// Runs `f` compiled for the widest vector instructions this CPU has of those the batch
@@ -173,18 +174,15 @@ mod x86_64 {
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512dq")
             && std::is_x86_feature_detected!("avx512vl");
-        let level = match (avx2, avx512) {
-            (_, true) => SimdLevel::Avx512,
-            (true, false) => SimdLevel::Avx2,
-            _ => SimdLevel::Baseline,
-        };
-        let code = match level {
-            SimdLevel::Avx512 => 2,
-            SimdLevel::Avx2 => 1,
-            SimdLevel::Baseline => 0,
+        let level = if avx512 {
+            SimdLevel::Avx512
+        } else if avx2 {
+            SimdLevel::Avx2
+        } else {
+            SimdLevel::Baseline
         };
         // Threads that race here find the same features and store the same level.
-        DETECTED.store(code, Relaxed);
+        DETECTED.store(level as u8, Relaxed);
         level
     }
 
