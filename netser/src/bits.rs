@@ -223,38 +223,36 @@ impl<'a> BitWriter<'a> {
             self.bits_written = end;
             return Ok(());
         }
-        // The word fills up, `limit` is behind, or an error of any kind (the cold path
-        // says which check failed; `MASKS` is indexed once `bits <= 64`).
-        if end > self.capacity_bits || bits > 64 || value > MASKS[bits as usize] {
-            return Err(refuse_write(
-                value,
-                bits,
-                self.bits_written,
-                self.capacity_bits,
-            ));
-        }
-        let pos = (self.bits_written & 63) as u32;
-        self.scratch |= value.wrapping_shl(pos);
-        if pos + bits >= 64 {
-            // The room check put the whole word inside the buffer (it ends by `end`):
-            // no tail store, whose call would cost registers on the hot path.
+        // The word fills up, `limit` is behind, or an error. The common case, checked
+        // here: a valid write while `limit` is ahead, so that `limit` is this word's end
+        // and the write fills the word, and the next word whole inside the buffer too.
+        // That one bounds check stands for the room check: `end` falls inside the next
+        // word, and the next `limit`, its end, is inside the buffer (no clamp).
+        if bits <= 64 && value <= MASKS[bits as usize] && self.limit > self.bits_written {
             let (words, _) = self.buf.as_chunks_mut::<8>();
-            debug_assert!(((self.bits_written >> 6) as usize) < words.len());
-            if let Some(dst) = words.get_mut((self.bits_written >> 6) as usize) {
-                *dst = self.scratch.to_le_bytes();
+            let index = (self.bits_written >> 6) as usize;
+            if let Some([dst, _]) = words.get_mut(index..index + 2) {
+                let pos = (self.bits_written & 63) as u32;
+                *dst = (self.scratch | value << pos).to_le_bytes();
+                // The bits of `value` that did not fit (`v >> (64 - pos)`, see `push`).
+                self.scratch = (value >> 1) >> (63 - pos);
+                self.bits_written = end;
+                self.limit = (end | 63) + 1;
+                return Ok(());
             }
-            // The bits of `value` that did not fit (`v >> (64 - pos)`, see `push`).
-            self.scratch = (value >> 1) >> (63 - pos);
-            // The next word's end; when `limit` was behind, it stays behind.
-            self.limit += 64;
-        } else {
-            // Only when `limit` was behind.
-            self.limit = (end | 63) + 1;
         }
+        // Within a word of the buffer's end, after writes that left `limit` behind, or
+        // an error of any kind.
+        self.scratch = write_near_end(
+            self.buf,
+            self.scratch,
+            self.bits_written,
+            self.capacity_bits,
+            value,
+            bits,
+        )?;
         self.bits_written = end;
-        if self.limit > self.capacity_bits {
-            self.limit = self.capacity_bits + 1;
-        }
+        self.limit = ((end | 63) + 1).min(self.capacity_bits + 1);
         Ok(())
     }
 
@@ -812,6 +810,34 @@ fn full(wanted: u64, at: u64, capacity: u64) -> Error {
         },
         at,
     )
+}
+
+/// [`BitWriter::write_bits`] within a word of the buffer's end, or refused: the new
+/// pending bits. Out of line, with the writer's state passed by value (see above).
+#[cold]
+#[inline(never)]
+fn write_near_end(
+    buf: &mut [u8],
+    scratch: u64,
+    at: u64,
+    capacity: u64,
+    value: u64,
+    bits: u32,
+) -> Result<u64> {
+    if at + bits as u64 > capacity || bits > 64 || value > MASKS[bits as usize] {
+        return Err(refuse_write(value, bits, at, capacity));
+    }
+    let pos = (at & 63) as u32;
+    let word = scratch | value.wrapping_shl(pos);
+    if pos + bits < 64 {
+        return Ok(word);
+    }
+    let start = ((at >> 6) * 8) as usize;
+    match buf.get_mut(start..start + 8) {
+        Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
+        None => store_tail(buf, start, word),
+    }
+    Ok((value >> 1) >> (63 - pos))
 }
 
 /// The last word of a buffer whose length is not a multiple of 8: the room check
