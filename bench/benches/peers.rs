@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use netser_bench::{contenders, size_report, Workload};
+use netser_bench::{contenders_for, size_report, Workload};
 
 fn print_sizes() {
     for (workload, sizes) in size_report() {
@@ -20,10 +20,9 @@ fn print_sizes() {
 fn peers(c: &mut Criterion) {
     print_sizes();
     for w in Workload::ALL {
-        let snapshot = w.snapshot();
         let mut encode = c.benchmark_group(format!("encode {}", w.label()));
         encode.throughput(Throughput::Elements(w.entities as u64));
-        for mut contender in contenders(&snapshot) {
+        for mut contender in contenders_for(&w) {
             encode.bench_function(BenchmarkId::from_parameter(contender.name()), |b| {
                 b.iter(|| black_box(contender.encode()))
             });
@@ -32,7 +31,7 @@ fn peers(c: &mut Criterion) {
 
         let mut decode = c.benchmark_group(format!("decode {}", w.label()));
         decode.throughput(Throughput::Elements(w.entities as u64));
-        for mut contender in contenders(&snapshot) {
+        for mut contender in contenders_for(&w) {
             contender.encode();
             decode.bench_function(BenchmarkId::from_parameter(contender.name()), |b| {
                 b.iter(|| {

@@ -2,26 +2,37 @@
 //! shared `f32` struct.
 
 use crate::model::Snapshot;
-use crate::Contender;
+use crate::{Contender, Rotation};
 
 /// bincode encoding into a reused buffer.
 pub struct BincodeCodec {
-    input: Snapshot,
+    rotation: Rotation<Snapshot>,
     buf: Vec<u8>,
-    len: usize,
     output: Option<Snapshot>,
 }
 
 impl BincodeCodec {
-    /// A codec that encodes `input`.
-    pub fn new(input: &Snapshot) -> Self {
+    /// A codec that encodes `snapshots` in turn.
+    ///
+    /// # Panics
+    /// If `snapshots` is empty.
+    pub fn new(snapshots: &[Snapshot]) -> Self {
         // Generous: 4 + 9 bytes of header, then at most 2 + 12 + 16 + 1 + 12 + 1 + 3 bytes
         // per entity with varint ids.
-        let capacity = 16 + input.entities.len() * 64;
+        let most = snapshots
+            .iter()
+            .map(|s| s.entities.len())
+            .max()
+            .unwrap_or(0);
+        let mut buf = vec![0; 16 + most * 64];
+        let rotation = Rotation::new(snapshots.to_vec(), |s| {
+            let len = bincode::encode_into_slice(s, &mut buf, bincode::config::standard())
+                .expect("the buffer holds the snapshot");
+            buf[..len].to_vec()
+        });
         BincodeCodec {
-            input: input.clone(),
-            buf: vec![0; capacity],
-            len: 0,
+            rotation,
+            buf,
             output: None,
         }
     }
@@ -33,22 +44,25 @@ impl Contender for BincodeCodec {
     }
 
     fn encode(&mut self) -> usize {
-        self.len =
-            bincode::encode_into_slice(&self.input, &mut self.buf, bincode::config::standard())
-                .expect("the buffer holds the snapshot");
-        self.len
+        bincode::encode_into_slice(
+            self.rotation.next_input(),
+            &mut self.buf,
+            bincode::config::standard(),
+        )
+        .expect("the buffer holds the snapshot")
     }
 
     fn decode(&mut self) {
+        let frame = self.rotation.next_frame();
         let (value, read): (Snapshot, usize) =
-            bincode::decode_from_slice(&self.buf[..self.len], bincode::config::standard())
+            bincode::decode_from_slice(frame, bincode::config::standard())
                 .expect("bincode reads what it wrote");
-        debug_assert_eq!(read, self.len);
+        debug_assert_eq!(read, frame.len());
         self.output = Some(value);
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {
@@ -72,7 +86,7 @@ mod tests {
             .iter()
             .map(|e| if e.id < 251 { 1 } else { 3 })
             .sum();
-        let mut c = BincodeCodec::new(&s);
+        let mut c = BincodeCodec::new(std::slice::from_ref(&s));
         assert_eq!(c.encode(), 5 + 1 + ids + 64 * (40 + 5));
         c.decode();
         assert_eq!(c.decoded(), Some(s));

@@ -5,7 +5,7 @@ use netser::Quantize;
 
 use crate::model::{Snapshot, MAX_SPEED, POSITION_RES, QUAT_BITS, VELOCITY_RES};
 use crate::model::{WORLD_HALF_EXTENT, WORLD_HEIGHT};
-use crate::Contender;
+use crate::{Contender, Rotation};
 
 /// One entity with every value already quantized as netser quantizes it.
 #[derive(bitcode::Encode, bitcode::Decode, Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,25 +79,27 @@ impl QuantizedSnapshot {
     }
 }
 
-/// bitcode on any of its types, with one reused [`bitcode::Buffer`] each way.
+/// bitcode on any of its types, with one reused [`bitcode::Buffer`] each way, encoding
+/// its inputs in turn.
 pub struct BitcodeCodec<T> {
     name: &'static str,
-    input: T,
+    rotation: Rotation<T>,
     encoder: bitcode::Buffer,
     decoder: bitcode::Buffer,
-    bytes: Vec<u8>,
     output: Option<T>,
 }
 
-impl<T> BitcodeCodec<T> {
-    /// A codec named `name` that encodes `input`.
-    pub fn new(name: &'static str, input: T) -> Self {
+impl<T: bitcode::Encode> BitcodeCodec<T> {
+    /// A codec named `name` that encodes `inputs` in turn.
+    ///
+    /// # Panics
+    /// If `inputs` is empty.
+    pub fn new(name: &'static str, inputs: Vec<T>) -> Self {
         BitcodeCodec {
             name,
-            input,
+            rotation: Rotation::new(inputs, |x| bitcode::encode(x)),
             encoder: bitcode::Buffer::new(),
             decoder: bitcode::Buffer::new(),
-            bytes: Vec::new(),
             output: None,
         }
     }
@@ -109,13 +111,19 @@ impl<T> BitcodeCodec<T> {
 }
 
 /// bitcode on the shared `f32` struct.
-pub fn on_f32(s: &Snapshot) -> BitcodeCodec<Snapshot> {
-    BitcodeCodec::new("bitcode", s.clone())
+pub fn on_f32(snapshots: &[Snapshot]) -> BitcodeCodec<Snapshot> {
+    BitcodeCodec::new("bitcode", snapshots.to_vec())
 }
 
 /// bitcode on the pre-quantized integers.
-pub fn on_quantized(s: &Snapshot) -> BitcodeCodec<QuantizedSnapshot> {
-    BitcodeCodec::new("bitcode-quant", QuantizedSnapshot::from_snapshot(s))
+pub fn on_quantized(snapshots: &[Snapshot]) -> BitcodeCodec<QuantizedSnapshot> {
+    BitcodeCodec::new(
+        "bitcode-quant",
+        snapshots
+            .iter()
+            .map(QuantizedSnapshot::from_snapshot)
+            .collect(),
+    )
 }
 
 impl<T> Contender for BitcodeCodec<T>
@@ -127,25 +135,19 @@ where
     }
 
     fn encode(&mut self) -> usize {
-        let encoded = self.encoder.encode(&self.input);
-        // Keep the bytes for decode without a copy in the timed path: the copy happens
-        // only when the length changes, i.e. once.
-        if self.bytes.len() != encoded.len() {
-            self.bytes = encoded.to_vec();
-        }
-        encoded.len()
+        self.encoder.encode(self.rotation.next_input()).len()
     }
 
     fn decode(&mut self) {
         let value = self
             .decoder
-            .decode::<T>(&self.bytes)
+            .decode::<T>(self.rotation.next_frame())
             .expect("bitcode reads what it wrote");
         self.output = Some(value);
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {
@@ -191,7 +193,7 @@ mod tests {
     #[test]
     fn quantized_round_trips_exactly() {
         let s = Workload::new(256, true).snapshot();
-        let mut c = on_quantized(&s);
+        let mut c = on_quantized(std::slice::from_ref(&s));
         c.encode();
         c.decode();
         assert_eq!(c.output(), Some(&QuantizedSnapshot::from_snapshot(&s)));

@@ -38,6 +38,11 @@ impl Rng {
     }
 }
 
+/// Snapshots a random-rest timing loop cycles through (see [`Rest::Random`]): 64, where
+/// 8 and 16 still let the branch predictor of the machine in BENCHMARKS.md learn the
+/// coins (netser's decode took 1.8 us instead of 2.8).
+pub const RANDOM_VARIANTS: usize = 64;
+
 /// Which entities are at rest (velocity zero, gated off by their `at_rest` bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rest {
@@ -45,8 +50,11 @@ pub enum Rest {
     None,
     /// Every other entity: a pattern a branch predictor learns.
     Alternate,
-    /// Each entity by a fair coin (fixed seed): a pattern no predictor learns, so code
-    /// that branches on the gate pays its mispredictions here.
+    /// Each entity by a fair coin (fixed seeds): a pattern no predictor learns, so code
+    /// that branches on the gate pays its mispredictions here. The timing loops cycle
+    /// through [`RANDOM_VARIANTS`] snapshots whose coins differ: a predictor learns the
+    /// coins of one snapshot decoded again and again (and of up to 16 such snapshots,
+    /// measured), which no game's snapshots repeat.
     Random,
 }
 
@@ -98,12 +106,36 @@ impl Workload {
         format!("{} {}", self.entities, kind)
     }
 
-    /// The snapshot, the same on every call and every machine.
+    /// The snapshot, the same on every call and every machine (the sizes in the report
+    /// are its sizes).
     pub fn snapshot(&self) -> Snapshot {
+        self.variant(0)
+    }
+
+    /// The snapshots a timing loop cycles through: [`Workload::snapshot`] alone, or for
+    /// random rest, it and `RANDOM_VARIANTS - 1` more with the coins drawn again (the
+    /// same entities otherwise).
+    ///
+    /// ```
+    /// use netser_bench::{Workload, RANDOM_VARIANTS};
+    /// assert_eq!(Workload::new(64, true).snapshots().len(), 1);
+    /// let random = Workload::random_rest(256).snapshots();
+    /// assert_eq!(random.len(), RANDOM_VARIANTS);
+    /// assert_eq!(random[0], Workload::random_rest(256).snapshot());
+    /// ```
+    pub fn snapshots(&self) -> Vec<Snapshot> {
+        match self.rest {
+            Rest::Random => (0..RANDOM_VARIANTS).map(|v| self.variant(v)).collect(),
+            Rest::None | Rest::Alternate => vec![self.snapshot()],
+        }
+    }
+
+    /// The snapshot whose coins come from seed variant `v` (0: [`Workload::snapshot`]).
+    fn variant(&self, v: usize) -> Snapshot {
         let mut rng = Rng::new(0x6E65_7473_6572 ^ self.entities as u64);
         // The coins come from a generator of their own, so the other workloads' entities
         // stay what they were before this one was added.
-        let mut coin = Rng::new(0x7265_7374 ^ self.entities as u64);
+        let mut coin = Rng::new(0x7265_7374 ^ self.entities as u64 ^ (v as u64) << 32);
         let entities = (0..self.entities)
             .map(|i| {
                 let at_rest = match self.rest {

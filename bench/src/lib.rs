@@ -15,7 +15,7 @@
 //! ```
 //! use netser_bench::{contenders, Workload};
 //!
-//! for mut c in contenders(&Workload::new(64, true).snapshot()) {
+//! for mut c in contenders(&[Workload::new(64, true).snapshot()]) {
 //!     let bytes = c.encode();
 //!     c.decode();
 //!     println!("{}: {bytes} bytes", c.name());
@@ -31,9 +31,11 @@ pub mod memcpy_codec;
 pub mod model;
 pub mod naia_codec;
 pub mod netser_codec;
+mod rotation;
 
-pub use data::{Rest, Workload};
+pub use data::{Rest, Workload, RANDOM_VARIANTS};
 pub use model::{Entity, Position, Snapshot};
+pub use rotation::Rotation;
 
 /// One serializer set up on one snapshot: encode it, decode what was encoded.
 pub trait Contender {
@@ -44,11 +46,12 @@ pub trait Contender {
     /// # Panics
     /// If the serializer fails on the workload (it never does: tests check it).
     fn encode(&mut self) -> usize;
-    /// Decodes the bytes of the last [`Contender::encode`] into a new value, kept until the
-    /// next call (so dropping the previous one is part of the cost, for every contender).
+    /// Decodes the bytes of the next snapshot (its only one, or the next of those it takes
+    /// in turn, see [`Rotation`]) into a new value, kept until the next call (so dropping
+    /// the previous one is part of the cost, for every contender).
     ///
     /// # Panics
-    /// If called before `encode`, or if the bytes do not decode.
+    /// If the bytes do not decode.
     fn decode(&mut self);
     /// The bytes of the last encode.
     fn bytes(&self) -> &[u8];
@@ -61,28 +64,35 @@ pub trait Contender {
 /// experiments), with a reused buffer of the snapshot's `MAX_BYTES`.
 pub struct FnCodec {
     name: &'static str,
-    input: Snapshot,
+    rotation: Rotation<Snapshot>,
     buf: Vec<u8>,
-    len: usize,
     output: Option<Snapshot>,
     encode: fn(&Snapshot, &mut [u8]) -> netser::Result<usize>,
     decode: fn(&[u8]) -> netser::Result<Snapshot>,
 }
 
 impl FnCodec {
-    /// A contender named `name` that encodes `s` with `encode` and reads it with `decode`.
+    /// A contender named `name` that encodes `snapshots` in turn with `encode` and reads
+    /// them with `decode`.
+    ///
+    /// # Panics
+    /// If `encode` fails on one of them.
     pub fn new(
         name: &'static str,
-        s: &Snapshot,
+        snapshots: &[Snapshot],
         encode: fn(&Snapshot, &mut [u8]) -> netser::Result<usize>,
         decode: fn(&[u8]) -> netser::Result<Snapshot>,
     ) -> Self {
         use netser::NetSerialize;
+        let mut buf = vec![0; Snapshot::MAX_BYTES as usize];
+        let rotation = Rotation::new(snapshots.to_vec(), |s| {
+            let len = encode(s, &mut buf).expect("the workload is within bounds");
+            buf[..len].to_vec()
+        });
         FnCodec {
             name,
-            input: s.clone(),
-            buf: vec![0; Snapshot::MAX_BYTES as usize],
-            len: 0,
+            rotation,
+            buf,
             output: None,
             encode,
             decode,
@@ -96,17 +106,17 @@ impl Contender for FnCodec {
     }
 
     fn encode(&mut self) -> usize {
-        self.len =
-            (self.encode)(&self.input, &mut self.buf).expect("the workload is within bounds");
-        self.len
+        let encode = self.encode;
+        encode(self.rotation.next_input(), &mut self.buf).expect("the workload is within bounds")
     }
 
     fn decode(&mut self) {
-        self.output = Some((self.decode)(&self.buf[..self.len]).expect("reads what it wrote"));
+        let decode = self.decode;
+        self.output = Some(decode(self.rotation.next_frame()).expect("reads what it wrote"));
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {
@@ -114,30 +124,50 @@ impl Contender for FnCodec {
     }
 }
 
-/// Every contender on `snapshot`, netser first, in the order of the report.
-pub fn contenders(snapshot: &Snapshot) -> Vec<Box<dyn Contender>> {
+/// Every contender on `snapshots` (taken in turn), netser first, in the order of the
+/// report.
+///
+/// # Panics
+/// If `snapshots` is empty.
+pub fn contenders(snapshots: &[Snapshot]) -> Vec<Box<dyn Contender>> {
     vec![
-        Box::new(netser_codec::derived(snapshot)),
-        Box::new(netser_codec::derived_baseline(snapshot)),
-        Box::new(netser_codec::hand(snapshot)),
+        Box::new(netser_codec::derived(snapshots)),
+        Box::new(netser_codec::derived_baseline(snapshots)),
+        Box::new(netser_codec::hand(snapshots)),
         Box::new(FnCodec::new(
             "netser-lean",
-            snapshot,
+            snapshots,
             lean_codec::encode,
             lean_codec::decode,
         )),
         Box::new(FnCodec::new(
             "netser-columns",
-            snapshot,
+            snapshots,
             column_codec::encode,
             column_codec::decode,
         )),
-        Box::new(bitcode_codec::on_f32(snapshot)),
-        Box::new(bitcode_codec::on_quantized(snapshot)),
-        Box::new(bincode_codec::BincodeCodec::new(snapshot)),
-        Box::new(naia_codec::NaiaCodec::new(snapshot)),
-        Box::new(memcpy_codec::MemcpyCodec::new(snapshot)),
+        Box::new(bitcode_codec::on_f32(snapshots)),
+        Box::new(bitcode_codec::on_quantized(snapshots)),
+        Box::new(bincode_codec::BincodeCodec::new(snapshots)),
+        Box::new(naia_codec::NaiaCodec::new(snapshots)),
+        Box::new(memcpy_codec::MemcpyCodec::new(snapshots)),
     ]
+}
+
+/// Every contender on the workload's snapshots ([`Workload::snapshots`]), each taking
+/// them in turn when there are several.
+///
+/// ```
+/// use netser_bench::{contenders_for, Workload};
+/// for mut c in contenders_for(&Workload::random_rest(256)) {
+///     let first = c.encode();
+///     let second = c.encode(); // the next snapshot: other coins, another size
+///     c.decode();
+///     assert!(first > 0 && second > 0, "{}", c.name());
+/// }
+/// ```
+pub fn contenders_for(w: &Workload) -> Vec<Box<dyn Contender>> {
+    contenders(&w.snapshots())
 }
 
 /// Encoded sizes of every contender on every workload: `(workload label, [(name, bytes)])`.
@@ -145,7 +175,7 @@ pub fn size_report() -> Vec<(String, Vec<(&'static str, usize)>)> {
     Workload::ALL
         .iter()
         .map(|w| {
-            let sizes = contenders(&w.snapshot())
+            let sizes = contenders(&[w.snapshot()])
                 .iter_mut()
                 .map(|c| (c.name(), c.encode()))
                 .collect();
@@ -242,7 +272,7 @@ mod tests {
     fn every_contender_round_trips_every_workload() {
         for w in Workload::ALL {
             let s = w.snapshot();
-            for mut c in contenders(&s) {
+            for mut c in contenders(std::slice::from_ref(&s)) {
                 let len = c.encode();
                 assert!(len > 0);
                 assert_eq!(c.bytes().len(), len);
@@ -264,14 +294,48 @@ mod tests {
     }
 
     #[test]
+    fn random_rest_contenders_take_every_snapshot_in_turn() {
+        let w = Workload::random_rest(256);
+        let snapshots = w.snapshots();
+        assert_eq!(snapshots.len(), RANDOM_VARIANTS);
+        // The variants differ in their coins only: other gates, other sizes.
+        assert!(snapshots.windows(2).all(|p| p[0] != p[1]));
+        assert!(snapshots
+            .iter()
+            .all(|s| s.entities.len() == 256 && s.entities.iter().any(|e| e.at_rest)));
+        for mut c in contenders_for(&w) {
+            let mut sizes = Vec::new();
+            for (k, s) in snapshots.iter().enumerate().chain([(0, &snapshots[0])]) {
+                sizes.push(c.encode());
+                assert_eq!(c.bytes().len(), *sizes.last().unwrap());
+                c.decode();
+                let name = c.name();
+                if let Some(got) = c.decoded() {
+                    match name {
+                        "bitcode" | "bincode" | "memcpy" => assert_eq!(&got, s, "{name} {k}"),
+                        _ => check_quantized(s, &got)
+                            .unwrap_or_else(|e| panic!("{name} snapshot {k}: {e}")),
+                    }
+                }
+            }
+            // Round the cycle and back to the first snapshot.
+            assert_eq!(sizes[0], sizes[RANDOM_VARIANTS], "{}", c.name());
+            if c.name().starts_with("netser") {
+                // Gated velocities: the coins change the size.
+                assert!(sizes.windows(2).any(|p| p[0] != p[1]), "{}", c.name());
+            }
+        }
+    }
+
+    #[test]
     fn netser_re_encodes_its_own_output_to_the_same_bytes() {
         // Quantization is a fixed point: a decoded snapshot encodes to the same bytes.
         let s = Workload::new(256, true).snapshot();
-        let mut c = netser_codec::derived(&s);
+        let mut c = netser_codec::derived(std::slice::from_ref(&s));
         c.encode();
         c.decode();
         let first = c.bytes().to_vec();
-        let mut again = netser_codec::derived(&c.decoded().unwrap());
+        let mut again = netser_codec::derived(&[c.decoded().unwrap()]);
         again.encode();
         assert_eq!(again.bytes(), &first[..]);
     }

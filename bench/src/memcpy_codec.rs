@@ -4,7 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::model::{Entity, Position, Snapshot};
-use crate::Contender;
+use crate::{Contender, Rotation};
 
 /// An entity as plain old data.
 #[repr(C)]
@@ -62,20 +62,39 @@ impl From<&PodEntity> for Entity {
 
 /// Copies the tick and the entity array into a buffer and back into a new `Vec`.
 pub struct MemcpyCodec {
-    tick: u32,
-    input: Vec<PodEntity>,
+    rotation: Rotation<(u32, Vec<PodEntity>)>,
     buf: Vec<u8>,
     output: Option<(u32, Vec<PodEntity>)>,
 }
 
+/// The tick and the entities as the buffer holds them.
+fn write(tick: u32, entities: &[PodEntity], buf: &mut [u8]) -> usize {
+    let len = 4 + size_of_val(entities);
+    let (head, body) = buf[..len].split_at_mut(4);
+    head.copy_from_slice(&tick.to_le_bytes());
+    body.copy_from_slice(bytemuck::cast_slice(entities));
+    len
+}
+
 impl MemcpyCodec {
-    /// A codec holding `s` as plain old data.
-    pub fn new(s: &Snapshot) -> Self {
-        let input: Vec<PodEntity> = s.entities.iter().map(PodEntity::from).collect();
+    /// A codec holding `snapshots` as plain old data, copied in turn.
+    ///
+    /// # Panics
+    /// If `snapshots` is empty.
+    pub fn new(snapshots: &[Snapshot]) -> Self {
+        let inputs: Vec<(u32, Vec<PodEntity>)> = snapshots
+            .iter()
+            .map(|s| (s.tick, s.entities.iter().map(PodEntity::from).collect()))
+            .collect();
+        let most = inputs.iter().map(|(_, e)| e.len()).max().unwrap_or(0);
+        let mut buf = vec![0; 4 + most * size_of::<PodEntity>()];
+        let rotation = Rotation::new(inputs, |(tick, entities)| {
+            let len = write(*tick, entities, &mut buf);
+            buf[..len].to_vec()
+        });
         MemcpyCodec {
-            tick: s.tick,
-            buf: vec![0; 4 + input.len() * size_of::<PodEntity>()],
-            input,
+            rotation,
+            buf,
             output: None,
         }
     }
@@ -87,14 +106,12 @@ impl Contender for MemcpyCodec {
     }
 
     fn encode(&mut self) -> usize {
-        let (head, body) = self.buf.split_at_mut(4);
-        head.copy_from_slice(&self.tick.to_le_bytes());
-        body.copy_from_slice(bytemuck::cast_slice(&self.input));
-        self.buf.len()
+        let (tick, entities) = self.rotation.next_input();
+        write(*tick, entities, &mut self.buf)
     }
 
     fn decode(&mut self) {
-        let (head, body) = self.buf.split_at(4);
+        let (head, body) = self.rotation.next_frame().split_at(4);
         let tick = u32::from_le_bytes(head.try_into().expect("4 bytes"));
         let mut entities = vec![PodEntity::zeroed(); body.len() / size_of::<PodEntity>()];
         bytemuck::cast_slice_mut(&mut entities).copy_from_slice(body);
@@ -102,7 +119,7 @@ impl Contender for MemcpyCodec {
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {
@@ -123,7 +140,7 @@ mod tests {
     fn pod_is_44_bytes_and_round_trips() {
         assert_eq!(size_of::<PodEntity>(), 44);
         let s = Workload::new(64, true).snapshot();
-        let mut c = MemcpyCodec::new(&s);
+        let mut c = MemcpyCodec::new(std::slice::from_ref(&s));
         assert_eq!(c.encode(), 4 + 64 * 44);
         c.decode();
         assert_eq!(c.decoded(), Some(s));

@@ -14,7 +14,7 @@ use naia_serde::{
 };
 
 use crate::model::Snapshot;
-use crate::Contender;
+use crate::{Contender, Rotation};
 
 /// One entity in naia's types.
 #[derive(SerdeInternal, Clone, PartialEq, Debug)]
@@ -80,16 +80,24 @@ impl NaiaSnapshot {
 /// naia-serde writing with its heap-backed `FileBitWriter` (its `BitWriter` stops at a
 /// 430-byte MTU, smaller than these snapshots) and reading with `BitReader`.
 pub struct NaiaCodec {
-    input: NaiaSnapshot,
+    rotation: Rotation<NaiaSnapshot>,
     bytes: Vec<u8>,
     output: Option<NaiaSnapshot>,
 }
 
 impl NaiaCodec {
-    /// A codec that encodes `s` converted to naia's types.
-    pub fn new(s: &Snapshot) -> Self {
+    /// A codec that encodes `snapshots` in turn, converted to naia's types.
+    ///
+    /// # Panics
+    /// If `snapshots` is empty.
+    pub fn new(snapshots: &[Snapshot]) -> Self {
+        let inputs = snapshots.iter().map(NaiaSnapshot::from_snapshot).collect();
         NaiaCodec {
-            input: NaiaSnapshot::from_snapshot(s),
+            rotation: Rotation::new(inputs, |x| {
+                let mut writer = FileBitWriter::new();
+                x.ser(&mut writer);
+                writer.to_vec()
+            }),
             bytes: Vec::new(),
             output: None,
         }
@@ -100,9 +108,9 @@ impl NaiaCodec {
         self.output.as_ref()
     }
 
-    /// The value encoded.
+    /// The first value encoded.
     pub fn input(&self) -> &NaiaSnapshot {
-        &self.input
+        self.rotation.first()
     }
 }
 
@@ -113,20 +121,20 @@ impl Contender for NaiaCodec {
 
     fn encode(&mut self) -> usize {
         let mut writer = FileBitWriter::new();
-        self.input.ser(&mut writer);
+        self.rotation.next_input().ser(&mut writer);
         // The writer owns its Vec; keeping it replaces the previous one (one free).
         self.bytes = writer.to_vec();
         self.bytes.len()
     }
 
     fn decode(&mut self) {
-        let mut reader = BitReader::new(&self.bytes);
+        let mut reader = BitReader::new(self.rotation.next_frame());
         let value = NaiaSnapshot::de(&mut reader).expect("naia reads what it wrote");
         self.output = Some(value);
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {
@@ -142,7 +150,7 @@ mod tests {
     #[test]
     fn round_trips_exactly_in_its_own_types() {
         for w in Workload::ALL {
-            let mut c = NaiaCodec::new(&w.snapshot());
+            let mut c = NaiaCodec::new(&[w.snapshot()]);
             c.encode();
             c.decode();
             assert_eq!(c.output(), Some(c.input()), "{}", w.label());
@@ -153,7 +161,7 @@ mod tests {
     fn size_is_the_sum_of_its_fields() {
         // tick 32, length 64 as two 6-bit varint chunks, then per entity 12 + 19 + 19 + 16
         // + 44 + 7 + 3 bits and the Option bit, plus 42 bits of velocity when moving.
-        let mut c = NaiaCodec::new(&Workload::new(64, true).snapshot());
+        let mut c = NaiaCodec::new(&[Workload::new(64, true).snapshot()]);
         let bits: usize = 32 + 12 + 64 * (12 + 19 + 19 + 16 + 44 + 7 + 3 + 1) + 32 * 42;
         assert_eq!(c.encode(), bits.div_ceil(8));
     }

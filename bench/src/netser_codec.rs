@@ -4,7 +4,7 @@
 use netser::{Decoder, Encoder, NetSerialize, Quantize, Result};
 
 use crate::model::{Entity, Position, Snapshot, MAX_ENTITIES, QUAT_BITS};
-use crate::Contender;
+use crate::{Contender, Rotation};
 
 const POS_XY: Quantize = Quantize::new(-2048.0, 2048.0, 0.01);
 const POS_Z: Quantize = Quantize::new(0.0, 512.0, 0.01);
@@ -83,26 +83,28 @@ impl NetSerialize for HandSnapshot {
     }
 }
 
-/// netser on any [`NetSerialize`] type: encodes into a reused buffer of `MAX_BYTES`.
+/// netser on any [`NetSerialize`] type: encodes its inputs in turn into a reused buffer
+/// of `MAX_BYTES`.
 #[derive(Debug)]
 pub struct NetserCodec<T> {
     name: &'static str,
-    input: T,
+    rotation: Rotation<T>,
     buf: Vec<u8>,
-    len: usize,
     output: Option<T>,
     /// Whether the batch path may use the CPU's vector instructions (`batch::simd`).
     simd: bool,
 }
 
 impl<T: NetSerialize> NetserCodec<T> {
-    /// A codec named `name` that encodes `input`.
-    pub fn new(name: &'static str, input: T) -> Self {
+    /// A codec named `name` that encodes `inputs` in turn.
+    ///
+    /// # Panics
+    /// If an input is outside its declared bounds, or `inputs` is empty.
+    pub fn new(name: &'static str, inputs: Vec<T>) -> Self {
         NetserCodec {
             name,
-            input,
+            rotation: Rotation::new(inputs, |x| x.to_vec().expect("within the declared bounds")),
             buf: vec![0; T::MAX_BYTES as usize],
-            len: 0,
             output: None,
             simd: true,
         }
@@ -115,23 +117,26 @@ impl<T: NetSerialize> NetserCodec<T> {
 }
 
 /// netser's derived impl on the shared struct.
-pub fn derived(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
-    NetserCodec::new("netser", snapshot.clone())
+pub fn derived(snapshots: &[Snapshot]) -> NetserCodec<Snapshot> {
+    NetserCodec::new("netser", snapshots.to_vec())
 }
 
 /// netser's derived impl with the batch path compiled for the baseline only
 /// (`netser::batch::set_simd(false)` around each call): what the runtime dispatch to
 /// AVX-512 or AVX2 saves.
-pub fn derived_baseline(snapshot: &Snapshot) -> NetserCodec<Snapshot> {
+pub fn derived_baseline(snapshots: &[Snapshot]) -> NetserCodec<Snapshot> {
     NetserCodec {
         simd: false,
-        ..NetserCodec::new("netser-sse2", snapshot.clone())
+        ..NetserCodec::new("netser-sse2", snapshots.to_vec())
     }
 }
 
 /// netser's hand-written impl on the same data.
-pub fn hand(snapshot: &Snapshot) -> NetserCodec<HandSnapshot> {
-    NetserCodec::new("netser-hand", HandSnapshot(snapshot.clone()))
+pub fn hand(snapshots: &[Snapshot]) -> NetserCodec<HandSnapshot> {
+    NetserCodec::new(
+        "netser-hand",
+        snapshots.iter().cloned().map(HandSnapshot).collect(),
+    )
 }
 
 impl<T: NetSerialize + AsSnapshot> Contender for NetserCodec<T> {
@@ -141,24 +146,25 @@ impl<T: NetSerialize + AsSnapshot> Contender for NetserCodec<T> {
 
     fn encode(&mut self) -> usize {
         netser::batch::set_simd(self.simd);
-        self.len = self
-            .input
+        let len = self
+            .rotation
+            .next_input()
             .encode_to_slice(&mut self.buf)
             .expect("the workload is within the declared bounds");
         netser::batch::set_simd(true);
-        self.len
+        len
     }
 
     fn decode(&mut self) {
         netser::batch::set_simd(self.simd);
         let value =
-            T::decode_from_slice(&self.buf[..self.len]).expect("netser reads what it wrote");
+            T::decode_from_slice(self.rotation.next_frame()).expect("netser reads what it wrote");
         netser::batch::set_simd(true);
         self.output = Some(value);
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.rotation.encoded()
     }
 
     fn decoded(&self) -> Option<Snapshot> {

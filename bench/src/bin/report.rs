@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use netser_bench::{contenders, Contender, Workload};
+use netser_bench::{contenders_for, Contender, Workload};
 use plotters::prelude::*;
 
 /// The peers each netser ratio is taken against, in table and chart order.
@@ -125,7 +125,7 @@ fn only(args: &[String]) {
         .into_iter()
         .find(|w| w.label() == *workload)
         .unwrap_or_else(|| usage(&format!("no workload {workload}")));
-    let mut c = contenders(&w.snapshot())
+    let mut c = contenders_for(&w)
         .into_iter()
         .find(|c| c.name() == name)
         .unwrap_or_else(|| usage(&format!("no contender {name}")));
@@ -159,7 +159,7 @@ fn run(c: &mut dyn Contender, op: Op, iters: usize) -> f64 {
 }
 
 fn measure(w: &Workload, options: &Options) -> WorkloadResult {
-    let mut cs = contenders(&w.snapshot());
+    let mut cs = contenders_for(w);
     let bytes: Vec<usize> = cs.iter_mut().map(|c| c.encode()).collect();
     // Batch sizes: warm up, then enough iterations for ~batch_us per batch.
     let batch = |c: &mut Box<dyn Contender>, op| {
