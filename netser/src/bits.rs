@@ -130,12 +130,14 @@ pub struct BitWriter<'a> {
     bits_written: u64,
     capacity_bits: u64,
     /// The end of the word that was being filled when [`BitWriter::write_bits`] last
-    /// took its slow path, or one past the buffer's last bit when that comes first. A
-    /// write that ends before it fits and leaves the word unfilled, so one comparison
-    /// sends every other write (one that fills the word, finds no room or is wider than
-    /// 64 bits) to the slow path. The other writes leave it alone: once they move to a
-    /// later word it is behind `bits_written` and sends the next write to the slow
-    /// path, which sets it again.
+    /// took one of its other paths, or one past the buffer's last bit when that comes
+    /// first. A write that ends before it fits and leaves the word unfilled, so one
+    /// comparison sends every other write (one that fills the word, finds no room or is
+    /// wider than 64 bits) to the other paths. The other writes leave it alone: once
+    /// they move to a later word it is behind `bits_written`, and the next `write_bits`
+    /// sets it again. So while it is ahead of `bits_written` it is the end of the word
+    /// holding `bits_written` (or one past the buffer, inside that word), which the
+    /// word-filling path relies on.
     limit: u64,
 }
 

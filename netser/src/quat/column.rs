@@ -229,10 +229,9 @@ impl QuatFormat {
     /// settles holds `pack_with`'s integers; the other lanes are left as they are
     /// (canonical, or inactive). Returns whether every marked lane settled.
     ///
-    /// Only the marked lanes are visited: a block of random rotations that holds one
-    /// most often holds only one (about 0.2% of them at 10 bits), and visiting every
-    /// lane, as this did before, cost a tenth of a 256-entity encode whose snapshot
-    /// held one.
+    /// Only the marked lanes are visited: near-ties are about 0.2% of random rotations
+    /// at 10 bits, so a block holding one most often holds only that one (and a
+    /// 256-entity snapshot most often one such block).
     #[cold]
     #[inline(never)]
     fn settle<const N: usize>(
