@@ -11,6 +11,12 @@ pub struct BincodeCodec {
     output: Option<Snapshot>,
 }
 
+/// `s` into `buf` with the standard configuration; the length written.
+fn write(s: &Snapshot, buf: &mut [u8]) -> usize {
+    bincode::encode_into_slice(s, buf, bincode::config::standard())
+        .expect("the buffer holds the snapshot")
+}
+
 impl BincodeCodec {
     /// A codec that encodes `snapshots` in turn.
     ///
@@ -26,8 +32,7 @@ impl BincodeCodec {
             .unwrap_or(0);
         let mut buf = vec![0; 16 + most * 64];
         let rotation = Rotation::new(snapshots.to_vec(), |s| {
-            let len = bincode::encode_into_slice(s, &mut buf, bincode::config::standard())
-                .expect("the buffer holds the snapshot");
+            let len = write(s, &mut buf);
             buf[..len].to_vec()
         });
         BincodeCodec {
@@ -44,12 +49,7 @@ impl Contender for BincodeCodec {
     }
 
     fn encode(&mut self) -> usize {
-        bincode::encode_into_slice(
-            self.rotation.next_input(),
-            &mut self.buf,
-            bincode::config::standard(),
-        )
-        .expect("the buffer holds the snapshot")
+        write(self.rotation.next_input(), &mut self.buf)
     }
 
     fn decode(&mut self) {

@@ -236,7 +236,7 @@ impl<'a> BitWriter<'a> {
             if let Some([dst, _]) = words.get_mut(index..index + 2) {
                 let pos = (self.bits_written & 63) as u32;
                 *dst = (self.scratch | value << pos).to_le_bytes();
-                // The bits of `value` that did not fit (`v >> (64 - pos)`, see `push`).
+                // The bits of `value` that did not fit (`v >> (64 - pos)`, see `put`).
                 self.scratch = (value >> 1) >> (63 - pos);
                 self.bits_written = end;
                 self.limit = (end | 63) + 1;
@@ -367,24 +367,8 @@ impl<'a> BitWriter<'a> {
     /// The unchecked core: `bits <= 64`, `value < 2^bits` and room checked by the caller.
     #[inline(always)]
     fn push(&mut self, value: u64, bits: u32) {
-        let pos = (self.bits_written & 63) as u32;
-        self.scratch |= value << pos;
-        if pos + bits >= 64 {
-            self.store_word(self.bits_written >> 6, self.scratch);
-            // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is
-            // `v >> (64 - pos)` without a shift by 64 when `pos == 0`.
-            self.scratch = (value >> 1) >> (63 - pos);
-        }
+        self.scratch = put(self.buf, self.scratch, self.bits_written, value, bits);
         self.bits_written += bits as u64;
-    }
-
-    #[inline(always)]
-    fn store_word(&mut self, word_index: u64, word: u64) {
-        let at = (word_index * 8) as usize;
-        match self.buf.get_mut(at..at + 8) {
-            Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
-            None => store_tail(self.buf, at, word),
-        }
     }
 
     /// Number of padding bits [`BitWriter::align`] would write now.
@@ -463,7 +447,7 @@ impl<'a> BitWriter<'a> {
         // Store the scratch word (its bytes past `pos` are zeros the copy overwrites:
         // the run is at least 16 bytes), copy in bulk, then reload the partial last word.
         let pos = (self.bits_written / 8) as usize;
-        self.store_word(self.bits_written >> 6, self.scratch);
+        store_word(self.buf, self.bits_written >> 6, self.scratch);
         let end = pos + data.len();
         self.buf[pos..end].copy_from_slice(data);
         self.bits_written += (data.len() as u64) * 8;
@@ -829,17 +813,32 @@ fn write_near_end(
     if at + bits as u64 > capacity || bits > 64 || value > MASKS[bits as usize] {
         return Err(refuse_write(value, bits, at, capacity));
     }
+    Ok(put(buf, scratch, at, value, bits))
+}
+
+/// `value` (`bits <= 64`, `value < 2^bits`, room checked by the caller) added at bit
+/// `at` to the pending bits `scratch`, whose word is stored when it fills: the new
+/// pending bits. The writer's state by value, so that the cold path shares it.
+#[inline(always)]
+fn put(buf: &mut [u8], scratch: u64, at: u64, value: u64, bits: u32) -> u64 {
     let pos = (at & 63) as u32;
-    let word = scratch | value.wrapping_shl(pos);
+    let word = scratch | value << pos;
     if pos + bits < 64 {
-        return Ok(word);
+        return word;
     }
-    let start = ((at >> 6) * 8) as usize;
-    match buf.get_mut(start..start + 8) {
+    store_word(buf, at >> 6, word);
+    // The bits of `value` that did not fit; `(v >> 1) >> (63 - pos)` is `v >> (64 - pos)`
+    // without a shift by 64 when `pos == 0`.
+    (value >> 1) >> (63 - pos)
+}
+
+#[inline(always)]
+fn store_word(buf: &mut [u8], word_index: u64, word: u64) {
+    let at = (word_index * 8) as usize;
+    match buf.get_mut(at..at + 8) {
         Some(dst) => dst.copy_from_slice(&word.to_le_bytes()),
-        None => store_tail(buf, start, word),
+        None => store_tail(buf, at, word),
     }
-    Ok((value >> 1) >> (63 - pos))
 }
 
 /// The last word of a buffer whose length is not a multiple of 8: the room check
