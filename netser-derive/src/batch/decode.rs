@@ -347,6 +347,13 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let mut parse = TokenStream::new();
     let mut loads = TokenStream::new();
     let mut split = TokenStream::new();
+    // A trailing stretch (ungated fields after the last gated one) starts at one of two
+    // constant offsets from the stretch before it, as that stretch's gate decides: that
+    // stretch's loads read it at both (the union of the two layouts' windows, usually
+    // the same loads), so it costs no base, load or store of its own per element, and
+    // pass 2 picks each of its fields at both places and selects by the gate.
+    let fold = stretches.len() >= 2 && stretches.last().is_some_and(|t| t.gate.is_none());
+    let trailing = stretches.len() - 1;
     for (i, st) in stretches.iter().enumerate() {
         let (si, li, oi, ci) = (
             format_ident!("__S{}", i),
@@ -356,12 +363,81 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         );
         let m = st.slots.len();
         let ws = st.slots.iter().map(|s| format_ident!("__W{}", s));
-        consts.extend(quote! {
-            const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);
-            const #li: usize = #si.loads();
-            const #oi: [usize; #li] = #si.load_offsets();
-        });
+        consts.extend(quote!(const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);));
         element_bits.extend(quote!(+ #si.bits() as u64));
+        if fold && i == trailing {
+            parse.extend(quote!(__p.skip(&#si);));
+            continue;
+        }
+        // The split the loads and picks go by (`#pi`), and the map from its load indices
+        // to the loads made (`#mi`).
+        let (pi, mi) = (format_ident!("__P{}", i), format_ident!("__M{}", i));
+        if fold && i + 1 == trailing {
+            let t = &stretches[trailing];
+            let head = st.gate.map_or(m, |(_, head)| head);
+            let on = st
+                .slots
+                .iter()
+                .chain(&t.slots)
+                .map(|s| format_ident!("__W{}", s));
+            let off = st.slots[..head]
+                .iter()
+                .chain(&t.slots)
+                .map(|s| format_ident!("__W{}", s));
+            let (mon, moff) = (m + t.slots.len(), head + t.slots.len());
+            let (fi, lf, of, mf) = (
+                format_ident!("__F{}", i),
+                format_ident!("__LF{}", i),
+                format_ident!("__OF{}", i),
+                format_ident!("__MF{}", i),
+            );
+            let (ln, on_offsets) = (format_ident!("__LN{}", i), format_ident!("__ON{}", i));
+            consts.extend(quote! {
+                // Both layouts: the gated field present (`#pi`) or not (`#fi`).
+                const #pi: #batch::Split<#mon> = #batch::Split::new([#(#on),*]);
+                const #fi: #batch::Split<#moff> = #batch::Split::new([#(#off),*]);
+                const #ln: usize = #pi.loads();
+                const #on_offsets: [usize; #ln] = #pi.load_offsets();
+                const #lf: usize = #fi.loads();
+                const #of: [usize; #lf] = #fi.load_offsets();
+                const #li: usize = #batch::union_len(&#on_offsets, &#of);
+                const #oi: [usize; #li] = #batch::union_offsets(&#on_offsets, &#of);
+                const #mi: [usize; #ln] = #batch::load_indices(&#on_offsets, &#oi);
+                const #mf: [usize; #lf] = #batch::load_indices(&#of, &#oi);
+            });
+            let Some((j, _)) = st.gate else {
+                unreachable!("every stretch but the last is closed by a gate")
+            };
+            let gi = format_ident!("__g{}", j);
+            for (k, &s) in t.slots.iter().enumerate() {
+                let r = format_ident!("__r{}", s);
+                let (jn, jf) = (m + k, head + k);
+                let value = plan.raw_value(s, quote!(__bits));
+                split.extend(quote! {
+                    for __k in 0..__N {
+                        let __present = #pi.pick(
+                            #jn,
+                            #ci[const { #mi[#pi.lo_load(#jn)] }][__k],
+                            #ci[const { #mi[#pi.hi_load(#jn)] }][__k],
+                        );
+                        let __absent = #fi.pick(
+                            #jf,
+                            #ci[const { #mf[#fi.lo_load(#jf)] }][__k],
+                            #ci[const { #mf[#fi.hi_load(#jf)] }][__k],
+                        );
+                        let __bits = if #gi[__k] { __present } else { __absent };
+                        #r[__k] = #value;
+                    }
+                });
+            }
+        } else {
+            consts.extend(quote! {
+                const #pi: #batch::Split<#m> = #si;
+                const #li: usize = #si.loads();
+                const #oi: [usize; #li] = #si.load_offsets();
+                const #mi: [usize; #li] = #batch::load_indices(&#oi, &#oi);
+            });
+        }
         loads.extend(quote!(let mut #ci = [[0u64; __N]; #li];));
         let mut picks = Vec::new();
         for (j, &s) in st.slots.iter().enumerate() {
@@ -369,16 +445,20 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             if early[s] {
                 let value = plan.raw_value(
                     s,
-                    quote!(#si.pick(#j, __l[const { #si.lo_load(#j) }], __l[const { #si.hi_load(#j) }])),
+                    quote!(#pi.pick(
+                        #j,
+                        __l[const { #mi[#pi.lo_load(#j)] }],
+                        __l[const { #mi[#pi.hi_load(#j)] }],
+                    )),
                 );
                 picks.push(quote!(#r[__k] = #value;));
             } else {
                 let value = plan.raw_value(
                     s,
-                    quote!(#si.pick(
+                    quote!(#pi.pick(
                         #j,
-                        #ci[const { #si.lo_load(#j) }][__k],
-                        #ci[const { #si.hi_load(#j) }][__k],
+                        #ci[const { #mi[#pi.lo_load(#j)] }][__k],
+                        #ci[const { #mi[#pi.hi_load(#j)] }][__k],
                     )),
                 );
                 // Constant shifts and masks over a column of words: vector instructions.

@@ -267,6 +267,80 @@ impl<const M: usize> Split<M> {
     }
 }
 
+/// How many distinct offsets two ascending load lists ([`Split::load_offsets`]) hold
+/// together: the loads of a stretch read in both of its layouts (a trailing stretch
+/// after a gated field, read at the gate's two outcomes by the stretch before it).
+pub const fn union_len<const A: usize, const B: usize>(a: &[usize; A], b: &[usize; B]) -> usize {
+    let mut n = 0;
+    let (mut i, mut j) = (0, 0);
+    while i < A || j < B {
+        let next = match (i < A, j < B) {
+            (true, true) if a[i] <= b[j] => a[i],
+            (true, false) => a[i],
+            _ => b[j],
+        };
+        while i < A && a[i] == next {
+            i += 1;
+        }
+        while j < B && b[j] == next {
+            j += 1;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// The distinct offsets of two ascending load lists, ascending (`U` is
+/// [`union_len`]).
+///
+/// # Panics
+/// At compile time (it runs in a `const`), when `U` is not [`union_len`].
+pub const fn union_offsets<const A: usize, const B: usize, const U: usize>(
+    a: &[usize; A],
+    b: &[usize; B],
+) -> [usize; U] {
+    assert!(U == union_len(a, b), "one slot per distinct offset");
+    let mut out = [0usize; U];
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < A || j < B {
+        let next = match (i < A, j < B) {
+            (true, true) if a[i] <= b[j] => a[i],
+            (true, false) => a[i],
+            _ => b[j],
+        };
+        while i < A && a[i] == next {
+            i += 1;
+        }
+        while j < B && b[j] == next {
+            j += 1;
+        }
+        out[n] = next;
+        n += 1;
+    }
+    out
+}
+
+/// For each offset of `of`, its index in `all` (which holds every one of them).
+///
+/// # Panics
+/// At compile time (it runs in a `const`), when `all` lacks one.
+pub const fn load_indices<const L: usize, const U: usize>(
+    of: &[usize; L],
+    all: &[usize; U],
+) -> [usize; L] {
+    let mut out = [0usize; L];
+    let mut l = 0;
+    while l < L {
+        let mut u = 0;
+        while all[u] != of[l] {
+            u += 1;
+        }
+        out[l] = u;
+        l += 1;
+    }
+    out
+}
+
 /// Reads a block's bits from a window of the input (`W` bytes from the byte holding the
 /// block's first bit, see [`window_bytes`]) without consuming them from the stream: the
 /// block is then checked as a whole, and consumed ([`Decoder::skip_bits`]) only when
@@ -405,6 +479,31 @@ mod tests {
             }
         };
         Peek::new(bytes, lead as u64)
+    }
+
+    /// The union of two load lists is their distinct offsets in order, and every offset
+    /// of either finds its index in it.
+    #[test]
+    fn load_unions_hold_both_lists() {
+        const A: [usize; 4] = [0, 7, 14, 14];
+        const B: [usize; 3] = [0, 5, 21];
+        const N: usize = union_len(&A, &B);
+        const U: [usize; N] = union_offsets(&A, &B);
+        assert_eq!(U, [0, 5, 7, 14, 21]);
+        assert_eq!(load_indices(&A, &U), [0, 2, 3, 3]);
+        assert_eq!(load_indices(&B, &U), [0, 1, 4]);
+        assert_eq!(union_len(&A, &A), 3);
+        assert_eq!(union_len(&[3usize], &[] as &[usize; 0]), 1);
+        // The layouts a trailing stretch is read in: the gated field present or not.
+        let on = Split::new([12, 19, 19, 16, 32, 1, 14, 14, 14, 7, 1, 1, 1]);
+        let off = Split::new([12, 19, 19, 16, 32, 1, 7, 1, 1, 1]);
+        let (a, b) = (on.load_offsets::<3>(), off.load_offsets::<2>());
+        assert_eq!((on.loads(), off.loads()), (3, 2));
+        assert_eq!(
+            union_len(&a, &b),
+            3,
+            "the absent layout's loads are the present one's"
+        );
     }
 
     /// Every split of 8 fields of widths 0..=64 (spilling ones included), at every bit
