@@ -503,11 +503,12 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         quote!(let mut #r = [<#ty as ::core::default::Default>::default(); __N];)
     });
     let raws = quote!(#(#raws)*);
-    let gates = (0..plan.gates.len()).map(|j| {
-        let gi = format_ident!("__g{}", j);
-        quote!(let mut #gi = [false; __N];)
-    });
-    let gates = quote!(#(#gates)*);
+    let gate_ids: Vec<_> = (0..plan.gates.len())
+        .map(|j| format_ident!("__g{}", j))
+        .collect();
+    let saved: Vec<_> = (0..plan.gates.len())
+        .map(|j| format_ident!("__gs{}", j))
+        .collect();
     let live = quote!(&__live);
     let bail = quote!(break '__block false;);
     let values: TokenStream = (0..plan.slots.len())
@@ -520,23 +521,27 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         .collect();
     let value = plan.construct();
     let defaults = plan.gated_defaults();
-    let block = |full: bool| {
-        let (count, stop, lanes) = if full {
-            (quote!(__N), TokenStream::new(), quote!([true; __N]))
+    // Pass 1 of a block at the stream's position: the bit positions (the gates decide
+    // them) and each element's windows, stored by columns; `__bits` becomes the block's
+    // length. `false` when the input cannot be peeked.
+    let pass1 = |full: bool| {
+        let (stop, reset) = if full {
+            // Every lane's gates are set.
+            (TokenStream::new(), TokenStream::new())
         } else {
             (
-                quote!(__n),
                 quote!(if __k == __n {
                     break;
                 }),
-                quote!(#batch::live(__n)),
+                // Lanes past the end stay off: gated columns take the gates as lanes.
+                quote!(#(#gate_ids = [false; __N];)*),
             )
         };
         quote! {
-            '__block: {
+            '__pass1: {
                 let ::core::option::Option::Some((__input, __start)) = #dec::peek_input(__d)
                 else {
-                    break '__block false;
+                    break '__pass1 false;
                 };
                 let __copy: [u8; __WB];
                 let __bytes: &[u8; __WB] = match #batch::window::<__WB>(__input, __start) {
@@ -547,17 +552,36 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                     }
                 };
                 let mut __p = #batch::Peek::new(__bytes, __start);
-                #raws
-                #gates
-                // Pass 1: the bit positions (the gates decide them) and each element's
-                // windows, stored by columns.
+                #reset
                 for __k in 0..__N {
                     #stop
                     #parse
                 }
+                __bits = __p.position() - (__start & 7);
+                true
+            }
+        }
+    };
+    let (pass1_full, pass1_partial) = (pass1(true), pass1(false));
+    // The rest of a block whose pass 1 has run: checked and converted by columns,
+    // consumed, and built. A full block runs the next full block's pass 1 before it
+    // builds its elements: pass 2 loads the columns pass 1 stored element by element as
+    // vectors, which waits until those stores reach the cache, and the build's work
+    // covers that wait (`__ready`: the next block's pass 1 has run).
+    let block = |full: bool| {
+        let (count, lanes, ahead) = if full {
+            (
+                quote!(__N),
+                quote!([true; __N]),
+                quote!(__ready = __len - __at - __n >= __N && #pass1_full;),
+            )
+        } else {
+            (quote!(__n), quote!(#batch::live(__n)), TokenStream::new())
+        };
+        quote! {
+            '__block: {
                 // Pass 2: every other field split from its column of windows.
                 #split
-                let __bits = __p.position() - (__start & 7);
                 if __bits > #dec::bits_remaining(__d) {
                     break '__block false;
                 }
@@ -570,8 +594,13 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 #nested_values
                 #defaults
                 #dec::skip_bits(__d, __bits)?;
-                for __k in 0..#count {
-                    __out.push(#value);
+                #(let #saved = #gate_ids;)*
+                #ahead
+                {
+                    #(let #gate_ids = #saved;)*
+                    for __k in 0..#count {
+                        __out.push(#value);
+                    }
                 }
                 true
             }
@@ -596,14 +625,22 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
             #batch::simd(#[inline(always)] || {
-                // The windows' columns, zeroed once: a short block's lanes past its end
-                // keep the last block's words, which only inactive lanes read.
+                // The columns, zeroed once: a short block's lanes past its end keep the
+                // last block's values, which only inactive lanes read.
                 #loads
+                #raws
+                #(let mut #gate_ids = [false; __N];)*
+                let mut __bits = 0u64;
+                let mut __ready = false;
                 let mut __at = 0usize;
                 while __at < __len {
                     let __n = ::core::cmp::min(__len - __at, __N);
-                    let __done = if __n == __N { #full } else { #partial };
+                    if !__ready {
+                        __ready = if __n == __N { #pass1_full } else { #pass1_partial };
+                    }
+                    let __done = __ready && if __n == __N { #full } else { #partial };
                     if !__done {
+                        __ready = false;
                         #batch::decode_each(__d, __at, __n, __out)?;
                     }
                     __at += __n;
