@@ -19,6 +19,8 @@
 //!
 //! With `simd` the columns run as the batch path runs them on this CPU: its AVX-512 build
 //! where the CPU has AVX-512, else its AVX2 build; `NETSER_SIMD=avx2` picks the AVX2 build.
+//! Those builds read integers with fused multiply-adds instead of a division (the proof is
+//! in `netser::quantize`'s module docs), so `column ... simd` checks that arithmetic too.
 //!
 //! It takes minutes; it prints each check, its count and time, and exits non-zero on the
 //! first mismatch. `tests/tests/quantize_division_free.rs` is the sampled CI version.
@@ -178,9 +180,11 @@ fn check_quantize_column(q: &Quantize, first: u32) -> Result<(), String> {
 fn check_dequantize_column(q: &Quantize, first: u32, last: u32) -> Result<(), String> {
     let ints: [u32; LANES] = std::array::from_fn(|i| first.saturating_add(i as u32).min(last));
     let mut out = [0f32; LANES];
-    if !netser::batch::simd(
+    // At the CPU's level: from AVX2 on, the column's quotient is found by fused
+    // multiply-adds instead of a division.
+    if !netser::batch::simd_with(
         #[inline(always)]
-        || q.dequantize_column(&ints, &[true; LANES], &mut out),
+        |level| q.dequantize_column_at(level, &ints, &[true; LANES], &mut out),
     ) {
         return Err(format!("integers from {first} refused"));
     }

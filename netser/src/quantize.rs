@@ -49,10 +49,42 @@
 //! the same float32. When `q` is below `2^-126` (a subnormal `n`, from a value within a
 //! subnormal distance of `min`), both round to values below `2^-126`, and
 //! `floor(f32(f32(n * max_integer_value) + 0.5))` is 0 either way. On read the quotient is
-//! 0 or at least `2^-32`. `examples/exhaustive_quantize.rs` checks every float32 input and
+//! 0 or at least `2^-32`. `netser/examples/exhaustive_quantize.rs` checks every float32 input and
 //! every integer of the quantizations the benchmark and the conformance vectors use
 //! against the dividing arithmetic; `tests/tests/quantize_division_free.rs` samples ten
 //! million inputs of each in CI.
+//!
+//! # Dividing an integer with fused multiply-adds
+//!
+//! The batch path's read, at the vector levels that have fused multiply-adds, finds the
+//! same quotient `RN32(n / M)` for integers `0 <= n <= M` with `1 <= M < 2^22` (both
+//! exact as float32) in three steps, with `r = RN32(1 / M)`:
+//! `q = RN32(n * r)`, `e = RN32(n - q * M)` (fused), `t = RN32(q + e * r)` (fused).
+//!
+//! Proof that `t = RN32(n / M)`. Let `x = n / M`, in the binade `[2^f, 2^(f+1))`
+//! (`f <= 0`), so its spacing is `u = 2^(f-23)`; `x = 0` gives `q = e = t = 0`.
+//!
+//! 1. `|r - 1/M| <= 2^-24 / M` (`r` is `1/M` correctly rounded), so
+//!    `|n * r - x| <= 2^-24 * x < u`, and rounding adds at most `u` more (half the
+//!    spacing of a product that may reach the next binade): `|q - x| < 2u`.
+//! 2. `e` is exact: `n - q * M` is a multiple of `q`'s spacing (`n` is an integer, `M`
+//!    an integer, the spacing at most 2^-23), of magnitude `M * |x - q| < 2^22 * 2u`,
+//!    which is at most 2^24 times that spacing (at least `u / 2`): it fits 24 bits.
+//! 3. So `q + e * r - x = e * (r - 1/M)`, of magnitude at most
+//!    `M * |x - q| * 2^-24 / M < 2u * 2^-24 = 2^(f-46)`, and the fused step rounds that
+//!    exact sum once.
+//! 4. No rounding boundary lies that close to `x`. If `x` is a float32 the nearest
+//!    boundary is at least `2^(f-25)` away. Otherwise a boundary in its binade is
+//!    `m = (2K + 1) * 2^(f-24)`; `x = m` would make `M * (2K + 1) = n * 2^(24-f)`, whose
+//!    reduced denominator `2^(24-f) >= 2^24` exceeds `M`, so `x != m`, and
+//!    `|x - m| = |n * 2^(24-f) - (2K + 1) * M| / (M * 2^(24-f)) >= 2^(f-24) / M`,
+//!    more than `2^(f-46)` because `M < 2^22`.
+//!
+//! So `t` and `x` round to the same float32. (Against a general float32 divisor step 4
+//! leaves no such margin, which is why the write keeps its float64 product.)
+//! `netser/examples/exhaustive_quantize.rs` checks it for every integer of the benchmark's and
+//! the conformance vectors' quantizations, and `tests/tests/quantize_division_free.rs`
+//! for every integer of theirs and sampled pairs up to 2^22.
 
 // The negated comparisons are deliberate: they follow the reference, where a NaN fails
 // every comparison and so takes the clamping branch.
@@ -90,6 +122,9 @@ pub struct Quantize {
     inv_delta: f64,
     /// `RN64(1 / f32(max_integer_value))`: the read's division as a multiplication.
     inv_max_integer: f64,
+    /// `RN32(1 / f32(max_integer_value))`: the read's division as fused multiply-adds
+    /// (module docs).
+    inv_max_integer_f32: f32,
     /// The value the top integer decodes to, `f32(delta + min)`: `max` itself, or the
     /// float32 next to it when `delta` rounded. The writer accepts it, so that every
     /// value a reader returns encodes again (to the top integer).
@@ -158,6 +193,7 @@ impl Quantize {
             max_integer_f32,
             inv_delta: 1.0 / delta as f64,
             inv_max_integer: 1.0 / max_integer_f32 as f64,
+            inv_max_integer_f32: 1.0 / max_integer_f32,
             // `dequantize(max_integer_value)`: its quotient is exactly 1, and `1 * delta`
             // is `delta`.
             top: delta + min,

@@ -286,15 +286,17 @@ pub trait NetSerialize: Sized {
     /// Derived code only: the values of `N` packed forms (as
     /// [`NetSerialize::pack_fixed`] gives them) when every active lane is valid, as a
     /// function of the lane (`0..N`; an inactive lane gives any value), so the caller
-    /// builds each element in place with no iterator to keep in step.
+    /// builds each element in place with no iterator to keep in step. `level` is the
+    /// code generation the caller runs at ([`crate::batch::simd_with`]'s argument).
     /// `None` sends the caller to the element-by-element path (the default: no batch).
     #[doc(hidden)]
     #[inline(always)]
     fn unpack_fixed_column<const N: usize>(
         raw: [u64; N],
         active: [bool; N],
+        level: crate::batch::SimdLevel,
     ) -> Option<impl Fn(usize) -> Self> {
-        let _ = (raw, active);
+        let _ = (raw, active, level);
         None::<fn(usize) -> Self>
     }
 }

@@ -8,6 +8,7 @@
 //! field). What decodes encodes again to the same bytes.
 #![allow(missing_docs)]
 
+use netser::batch::simd_level;
 use netser::trace::Tracer;
 use netser::{Decoder, Encoder, Error, NetSerialize, ReadStream, WriteStream};
 use proptest::prelude::*;
@@ -570,7 +571,7 @@ fn nested_columns_equal_pack_fixed() {
     for (k, v) in inners.iter().enumerate() {
         assert_eq!(out[k], v.pack_fixed(0).unwrap());
     }
-    let lane = Inner::unpack_fixed_column(out, [true; 3]).unwrap();
+    let lane = Inner::unpack_fixed_column(out, [true; 3], simd_level()).unwrap();
     let back: Vec<Inner> = (0..3).map(lane).collect();
     assert_eq!(back, inners);
     let bad = [
@@ -592,7 +593,7 @@ fn nested_columns_equal_pack_fixed() {
         &mut [0; 2]
     ));
     // Offset 3 for `a` (range 1..=3) is not a value.
-    assert!(Inner::unpack_fixed_column([3], [true]).is_none());
+    assert!(Inner::unpack_fixed_column([3], [true], simd_level()).is_none());
 }
 
 /// Stretches of the parse: a gated field right after another (each closing its own
@@ -722,7 +723,7 @@ fn nested_lane_functions_give_every_lane() {
         &[true; 16],
         &mut raw
     ));
-    let lane = Outer::unpack_fixed_column(raw, [true; 16]).unwrap();
+    let lane = Outer::unpack_fixed_column(raw, [true; 16], simd_level()).unwrap();
     for (k, v) in outers.iter().enumerate() {
         assert_eq!(&lane(k), v, "lane {k}");
         assert_eq!(raw[k], v.pack_fixed(0).unwrap());
@@ -731,9 +732,9 @@ fn nested_lane_functions_give_every_lane() {
     let mut bad = raw;
     bad[5] |= 3;
     let mut active = [true; 16];
-    assert!(Outer::unpack_fixed_column(bad, active).is_none());
+    assert!(Outer::unpack_fixed_column(bad, active, simd_level()).is_none());
     active[5] = false;
-    let lane = Outer::unpack_fixed_column(bad, active).unwrap();
+    let lane = Outer::unpack_fixed_column(bad, active, simd_level()).unwrap();
     assert_eq!(lane(4), outers[4]);
 }
 

@@ -5,6 +5,7 @@
 //! exhaustive version, over all 2^32 inputs, is
 //! `cargo run --release -p netser --example exhaustive_quantize`.
 
+use netser::batch::SimdLevel;
 use netser::quat::{pack_with, unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
 use netser::Quantize;
 use netser_tests::quantizers::{around, edge_cases, QUANTIZERS};
@@ -93,6 +94,63 @@ fn every_integer_read_matches_the_dividing_arithmetic() {
             let (got, want) = (q.dequantize(i), reference_dequantize(&q, i));
             assert_eq!(got.to_bits(), want.to_bits(), "{q:?}: integer {i}");
         }
+    }
+}
+
+/// The batch read at the vector levels (fused multiply-adds instead of the division,
+/// `netser::quantize`'s module docs) on `ints`, against the reference, 16 at a time.
+fn check_fused_read(q: &Quantize, ints: impl Iterator<Item = u32>) {
+    let ints: Vec<u32> = ints.collect();
+    for chunk in ints.chunks(16) {
+        let mut lanes = [0u32; 16];
+        lanes[..chunk.len()].copy_from_slice(chunk);
+        let mut out = [0f32; 16];
+        // Called directly, not through `simd`: the fused steps are exact whatever the
+        // instructions (a library call here), so this checks the arithmetic itself.
+        assert!(q.dequantize_column_at(SimdLevel::Avx2, &lanes, &[true; 16], &mut out));
+        for (&i, got) in chunk.iter().zip(out) {
+            let want = reference_dequantize(q, i);
+            assert_eq!(got.to_bits(), want.to_bits(), "{q:?}: integer {i}");
+        }
+    }
+}
+
+#[test]
+fn every_integer_read_by_fused_multiply_adds_matches_the_division() {
+    for (min, max, res) in QUANTIZERS {
+        let q = Quantize::new(min, max, res);
+        let last = q.max_integer_value();
+        // Every integer below 2^22 steps (the fused read's domain; larger ones divide).
+        let stride = (last as u64).div_ceil(SAMPLES).max(1) as usize;
+        check_fused_read(&q, (0..=last).step_by(stride).chain([last - 1, last]));
+    }
+}
+
+/// The proof covers every `n <= M < 2^22`: pairs drawn across that whole domain, every
+/// `M` near the powers of two and near 2^22, with the ends of each range.
+#[test]
+fn sampled_integer_pairs_read_by_fused_multiply_adds_match_the_division() {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut steps: Vec<u32> = (1..22)
+        .flat_map(|k| [(1 << k) - 1, 1 << k, (1 << k) + 1])
+        .collect();
+    steps.extend([(1 << 22) - 1, (1 << 22) - 2, 3, 5, 7, 409_600, 12_800]);
+    steps.extend((0..2000).map(|_| 1 + (next() % ((1 << 22) - 1)) as u32));
+    for m in steps {
+        // `res = 1` over `0..=m`: exactly `m` steps.
+        let q = Quantize::new(0.0, m as f32, 1.0);
+        assert_eq!(q.max_integer_value(), m);
+        let drawn: Vec<u32> = (0..2000)
+            .map(|_| (next() % (m as u64 + 1)) as u32)
+            .collect();
+        let ends = [0, 1, m / 3, m / 2, m.saturating_sub(1), m];
+        check_fused_read(&q, drawn.into_iter().chain(ends));
     }
 }
 

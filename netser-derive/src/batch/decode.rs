@@ -79,7 +79,7 @@ impl Plan<'_> {
                     let mut #v = [0f32; __N];
                     __ok &= {
                         #q
-                        __Q.dequantize_column(&#r, #act, &mut #v)
+                        __Q.dequantize_column_at(__level, &#r, #act, &mut #v)
                     };
                 }
             }
@@ -94,7 +94,7 @@ impl Plan<'_> {
                 let n = format_ident!("__n{}", s);
                 quote! {
                     let ::core::option::Option::Some(#n) =
-                        <#ty as #krate::NetSerialize>::unpack_fixed_column::<__N>(#r, *#act)
+                        <#ty as #krate::NetSerialize>::unpack_fixed_column::<__N>(#r, *#act, __level)
                     else {
                         #bail
                     };
@@ -236,6 +236,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         fn unpack_fixed_column<const __N: usize>(
             __raw: [u64; __N],
             __act: [bool; __N],
+            __level: #krate::batch::SimdLevel,
         ) -> ::core::option::Option<impl ::core::ops::Fn(usize) -> Self> {
             let __act = &__act;
             #widths
@@ -624,7 +625,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             }
             // The blocks, compiled for the CPU's vector instructions when it has them
             // (the closure is inlined into `simd`'s dispatch).
-            #batch::simd(#[inline(always)] || {
+            #batch::simd_with(#[inline(always)] |__level| {
                 // The columns, zeroed once: a short block's lanes past its end keep the
                 // last block's values, which only inactive lanes read.
                 #loads

@@ -2,16 +2,18 @@
 //!
 //! The column kernels and the packing loops are written so that LLVM vectorizes them.
 //! Compiled for the x86_64 baseline they get SSE2 (four `f32` or two `u64` lanes, no
-//! blend, no variable shift without `cl`); compiled for AVX2 and BMI2 (every x86_64 CPU
-//! since 2013 to 2015) the same source gets eight and four lanes, blends and `shlx`; with
+//! blend, no variable shift without `cl`); compiled for AVX2, BMI2 and FMA (every x86_64
+//! CPU since 2013 to 2015) the same source gets eight and four lanes, blends, `shlx` and
+//! fused multiply-adds (which the dequantizing kernel uses at these levels only); with
 //! AVX-512 (F, BW, DQ, VL: Intel servers since 2017 and cores since 2019, AMD since Zen 4)
 //! it also gets mask registers, 64-bit integer conversions and two-source permutes. On
 //! the benchmark's snapshot that is 216 -> 125 instructions per moving entity to encode
 //! and 175 -> 138 to decode for AVX2, and on a CPU with AVX-512 about 15% less encode time
 //! again (BENCHMARKS.md). [`simd`] runs a closure compiled for the best of these the CPU
 //! has; the bytes and values are the same either way (the same IEEE operations: Rust
-//! never fuses a multiply and an add, and every operation the kernels use is correctly
-//! rounded in every instruction set).
+//! never fuses a multiply and an add unless told to, and every operation the kernels use
+//! is correctly rounded in every instruction set; where a kernel replaces a division by
+//! fused multiply-adds, a proof beside it shows the quotient is the same).
 
 /// The code generation [`simd`] runs its closures with.
 #[doc(hidden)]
@@ -20,7 +22,7 @@
 pub enum SimdLevel {
     /// As the crate is compiled (SSE2 on x86_64 by default).
     Baseline = 0,
-    /// AVX2, BMI1, BMI2, LZCNT and POPCNT.
+    /// AVX2, BMI1, BMI2, LZCNT, POPCNT and FMA.
     Avx2 = 1,
     /// The AVX2 level plus AVX-512 F, BW, DQ and VL.
     Avx512 = 2,
@@ -28,7 +30,7 @@ pub enum SimdLevel {
 
 /// Runs `f` compiled for the widest vector instructions this CPU has of those the batch
 /// path knows (x86_64 with the `std` feature, detected once: AVX-512 F, BW, DQ and VL
-/// with AVX2; or AVX2, BMI1, BMI2, LZCNT and POPCNT), else as the crate is compiled. The
+/// with AVX2; or AVX2, BMI1, BMI2, LZCNT, POPCNT and FMA), else as the crate is compiled. The
 /// environment variable `NETSER_SIMD=0` turns the dispatch off for the process, and
 /// `NETSER_SIMD=avx2` stops it at AVX2 (to measure or test that build on a CPU with
 /// AVX-512).
@@ -94,13 +96,19 @@ pub fn simd_level() -> SimdLevel {
 const fn compiled() -> SimdLevel {
     if cfg!(all(
         target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma",
         target_feature = "avx512f",
         target_feature = "avx512bw",
         target_feature = "avx512dq",
         target_feature = "avx512vl"
     )) {
         SimdLevel::Avx512
-    } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+    } else if cfg!(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    )) {
         SimdLevel::Avx2
     } else {
         SimdLevel::Baseline
@@ -167,7 +175,8 @@ mod x86_64 {
             && std::is_x86_feature_detected!("bmi1")
             && std::is_x86_feature_detected!("bmi2")
             && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("popcnt");
+            && std::is_x86_feature_detected!("popcnt")
+            && std::is_x86_feature_detected!("fma");
         let avx512 = avx2
             && !cap_avx2
             && std::is_x86_feature_detected!("avx512f")
@@ -218,12 +227,12 @@ mod x86_64 {
         }
     }
 
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
     fn avx2<R>(f: impl FnOnce() -> R) -> R {
         f()
     }
 
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512dq,avx512vl")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     fn avx512<R>(f: impl FnOnce() -> R) -> R {
         f()
     }
@@ -243,7 +252,8 @@ mod tests {
                 && std::is_x86_feature_detected!("bmi2")
                 && std::is_x86_feature_detected!("bmi1")
                 && std::is_x86_feature_detected!("lzcnt")
-                && std::is_x86_feature_detected!("popcnt");
+                && std::is_x86_feature_detected!("popcnt")
+                && std::is_x86_feature_detected!("fma");
             let avx512 = avx2
                 && env.as_ref().is_none_or(|v| v != "avx2")
                 && std::is_x86_feature_detected!("avx512f")
