@@ -405,6 +405,13 @@ impl<'a, const W: usize> Peek<'a, W> {
         self.pos += core::hint::select_unpredictable(on, split.bits, head) as usize;
     }
 
+    /// Moves the position to bit `pos` of the window (past elements whose starts were
+    /// found ahead).
+    #[inline(always)]
+    pub fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
     /// Consumes a segment read by [`Peek::loads`] (all its bits).
     #[inline(always)]
     pub fn skip<const M: usize>(&mut self, split: &Split<M>) {
@@ -418,8 +425,15 @@ impl<'a, const W: usize> Peek<'a, W> {
     /// split afterwards by vector instructions.
     #[inline(always)]
     pub fn loads<const L: usize>(&self, offsets: &[usize; L]) -> [u64; L] {
-        let phase = (self.pos & 7) as u32;
-        let base = (self.pos >> 3) & keep(W, offsets[L - 1]);
+        self.loads_at(self.pos, offsets)
+    }
+
+    /// [`Peek::loads`] at bit `pos` of the window instead of the position (a position
+    /// found ahead of the parse: the elements of a block whose starts are known).
+    #[inline(always)]
+    pub fn loads_at<const L: usize>(&self, pos: usize, offsets: &[usize; L]) -> [u64; L] {
+        let phase = (pos & 7) as u32;
+        let base = (pos >> 3) & keep(W, offsets[L - 1]);
         // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
         let mut out = [0u64; L];
         for (slot, &at) in out.iter_mut().zip(offsets) {
