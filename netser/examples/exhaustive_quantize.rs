@@ -1,7 +1,8 @@
 //! Checks netser's division-free quantization against the reference's dividing float32
 //! arithmetic for every float32 input and every integer, for each quantization the
 //! benchmark (`bench/src/model.rs`) and the conformance vectors use, and the
-//! quaternion's division by its bound for every float32 component and its
+//! quaternion's division by its bound for every float32 component (and the vector
+//! levels' fused multiply-adds standing for that division) and its
 //! normalization factor `1 / sqrt(len2)` for every positive float32. Then the derive's
 //! batch path: the column functions (`Quantize::quantize_column`, `dequantize_column`,
 //! `QuatFormat::unpack_column`, 16 lanes at a time) against the scalar ones, for every
@@ -29,7 +30,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use netser::quat::{unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
+use netser::quat::{divide_by_bound_fused, unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
 use netser::Quantize;
 
 // The reference's negated comparisons: a NaN takes the clamping branch.
@@ -343,6 +344,34 @@ fn main() -> ExitCode {
         });
         report(
             format!("quaternion {bits} bits"),
+            "every float32 component",
+            1 << 32,
+            started,
+            r,
+        );
+    }
+    if wanted("quaternion fused division") {
+        // The vector levels' division by the bound (`quat::divide_by_bound_fused`):
+        // the quotient's bits, or both at most 2^-25 in magnitude (then `n + 1` is 1
+        // either way, and so are the integers).
+        let tiny = 2f32.powi(-25);
+        let started = Instant::now();
+        let r = every_u32(threads, |b| {
+            let y = f32::from_bits(b);
+            let (got, want) = (divide_by_bound_fused(y), y / SMALLEST_THREE_BOUND);
+            let ok = if !want.is_finite() || y.is_nan() {
+                true // NaN and overflow: the column sends such lanes to the scalar path
+            } else {
+                got.to_bits() == want.to_bits() || got.abs() <= tiny && want.abs() <= tiny
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{y:?}: fused {got:?}, divided {want:?}"))
+            }
+        });
+        report(
+            "quaternion fused division".to_string(),
             "every float32 component",
             1 << 32,
             started,

@@ -43,6 +43,33 @@ pub const SMALLEST_THREE_BOUND: f32 = core::f32::consts::FRAC_1_SQRT_2;
 /// `RN64(1 / SMALLEST_THREE_BOUND)`: the writer divides by the bound by multiplying.
 const INV_BOUND: f64 = 1.0 / SMALLEST_THREE_BOUND as f64;
 
+/// `RN32(1 / SMALLEST_THREE_BOUND)`, for [`divide_by_bound_fused`].
+#[cfg(feature = "std")]
+const INV_BOUND_F32: f32 = 1.0 / SMALLEST_THREE_BOUND;
+
+/// `y / SMALLEST_THREE_BOUND` with fused multiply-adds instead of a division (the batch
+/// path's encode at the vector levels that have them): `q = y * r`,
+/// `t = fma(fma(-q, bound, y), r, q)` with `r = RN32(1 / bound)`. For the one divisor
+/// there is, an exhaustive check stands for a proof: it equals `RN32(y / bound)` for
+/// every float32 `y` whose quotient is finite, except where both are at most 2^-25 in
+/// magnitude (subnormal `y`), where the quaternion's `n + 1` is 1 either way and so the
+/// integers are the same (`netser/examples/exhaustive_quantize.rs`, all 2^32 inputs;
+/// `tests/tests/quantize_division_free.rs` samples them in CI).
+///
+/// ```
+/// use netser::quat::{divide_by_bound_fused, SMALLEST_THREE_BOUND};
+/// let y = 0.3f32;
+/// assert_eq!(divide_by_bound_fused(y).to_bits(), (y / SMALLEST_THREE_BOUND).to_bits());
+/// ```
+#[cfg(feature = "std")]
+#[doc(hidden)]
+#[inline(always)]
+pub fn divide_by_bound_fused(y: f32) -> f32 {
+    let q = y * INV_BOUND_F32;
+    (-q).mul_add(SMALLEST_THREE_BOUND, y)
+        .mul_add(INV_BOUND_F32, q)
+}
+
 /// The most bits per component: 20, so that a quaternion is one 62-bit write. Beyond it
 /// the steps come close to float32's own spacing near 1/sqrt(2), and a decoded
 /// quaternion no longer encodes back to the same bits (sampled: none of 68 million

@@ -267,10 +267,12 @@ pub trait NetSerialize: Sized {
         get: impl Fn(usize) -> &'a Self,
         active: &[bool; N],
         out: &mut [u64; N],
+        level: crate::batch::SimdLevel,
     ) -> bool
     where
         Self: 'a,
     {
+        let _ = level;
         let mut ok = true;
         for i in 0..N {
             if active[i] {

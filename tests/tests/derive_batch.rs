@@ -632,7 +632,8 @@ fn nested_columns_equal_pack_fixed() {
     assert!(Inner::pack_fixed_column(
         |k| &inners[k],
         &[true; 3],
-        &mut out
+        &mut out,
+        simd_level()
     ));
     for (k, v) in inners.iter().enumerate() {
         assert_eq!(out[k], v.pack_fixed(0).unwrap());
@@ -650,13 +651,15 @@ fn nested_columns_equal_pack_fixed() {
     assert!(!Inner::pack_fixed_column(
         |k| &bad[k],
         &[true; 2],
-        &mut [0; 2]
+        &mut [0; 2],
+        simd_level()
     ));
     // An inactive lane never fails.
     assert!(Inner::pack_fixed_column(
         |k| &bad[k],
         &[false, true],
-        &mut [0; 2]
+        &mut [0; 2],
+        simd_level()
     ));
     // Offset 3 for `a` (range 1..=3) is not a value.
     assert!(Inner::unpack_fixed_column([3], [true], simd_level()).is_none());
@@ -787,7 +790,8 @@ fn nested_lane_functions_give_every_lane() {
     assert!(Outer::pack_fixed_column(
         |k| &outers[k],
         &[true; 16],
-        &mut raw
+        &mut raw,
+        simd_level()
     ));
     let lane = Outer::unpack_fixed_column(raw, [true; 16], simd_level()).unwrap();
     for (k, v) in outers.iter().enumerate() {

@@ -6,7 +6,9 @@
 //! `cargo run --release -p netser --example exhaustive_quantize`.
 
 use netser::batch::SimdLevel;
-use netser::quat::{pack_with, unpack_with, QuatFormat, SMALLEST_THREE_BOUND};
+use netser::quat::{
+    divide_by_bound_fused, pack_with, unpack_with, QuatFormat, SMALLEST_THREE_BOUND,
+};
 use netser::Quantize;
 use netser_tests::quantizers::{around, edge_cases, QUANTIZERS};
 
@@ -151,6 +153,34 @@ fn sampled_integer_pairs_read_by_fused_multiply_adds_match_the_division() {
             .collect();
         let ends = [0, 1, m / 3, m / 2, m.saturating_sub(1), m];
         check_fused_read(&q, drawn.into_iter().chain(ends));
+    }
+}
+
+/// The vector levels' division by the bound (`quat::divide_by_bound_fused`) against the
+/// division: the same bits, or both at most 2^-25 (then `n + 1` is 1 either way), for
+/// ten million bit patterns and every component near the bound, 1 and the subnormals.
+#[test]
+fn the_quaternion_divides_by_its_bound_with_fused_multiply_adds() {
+    let tiny = 2f32.powi(-25);
+    let check = |y: f32| {
+        let (got, want) = (divide_by_bound_fused(y), y / SMALLEST_THREE_BOUND);
+        if want.is_finite() && !y.is_nan() {
+            assert!(
+                got.to_bits() == want.to_bits() || got.abs() <= tiny && want.abs() <= tiny,
+                "{y:?}: fused {got:?}, divided {want:?}"
+            );
+        }
+    };
+    let stride = (1u64 << 32) / SAMPLES;
+    for i in 0..SAMPLES {
+        check(f32::from_bits((i * stride + i % 7) as u32));
+    }
+    for centre in [SMALLEST_THREE_BOUND, 1.0, f32::MIN_POSITIVE, 2f32.powi(-25)] {
+        for d in -20_000i32..=20_000 {
+            let y = f32::from_bits(centre.to_bits().wrapping_add_signed(d));
+            check(y);
+            check(-y);
+        }
     }
 }
 

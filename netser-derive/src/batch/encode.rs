@@ -50,6 +50,7 @@ impl Plan<'_> {
                     const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
                     let mut __o = [0u64; __N];
                     __ok &= __QF.pack_column_with::<__N>(
+                        __level,
                         |__k| -> [f32; 4] { let __x = __it(__k); #value },
                         #act,
                         &mut __o,
@@ -65,6 +66,7 @@ impl Plan<'_> {
                     |__k| { let __x = __it(__k); &#access },
                     #act,
                     &mut __o,
+                    __level,
                 );
                 __o
             };),
@@ -120,6 +122,7 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             __get: impl ::core::ops::Fn(usize) -> &'__a Self,
             __act: &[bool; __N],
             __out: &mut [u64; __N],
+            __level: #krate::batch::SimdLevel,
         ) -> bool
         where
             Self: '__a,

@@ -6,6 +6,7 @@
 #[cfg(doc)]
 use super::{pack_with, unpack_with};
 use super::{sqrt, QuatFormat, NEAR_ONE, SMALLEST_THREE_BOUND};
+use crate::batch::SimdLevel;
 use crate::quantize::column::floor_below_2_22;
 
 /// 1.0's bits, the centre of [`super::inv_norm`]'s closed form.
@@ -49,21 +50,25 @@ impl QuatFormat {
         active: &[bool; N],
         out: &mut [u64; N],
     ) -> bool {
-        self.pack_column_with(|i| q[i], active, out)
+        self.pack_column_with(SimdLevel::Baseline, |i| q[i], active, out)
     }
 
     /// [`QuatFormat::pack_column`] on the quaternions `q(0)` to `q(N - 1)`, read where
     /// they are (the derive reads them in the elements: a column copied first is read
-    /// back by wider loads than its stores, which wait for the stores to complete).
+    /// back by wider loads than its stores, which wait for the stores to complete), for
+    /// code compiled at `level` ([`crate::batch::simd_with`]'s argument: from
+    /// [`SimdLevel::Avx2`] on, the division by the bound is
+    /// [`crate::quat::divide_by_bound_fused`]; the integers are the same).
     #[doc(hidden)]
     #[inline(always)]
     pub fn pack_column_with<const N: usize>(
         &self,
+        level: SimdLevel,
         q: impl Fn(usize) -> [f32; 4],
         active: &[bool; N],
         out: &mut [u64; N],
     ) -> bool {
-        let (largest, mut small, scalar, near) = self.quantize_lanes_with(q, active);
+        let (largest, mut small, scalar, near) = self.quantize_lanes_with(level, q, active);
         if scalar {
             return false;
         }
@@ -109,7 +114,7 @@ impl QuatFormat {
         q: &[[f32; 4]; N],
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
-        self.quantize_lanes_with(|i| q[i], active)
+        self.quantize_lanes_with(SimdLevel::Baseline, |i| q[i], active)
     }
 
     /// `pack_with`'s arithmetic on the quaternions `q(0)` to `q(N - 1)`, before
@@ -120,6 +125,7 @@ impl QuatFormat {
     #[allow(clippy::type_complexity)]
     fn quantize_lanes_with<const N: usize>(
         &self,
+        level: SimdLevel,
         q: impl Fn(usize) -> [f32; 4],
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
@@ -182,7 +188,23 @@ impl QuatFormat {
         }
         // The three integers, `pack_with`'s arithmetic.
         let mut small = [[0u32; N]; 3];
+        #[cfg(feature = "std")]
+        let fused = level >= SimdLevel::Avx2;
+        #[cfg(not(feature = "std"))]
+        let fused = {
+            let _ = level;
+            false
+        };
         for (sj, yj) in small.iter_mut().zip(&scaled) {
+            if fused {
+                #[cfg(feature = "std")]
+                for i in 0..N {
+                    // The same quotient by fused multiply-adds (exhaustively checked).
+                    let n = super::divide_by_bound_fused(yj[i]).clamp(-1.0, 1.0);
+                    sj[i] = floor_below_2_22((n + 1.0) * self.half_scale + 0.5);
+                }
+                continue;
+            }
             for i in 0..N {
                 // `RN32(yj / bound)` (`divps`): `pack_with`'s float64 product with
                 // `INV_BOUND` equals it when it is a normal float32 (the proof in
@@ -443,8 +465,16 @@ mod tests {
             q[..block.len()].copy_from_slice(block);
             let active: [bool; 16] =
                 core::array::from_fn(|i| i < block.len() && !inactive(b * 16 + i));
-            let mut out = [0u64; 16];
-            if !f.pack_column(&q, &active, &mut out) {
+            // Dividing by the bound, and by fused multiply-adds (the vector levels'; exact
+            // in any build, a library call in this one).
+            let verdicts = [SimdLevel::Baseline, SimdLevel::Avx2].map(|level| {
+                let mut out = [0u64; 16];
+                let ok = f.pack_column_with(level, |i| q[i], &active, &mut out);
+                (ok, out)
+            });
+            assert_eq!(verdicts[0].0, verdicts[1].0, "{} bits: {q:?}", f.bits);
+            let (ok, out) = verdicts[0];
+            if !ok {
                 let why = (0..16).any(|i| active[i] && may_refuse(f, q[i]));
                 assert!(why, "{} bits: refused {q:?}", f.bits);
                 refused += 1;
@@ -453,6 +483,7 @@ mod tests {
             for i in (0..16).filter(|&i| active[i]) {
                 let want = wire(f, pack_with(q[i], f, 0).unwrap());
                 assert_eq!(out[i], want, "{} bits: {:?}", f.bits, q[i]);
+                assert_eq!(verdicts[1].1[i], want, "{} bits, fused: {:?}", f.bits, q[i]);
             }
         }
         refused
