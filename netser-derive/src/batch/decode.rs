@@ -257,11 +257,31 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
 /// floats), or `None`.
 fn parse_value(g: &Gen, plan: &Plan<'_>, f: usize) -> Option<TokenStream> {
     let r = format_ident!("__r{}", plan.fields[f].slots.start);
-    parse_value_of(g, plan, f, quote!(#r[__k]))
+    parse_value_of(g, plan, f, quote!(#r[__k]), |j| {
+        let gi = format_ident!("__g{}", j);
+        quote!(#gi[__k])
+    })
 }
 
-/// [`parse_value`] of the raw value `raw` (an expression of the slot's raw type).
-fn parse_value_of(g: &Gen, plan: &Plan<'_>, f: usize, raw: TokenStream) -> Option<TokenStream> {
+/// [`parse_value`] as pass 1 sees it: the field's raw value in its local `__e<slot>`,
+/// an earlier gate's verdict in its local `__on<gate>`.
+fn parse_value_local(g: &Gen, plan: &Plan<'_>, f: usize) -> Option<TokenStream> {
+    let e = format_ident!("__e{}", plan.fields[f].slots.start);
+    parse_value_of(g, plan, f, quote!(#e), |j| {
+        let on = format_ident!("__on{}", j);
+        quote!(#on)
+    })
+}
+
+/// [`parse_value`] of the raw value `raw` (an expression of the slot's raw type), with
+/// `gate(j)` the expression of gate `j`'s verdict.
+fn parse_value_of(
+    g: &Gen,
+    plan: &Plan<'_>,
+    f: usize,
+    raw: TokenStream,
+    gate: impl Fn(usize) -> TokenStream,
+) -> Option<TokenStream> {
     let krate = &g.krate;
     let field = &plan.fields[f];
     if !matches!(field.fixed.layout, Layout::Whole) {
@@ -282,9 +302,9 @@ fn parse_value_of(g: &Gen, plan: &Plan<'_>, f: usize, raw: TokenStream) -> Optio
     };
     Some(match field.gate {
         Some(j) => {
-            let gi = format_ident!("__g{}", j);
+            let on = gate(j);
             let default = default_expr(field.field);
-            quote!(if #gi[__k] { #value } else { #default })
+            quote!(if #on { #value } else { #default })
         }
         None => value,
     })
@@ -349,8 +369,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         }
     }
     let mut element_bits = quote!(0u64);
-    let mut picks0 = TokenStream::new();
     let mut parse = TokenStream::new();
+    let mut early_split = TokenStream::new();
+    let mut gate_columns = Vec::new();
     let mut loads = TokenStream::new();
     let mut split = TokenStream::new();
     // A trailing stretch (ungated fields after the last gated one) starts at one of two
@@ -449,6 +470,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         for (j, &s) in st.slots.iter().enumerate() {
             let r = format_ident!("__r{}", s);
             if early[s] {
+                // Pass 1 keeps it in a local for the gate; pass 2 splits its column
+                // (fewer stores in pass 1, whose stores share the ports with the build).
+                let e = format_ident!("__e{}", s);
                 let value = plan.raw_value(
                     s,
                     quote!(#pi.pick(
@@ -457,7 +481,20 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                         __l[const { #mi[#pi.hi_load(#j)] }],
                     )),
                 );
-                picks.push(quote!(#r[__k] = #value;));
+                picks.push(quote!(let #e = #value;));
+                let value = plan.raw_value(
+                    s,
+                    quote!(#pi.pick(
+                        #j,
+                        #ci[const { #mi[#pi.lo_load(#j)] }][__k],
+                        #ci[const { #mi[#pi.hi_load(#j)] }][__k],
+                    )),
+                );
+                early_split.extend(quote! {
+                    for __k in 0..__N {
+                        #r[__k] = #value;
+                    }
+                });
             } else {
                 let value = plan.raw_value(
                     s,
@@ -475,9 +512,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 });
             }
         }
-        if i == 0 {
-            picks0 = quote!(#(#picks)*);
-        }
         parse.extend(quote! {
             let __l = __p.loads(&#oi);
             for __j in 0..#li {
@@ -492,16 +526,31 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 let args = gate
                     .uses
                     .iter()
+                    .map(|&f| parse_value_local(g, plan, f).map(|v| quote!(&#v)))
+                    .collect::<Option<Vec<_>>>()?;
+                let columns = gate
+                    .uses
+                    .iter()
                     .map(|&f| parse_value(g, plan, f).map(|v| quote!(&#v)))
                     .collect::<Option<Vec<_>>>()?;
-                let (gi, reduced) = (format_ident!("__g{}", j), &gate.reduced);
+                let (gi, on, reduced) = (
+                    format_ident!("__g{}", j),
+                    format_ident!("__on{}", j),
+                    &gate.reduced,
+                );
                 let hi = format_ident!("__H{}", i);
                 let head_ws = st.slots[..head].iter().map(|s| format_ident!("__W{}", s));
                 consts.extend(quote!(const #hi: u32 = 0 #(+ #head_ws)*;));
                 parse.extend(quote! {
-                    let __on = Self::#reduced(#(#args),*);
-                    #gi[__k] = __on;
-                    __p.skip_if(&#si, #hi, __on);
+                    let #on = Self::#reduced(#(#args),*);
+                    __p.skip_if(&#si, #hi, #on);
+                });
+                // Pass 2: the gate's column, from its fields' columns (lanes past a
+                // short block's end off: gated columns take the gates as lanes).
+                gate_columns.push(quote! {
+                    for __k in 0..__N {
+                        #gi[__k] = __lane_live(__k) && Self::#reduced(#(#columns),*);
+                    }
                 });
             }
         }
@@ -530,7 +579,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         .collect();
     let value = plan.construct();
     let defaults = plan.gated_defaults();
-    let pairs = pairs(g, plan, &stretches, fold, &picks0);
+    let pairs = pairs(g, plan, &stretches, fold);
     let (pairs_state, pairs_mode, pairs_verdict) = match &pairs {
         Some(_) => (
             quote! {
@@ -556,25 +605,21 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     };
     let pairs = pairs.unwrap_or_default();
     // Pass 1 of a block at the stream's position: the bit positions (the gates decide
-    // them) and each element's windows, stored by columns; `__bits` becomes the block's
-    // length. `false` when the input cannot be peeked.
+    // them) and each element's windows, stored by columns (the gates and their fields
+    // only in locals: pass 2 finds their columns); `__bits` becomes the block's length.
+    // `false` when the input cannot be peeked.
     let pass1 = |full: bool| {
         let full_pairs = if full {
             pairs_mode.clone()
         } else {
             quote!(false)
         };
-        let (stop, reset) = if full {
-            // Every lane's gates are set.
-            (TokenStream::new(), TokenStream::new())
+        let stop = if full {
+            TokenStream::new()
         } else {
-            (
-                quote!(if __k == __n {
-                    break;
-                }),
-                // Lanes past the end stay off: gated columns take the gates as lanes.
-                quote!(#(#gate_ids = [false; __N];)*),
-            )
+            quote!(if __k == __n {
+                break;
+            })
         };
         quote! {
             '__pass1: {
@@ -591,7 +636,6 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                     }
                 };
                 let mut __p = #batch::Peek::new(__bytes, __start);
-                #reset
                 if #full_pairs {
                     #pairs
                 } else {
@@ -612,7 +656,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     // vectors, which waits until those stores reach the cache, and the build's work
     // covers that wait (`__ready`: the next block's pass 1 has run).
     let block = |full: bool| {
-        let (count, lanes, ahead) = if full {
+        let (count, lanes, ahead, lane_live) = if full {
             (
                 quote!(__N),
                 quote!([true; __N]),
@@ -620,13 +664,23 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                     #pairs_verdict
                     __ready = __len - __at - __n >= __N && #pass1_full;
                 },
+                quote!(|_: usize| true),
             )
         } else {
-            (quote!(__n), quote!(#batch::live(__n)), TokenStream::new())
+            (
+                quote!(__n),
+                quote!(#batch::live(__n)),
+                TokenStream::new(),
+                quote!(|__k: usize| __k < __n),
+            )
         };
         quote! {
             '__block: {
-                // Pass 2: every other field split from its column of windows.
+                // Pass 2: the gates' fields and the gates by columns (pass 1 kept them
+                // in locals), then every other field split from its column of windows.
+                #early_split
+                let __lane_live = #lane_live;
+                #(#gate_columns)*
                 #split
                 if __bits > #dec::bits_remaining(__d) {
                     break '__block false;
@@ -707,13 +761,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
 /// branch on predictable gates, so the caller takes this only for a block following
 /// two whose gates differ. Then the windows are loaded at the known starts, with no
 /// chain. `None` for other structs.
-fn pairs(
-    g: &Gen,
-    plan: &Plan<'_>,
-    stretches: &[Stretch],
-    fold: bool,
-    picks0: &TokenStream,
-) -> Option<TokenStream> {
+fn pairs(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch], fold: bool) -> Option<TokenStream> {
     let [first, rest @ ..] = stretches else {
         return None;
     };
@@ -742,10 +790,7 @@ fn pairs(
     let args = gate
         .uses
         .iter()
-        .map(|&f| {
-            let e = format_ident!("__e{}", plan.fields[f].slots.start);
-            parse_value_of(g, plan, f, quote!(#e)).map(|v| quote!(&#v))
-        })
+        .map(|&f| parse_value_local(g, plan, f).map(|v| quote!(&#v)))
         .collect::<Option<Vec<_>>>()?;
     let reduced = &gate.reduced;
     let trailing = if rest.is_empty() {
@@ -794,8 +839,6 @@ fn pairs(
             for __j in 0..__L0 {
                 __c0[__j][__k] = __l[__j];
             }
-            #picks0
-            __g0[__k] = __ons[__k];
         }
         __p.seek(__at);
     })
