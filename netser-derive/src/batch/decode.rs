@@ -759,8 +759,9 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
 /// misprediction on gates the predictor cannot learn (about 20 cycles); the chain
 /// through a load costs about 7 cycles an element this way, against about 3 for the
 /// branch on predictable gates, so the caller takes this only for a block following
-/// two whose gates differ. Then the windows are loaded at the known starts, with no
-/// chain. `None` for other structs.
+/// two whose gates differ. The gates' loads are the elements' windows (the second
+/// element's selected by the first one's gate), stored by columns as pass 1's are.
+/// `None` for other structs.
 fn pairs(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch], fold: bool) -> Option<TokenStream> {
     let [first, rest @ ..] = stretches else {
         return None;
@@ -812,12 +813,24 @@ fn pairs(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch], fold: bool) -> Option<
         let mut __at = __p.position() as usize;
         let mut __k = 0;
         while __k < __N {
-            let __on = __gate(&__p.loads_at(__at, &__O0));
+            let __l = __p.loads_at(__at, &__O0);
+            let __on = __gate(&__l);
             let __next = __at + __OFF;
-            let __absent = __gate(&__p.loads_at(__next, &__O0));
-            let __present = __gate(&__p.loads_at(__next + __GB, &__O0));
+            let __absent = __p.loads_at(__next, &__O0);
+            let __present = __p.loads_at(__next + __GB, &__O0);
             let __second = __next + ::core::hint::select_unpredictable(__on, __GB, 0);
-            let __on2 = ::core::hint::select_unpredictable(__on, __present, __absent);
+            let __on2 = ::core::hint::select_unpredictable(
+                __on,
+                __gate(&__present),
+                __gate(&__absent),
+            );
+            // The windows are the gates' loads: the first element's, and the second's
+            // at the start its gate chose.
+            for __j in 0..__L0 {
+                __c0[__j][__k] = __l[__j];
+                __c0[__j][__k + 1] =
+                    ::core::hint::select_unpredictable(__on, __present[__j], __absent[__j]);
+            }
             __starts[__k] = __at;
             __ons[__k] = __on;
             __starts[__k + 1] = __second;
@@ -825,19 +838,21 @@ fn pairs(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch], fold: bool) -> Option<
             __at = __second + __OFF + ::core::hint::select_unpredictable(__on2, __GB, 0);
             __k += 2;
         }
-        for __k in 0..__N {
-            let __l = __p.loads_at(__starts[__k], &__O0);
-            // The chain the branches would have walked (a wrong start would mostly
-            // send the block to the element-by-element path, silently slower).
-            debug_assert_eq!(__ons[__k], __gate(&__l), "element {}'s gate", __k);
-            debug_assert_eq!(
-                __starts.get(__k + 1).copied().unwrap_or(__at),
-                __starts[__k] + __OFF + if __ons[__k] { __GB } else { 0 },
-                "element {}'s end",
-                __k
-            );
-            for __j in 0..__L0 {
-                __c0[__j][__k] = __l[__j];
+        // The chain the branches would have walked (a wrong start would mostly send the
+        // block to the element-by-element path, silently slower).
+        if cfg!(debug_assertions) {
+            for __k in 0..__N {
+                let __l = __p.loads_at(__starts[__k], &__O0);
+                assert_eq!(__ons[__k], __gate(&__l), "element {}'s gate", __k);
+                for __j in 0..__L0 {
+                    assert_eq!(__c0[__j][__k], __l[__j], "element {}'s windows", __k);
+                }
+                assert_eq!(
+                    __starts.get(__k + 1).copied().unwrap_or(__at),
+                    __starts[__k] + __OFF + if __ons[__k] { __GB } else { 0 },
+                    "element {}'s end",
+                    __k
+                );
             }
         }
         __p.seek(__at);
