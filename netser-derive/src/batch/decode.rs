@@ -591,8 +591,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             quote!(__pairs),
             quote! {
                 // Gates that repeat the last block's are ones the branch predictor
-                // learns; others go by pairs. (Read here, a block after pass 1 stored
-                // them, the gate column loads as a vector without waiting.)
+                // learns; others go by pairs (the gate column pass 2 has just found).
                 let mut __mask = 0u32;
                 for __k in 0..__N {
                     __mask |= (__g0[__k] as u32) << __k;
