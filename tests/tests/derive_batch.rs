@@ -537,13 +537,7 @@ struct Crowd {
 /// late block (the error names that element, its field and its bit).
 #[test]
 fn random_gates_decode_by_pairs_as_element_by_element() {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = netser_tests::xorshift(0x2545_F491_4F6C_DD1D);
     for round in 0..12 {
         let entities: Vec<Entity> = (0..256)
             .map(|i| {

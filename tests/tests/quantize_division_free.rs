@@ -132,13 +132,7 @@ fn every_integer_read_by_fused_multiply_adds_matches_the_division() {
 /// `M` near the powers of two and near 2^22, with the ends of each range.
 #[test]
 fn sampled_integer_pairs_read_by_fused_multiply_adds_match_the_division() {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = netser_tests::xorshift(0x9E37_79B9_7F4A_7C15);
     let mut steps: Vec<u32> = (1..22)
         .flat_map(|k| [(1 << k) - 1, 1 << k, (1 << k) + 1])
         .collect();

@@ -467,49 +467,39 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         }
         loads.extend(quote!(let mut #ci = [[0u64; __N]; #li];));
         let mut picks = Vec::new();
+        // Field `j`'s bits from this element's loads (pass 1) or from the columns.
+        let from_loads = |j: usize| {
+            quote!(#pi.pick(
+                #j,
+                __l[const { #mi[#pi.lo_load(#j)] }],
+                __l[const { #mi[#pi.hi_load(#j)] }],
+            ))
+        };
+        let from_columns = |j: usize| {
+            quote!(#pi.pick(
+                #j,
+                #ci[const { #mi[#pi.lo_load(#j)] }][__k],
+                #ci[const { #mi[#pi.hi_load(#j)] }][__k],
+            ))
+        };
         for (j, &s) in st.slots.iter().enumerate() {
             let r = format_ident!("__r{}", s);
+            let column = plan.raw_value(s, from_columns(j));
+            let column = quote! {
+                for __k in 0..__N {
+                    #r[__k] = #column;
+                }
+            };
             if early[s] {
                 // Pass 1 keeps it in a local for the gate; pass 2 splits its column
                 // (fewer stores in pass 1, whose stores share the ports with the build).
                 let e = format_ident!("__e{}", s);
-                let value = plan.raw_value(
-                    s,
-                    quote!(#pi.pick(
-                        #j,
-                        __l[const { #mi[#pi.lo_load(#j)] }],
-                        __l[const { #mi[#pi.hi_load(#j)] }],
-                    )),
-                );
+                let value = plan.raw_value(s, from_loads(j));
                 picks.push(quote!(let #e = #value;));
-                let value = plan.raw_value(
-                    s,
-                    quote!(#pi.pick(
-                        #j,
-                        #ci[const { #mi[#pi.lo_load(#j)] }][__k],
-                        #ci[const { #mi[#pi.hi_load(#j)] }][__k],
-                    )),
-                );
-                early_split.extend(quote! {
-                    for __k in 0..__N {
-                        #r[__k] = #value;
-                    }
-                });
+                early_split.extend(column);
             } else {
-                let value = plan.raw_value(
-                    s,
-                    quote!(#pi.pick(
-                        #j,
-                        #ci[const { #mi[#pi.lo_load(#j)] }][__k],
-                        #ci[const { #mi[#pi.hi_load(#j)] }][__k],
-                    )),
-                );
                 // Constant shifts and masks over a column of words: vector instructions.
-                split.extend(quote! {
-                    for __k in 0..__N {
-                        #r[__k] = #value;
-                    }
-                });
+                split.extend(column);
             }
         }
         parse.extend(quote! {

@@ -271,20 +271,9 @@ impl<const M: usize> Split<M> {
 /// together: the loads of a stretch read in both of its layouts (a trailing stretch
 /// after a gated field, read at the gate's two outcomes by the stretch before it).
 pub const fn union_len<const A: usize, const B: usize>(a: &[usize; A], b: &[usize; B]) -> usize {
-    let mut n = 0;
-    let (mut i, mut j) = (0, 0);
+    let (mut i, mut j, mut n) = (0, 0, 0);
     while i < A || j < B {
-        let next = match (i < A, j < B) {
-            (true, true) if a[i] <= b[j] => a[i],
-            (true, false) => a[i],
-            _ => b[j],
-        };
-        while i < A && a[i] == next {
-            i += 1;
-        }
-        while j < B && b[j] == next {
-            j += 1;
-        }
+        (_, i, j) = next_offset(a, b, i, j);
         n += 1;
     }
     n
@@ -303,21 +292,32 @@ pub const fn union_offsets<const A: usize, const B: usize, const U: usize>(
     let mut out = [0usize; U];
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < A || j < B {
-        let next = match (i < A, j < B) {
-            (true, true) if a[i] <= b[j] => a[i],
-            (true, false) => a[i],
-            _ => b[j],
-        };
-        while i < A && a[i] == next {
-            i += 1;
-        }
-        while j < B && b[j] == next {
-            j += 1;
-        }
-        out[n] = next;
+        (out[n], i, j) = next_offset(a, b, i, j);
         n += 1;
     }
     out
+}
+
+/// The smallest offset of `a[i..]` and `b[j..]` (one is not empty), and the positions
+/// past every copy of it in each.
+const fn next_offset<const A: usize, const B: usize>(
+    a: &[usize; A],
+    b: &[usize; B],
+    mut i: usize,
+    mut j: usize,
+) -> (usize, usize, usize) {
+    let next = match (i < A, j < B) {
+        (true, true) if a[i] <= b[j] => a[i],
+        (true, false) => a[i],
+        _ => b[j],
+    };
+    while i < A && a[i] == next {
+        i += 1;
+    }
+    while j < B && b[j] == next {
+        j += 1;
+    }
+    (next, i, j)
 }
 
 /// For each offset of `of`, its index in `all` (which holds every one of them).
