@@ -92,6 +92,18 @@
 
 pub(crate) mod column;
 
+/// `a / b` by fused multiply-adds, with `r = RN32(1 / b)`: `q = a * r`, then `q`
+/// corrected once by the remainder `a - q * b`, which the first fused step finds
+/// exactly. The correctly rounded quotient where the module docs prove it (integers
+/// below 2^22) and where [`crate::quat::divide_by_bound_fused`]'s exhaustive check
+/// shows it; not for any float32 divisor.
+#[cfg(feature = "std")]
+#[inline(always)]
+pub(crate) fn fused_quotient(a: f32, b: f32, r: f32) -> f32 {
+    let q = a * r;
+    (-q).mul_add(b, a).mul_add(r, q)
+}
+
 use crate::bits::bits_required;
 use crate::error::{Error, ErrorKind, Result};
 

@@ -65,9 +65,19 @@ const INV_BOUND_F32: f32 = 1.0 / SMALLEST_THREE_BOUND;
 #[doc(hidden)]
 #[inline(always)]
 pub fn divide_by_bound_fused(y: f32) -> f32 {
-    let q = y * INV_BOUND_F32;
-    (-q).mul_add(SMALLEST_THREE_BOUND, y)
-        .mul_add(INV_BOUND_F32, q)
+    crate::quantize::fused_quotient(y, SMALLEST_THREE_BOUND, INV_BOUND_F32)
+}
+
+/// `y / SMALLEST_THREE_BOUND` as the column computes it: [`divide_by_bound_fused`] when
+/// `fused` ([`crate::batch::SimdLevel::fuses`]), else `divps`; the integers are the same.
+#[inline(always)]
+fn divide_by_bound(y: f32, fused: bool) -> f32 {
+    #[cfg(feature = "std")]
+    if fused {
+        return divide_by_bound_fused(y);
+    }
+    let _ = fused;
+    y / SMALLEST_THREE_BOUND
 }
 
 /// The most bits per component: 20, so that a quaternion is one 62-bit write. Beyond it

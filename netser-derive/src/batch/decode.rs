@@ -374,6 +374,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let mut parse = TokenStream::new();
     let mut early_split = TokenStream::new();
     let mut gate_columns = Vec::new();
+    let mut first_gate = None;
     let mut loads = TokenStream::new();
     let mut split = TokenStream::new();
     // A trailing stretch (ungated fields after the last gated one) starts at one of two
@@ -533,6 +534,13 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 let hi = format_ident!("__H{}", i);
                 let head_ws = st.slots[..head].iter().map(|s| format_ident!("__W{}", s));
                 consts.extend(quote!(const #hi: u32 = 0 #(+ #head_ws)*;));
+                if i == 0 {
+                    // The first gate from one element's loads, for the pairs.
+                    first_gate = Some(quote! {
+                        #(#picks)*
+                        Self::#reduced(#(#args),*)
+                    });
+                }
                 parse.extend(quote! {
                     let #on = Self::#reduced(#(#args),*);
                     __p.skip_if(&#si, #hi, #on);
@@ -571,7 +579,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
         .collect();
     let value = plan.construct();
     let defaults = plan.gated_defaults();
-    let pairs = pairs::pairs(g, plan, &stretches, fold);
+    let pairs = first_gate.and_then(|gate| pairs::pairs(plan, &stretches, fold, &gate));
     let (pairs_state, pairs_mode, pairs_verdict) = match &pairs {
         Some(_) => (
             quote! {

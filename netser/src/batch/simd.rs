@@ -28,6 +28,15 @@ pub enum SimdLevel {
     Avx512 = 2,
 }
 
+impl SimdLevel {
+    /// Whether code compiled at this level has fused multiply-adds the kernels use in
+    /// place of some divisions (the AVX2 and AVX-512 levels, in a build with `std`,
+    /// whose `mul_add` they call).
+    pub(crate) const fn fuses(self) -> bool {
+        cfg!(feature = "std") && matches!(self, SimdLevel::Avx2 | SimdLevel::Avx512)
+    }
+}
+
 /// Runs `f` compiled for the widest vector instructions this CPU has of those the batch
 /// path knows (x86_64 with the `std` feature, detected once: AVX-512 F, BW, DQ and VL
 /// with AVX2; or AVX2, BMI1, BMI2, LZCNT, POPCNT and FMA), else as the crate is compiled. The

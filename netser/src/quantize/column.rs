@@ -112,30 +112,18 @@ impl Quantize {
         out: &mut [f32; N],
     ) -> bool {
         let mut above = false;
-        #[cfg(feature = "std")]
-        if level >= SimdLevel::Avx2 && self.max_integer_value < 1 << 22 {
-            let (m, r) = (self.max_integer_f32, self.inv_max_integer_f32);
-            for i in 0..N {
-                // Exact below 2^24 (an active lane is at most `m < 2^22`).
-                let n = ints[i] as i32 as f32;
-                let q = n * r;
-                // `n - q * m` exactly, then the quotient corrected by it once.
-                let t = (-q).mul_add(m, n).mul_add(r, q);
-                out[i] = t * self.delta + self.min;
-                above |= (ints[i] > self.max_integer_value) & active[i];
-            }
-            return !above;
-        }
-        let _ = level;
+        // The fused steps' proof needs fewer than 2^22 steps.
+        let fused = level.fuses() && self.max_integer_value < 1 << 22;
         if self.max_integer_value < 1 << 31 {
             // A lane at most `max_integer_value` is below 2^31, where `as i32 as f32`
             // (one `cvtdq2ps` for four lanes) is the same rounding as `as f32`; the rest
             // is `dequantize`'s arithmetic, operation for operation.
             for i in 0..N {
-                // `f32(i) / f32(max_integer_value)` correctly rounded (`divps`): the
-                // quotient is 0 or at least 2^-32, a normal float32, where `dequantize`'s
-                // reciprocal product equals it (module docs of `crate::quantize`).
-                let t = ints[i] as i32 as f32 / self.max_integer_f32;
+                // `f32(i) / f32(max_integer_value)` correctly rounded (`divps`, or the
+                // fused steps, module docs of `crate::quantize`): the quotient is 0 or at
+                // least 2^-32, a normal float32, where `dequantize`'s reciprocal product
+                // equals it.
+                let t = self.unit_of(ints[i] as i32 as f32, fused);
                 out[i] = t * self.delta + self.min;
                 above |= (ints[i] > self.max_integer_value) & active[i];
             }
@@ -150,6 +138,19 @@ impl Quantize {
 }
 
 impl Quantize {
+    /// `n / f32(max_integer_value)` for an integer `n` (a float32): the fused steps of
+    /// [`super::fused_quotient`] when `fused` (proved for integers below 2^22 steps),
+    /// else `divps`.
+    #[inline(always)]
+    fn unit_of(&self, n: f32, fused: bool) -> f32 {
+        #[cfg(feature = "std")]
+        if fused {
+            return super::fused_quotient(n, self.max_integer_f32, self.inv_max_integer_f32);
+        }
+        let _ = fused;
+        n / self.max_integer_f32
+    }
+
     /// `quantize`'s `n` for a value in range, as a float32 division (`divps`, four lanes
     /// per instruction) instead of `quantize`'s float64 reciprocal product: IEEE division
     /// is correctly rounded, so this is `RN32(f32(v - min) / delta)`, which the product

@@ -188,29 +188,14 @@ impl QuatFormat {
         }
         // The three integers, `pack_with`'s arithmetic.
         let mut small = [[0u32; N]; 3];
-        #[cfg(feature = "std")]
-        let fused = level >= SimdLevel::Avx2;
-        #[cfg(not(feature = "std"))]
-        let fused = {
-            let _ = level;
-            false
-        };
+        let fused = level.fuses();
         for (sj, yj) in small.iter_mut().zip(&scaled) {
-            if fused {
-                #[cfg(feature = "std")]
-                for i in 0..N {
-                    // The same quotient by fused multiply-adds (exhaustively checked).
-                    let n = super::divide_by_bound_fused(yj[i]).clamp(-1.0, 1.0);
-                    sj[i] = floor_below_2_22((n + 1.0) * self.half_scale + 0.5);
-                }
-                continue;
-            }
             for i in 0..N {
-                // `RN32(yj / bound)` (`divps`): `pack_with`'s float64 product with
-                // `INV_BOUND` equals it when it is a normal float32 (the proof in
-                // `crate::quantize`'s docs, for either sign); below 2^-126 both may
-                // differ, but `n + 1` is 1 either way.
-                let n = (yj[i] / SMALLEST_THREE_BOUND).clamp(-1.0, 1.0);
+                // `RN32(yj / bound)` (`divps`, or the fused steps, exhaustively checked
+                // against it): `pack_with`'s float64 product with `INV_BOUND` equals it
+                // when it is a normal float32 (the proof in `crate::quantize`'s docs, for
+                // either sign); below 2^-126 they may differ, but `n + 1` is 1 either way.
+                let n = super::divide_by_bound(yj[i], fused).clamp(-1.0, 1.0);
                 // In an active lane `n` is in [-1, 1], so `(n + 1) * half_scale` is in
                 // [0, 2 * half_scale = max] (exact: `max < 2^21`) and the sum in
                 // [0.5, max + 0.5] (exact): its floor never exceeds `max`, the scalar

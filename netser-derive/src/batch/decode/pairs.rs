@@ -3,10 +3,9 @@
 //! predictor cannot learn).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
-use super::{parse_value_local, Plan, Stretch};
-use crate::gen::Gen;
+use super::{Plan, Stretch};
 
 /// Pass 1 of a full block by pairs, for a struct with one gate, closing its first
 /// stretch (optionally followed by a trailing stretch): each step finds two elements'
@@ -17,44 +16,21 @@ use crate::gen::Gen;
 /// branch on predictable gates, so the caller takes this only for a block following
 /// two whose gates differ. The gates' loads are the elements' windows (the second
 /// element's selected by the first one's gate), stored by columns as pass 1's are.
-/// `None` for other structs.
+/// `gate` evaluates the first stretch's gate from one element's loads `__l`, as pass 1
+/// does. `None` for other structs.
 pub(super) fn pairs(
-    g: &Gen,
     plan: &Plan<'_>,
     stretches: &[Stretch],
     fold: bool,
+    gate: &TokenStream,
 ) -> Option<TokenStream> {
     let [first, rest @ ..] = stretches else {
         return None;
     };
-    let (j, head) = first.gate?;
+    first.gate?;
     if plan.gates.len() != 1 || !(rest.is_empty() || rest.len() == 1 && fold) {
         return None;
     }
-    let gate = &plan.gates[j];
-    // The gate's fields, picked from a step's loads into locals.
-    let mut early = TokenStream::new();
-    for (k, &s) in first.slots[..head].iter().enumerate() {
-        if !gate.uses.contains(&plan.slots[s].field) {
-            continue;
-        }
-        let e = format_ident!("__e{}", s);
-        let value = plan.raw_value(
-            s,
-            quote!(__P0.pick(
-                #k,
-                __l[const { __M0[__P0.lo_load(#k)] }],
-                __l[const { __M0[__P0.hi_load(#k)] }],
-            )),
-        );
-        early.extend(quote!(let #e = #value;));
-    }
-    let args = gate
-        .uses
-        .iter()
-        .map(|&f| parse_value_local(g, plan, f).map(|v| quote!(&#v)))
-        .collect::<Option<Vec<_>>>()?;
-    let reduced = &gate.reduced;
     let trailing = if rest.is_empty() {
         quote!(0u32)
     } else {
@@ -65,10 +41,7 @@ pub(super) fn pairs(
         // The element's bits with the gate off, and the gated field's.
         const __OFF: usize = (__H0 + #trailing) as usize;
         const __GB: usize = (__S0.bits() - __H0) as usize;
-        let __gate = |__l: &[u64; __L0]| -> bool {
-            #early
-            Self::#reduced(#(#args),*)
-        };
+        let __gate = |__l: &[u64; __L0]| -> bool { #gate };
         let mut __starts = [0usize; __N];
         let mut __ons = [false; __N];
         let mut __at = __p.position() as usize;
