@@ -8,6 +8,7 @@ use quote::{format_ident, quote};
 use super::{default_expr, int_ident, Plan};
 
 mod pairs;
+mod stretch;
 use crate::gen::Gen;
 use crate::internals::ast::IntTy;
 use crate::plan::run::{Layout, Leaf};
@@ -312,37 +313,6 @@ fn parse_value_of(
     })
 }
 
-/// A stretch of the parse: slots at constant offsets from where it starts, read by one
-/// `Peek::loads` (one base and phase per element): ungated fields, then optionally one
-/// gated field, whose gate decides where the next stretch starts.
-struct Stretch {
-    slots: Vec<usize>,
-    /// The gate of the last field, and how many slots come before it.
-    gate: Option<(usize, usize)>,
-}
-
-/// The stretches: runs of ungated fields, each closed by the next gated field.
-fn stretches(plan: &Plan<'_>) -> Vec<Stretch> {
-    let mut out: Vec<Stretch> = Vec::new();
-    for field in &plan.fields {
-        let open = match out.last_mut() {
-            Some(last) if last.gate.is_none() => last,
-            _ => {
-                out.push(Stretch {
-                    slots: Vec::new(),
-                    gate: None,
-                });
-                out.last_mut().expect("just pushed")
-            }
-        };
-        if let Some(j) = field.gate {
-            open.gate = Some((j, open.slots.len()));
-        }
-        open.slots.extend(field.slots.clone());
-    }
-    out
-}
-
 /// `decode_extend`: blocks peeked from the input, checked and converted by columns,
 /// consumed and built when all of it is good. `None` when a gate names a field whose
 /// value the parse cannot see cheaply.
@@ -354,207 +324,18 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let batch = quote!(#krate::batch);
     let dec = quote!(#krate::Decoder);
     let nested = plan.nested_pack(g);
-    let stretches = stretches(plan);
-    // Constant widths and splits: every offset, shift and mask of the parse folds.
-    let mut consts = TokenStream::new();
-    for (s, slot) in plan.slots.iter().enumerate() {
-        let w = crate::plan::run::width(g, &plan.fields[slot.field].fixed);
-        let wi = format_ident!("__W{}", s);
-        consts.extend(quote!(const #wi: u32 = #w;));
-    }
-    // Slots a gate's condition reads: split while the block is parsed (the gate decides
-    // where the next stretch starts); every other slot is split after the parse.
-    let mut early = vec![false; plan.slots.len()];
-    for gate in &plan.gates {
-        for &f in &gate.uses {
-            early[plan.fields[f].slots.start] = true;
-        }
-    }
-    let mut element_bits = quote!(0u64);
-    let mut parse = TokenStream::new();
-    let mut early_split = TokenStream::new();
-    let mut gate_columns = Vec::new();
-    let mut first_gate = None;
-    let mut loads = TokenStream::new();
-    let mut split = TokenStream::new();
-    // A trailing stretch (ungated fields after the last gated one) starts at one of two
-    // constant offsets from the stretch before it, as that stretch's gate decides: that
-    // stretch's loads read it at both (the union of the two layouts' windows, usually
-    // the same loads), so it costs no base, load or store of its own per element, and
-    // pass 2 picks each of its fields at both places and selects by the gate.
-    let fold = stretches.len() >= 2 && stretches.last().is_some_and(|t| t.gate.is_none());
-    let trailing = stretches.len() - 1;
-    for (i, st) in stretches.iter().enumerate() {
-        let (si, li, oi, ci) = (
-            format_ident!("__S{}", i),
-            format_ident!("__L{}", i),
-            format_ident!("__O{}", i),
-            format_ident!("__c{}", i),
-        );
-        let m = st.slots.len();
-        let ws = st.slots.iter().map(|s| format_ident!("__W{}", s));
-        consts.extend(quote!(const #si: #batch::Split<#m> = #batch::Split::new([#(#ws),*]);));
-        element_bits.extend(quote!(+ #si.bits() as u64));
-        if fold && i == trailing {
-            parse.extend(quote!(__p.skip(&#si);));
-            continue;
-        }
-        // The split the loads and picks go by (`#pi`), and the map from its load indices
-        // to the loads made (`#mi`).
-        let (pi, mi) = (format_ident!("__P{}", i), format_ident!("__M{}", i));
-        if fold && i + 1 == trailing {
-            let t = &stretches[trailing];
-            let head = st.gate.map_or(m, |(_, head)| head);
-            let on = st
-                .slots
-                .iter()
-                .chain(&t.slots)
-                .map(|s| format_ident!("__W{}", s));
-            let off = st.slots[..head]
-                .iter()
-                .chain(&t.slots)
-                .map(|s| format_ident!("__W{}", s));
-            let (mon, moff) = (m + t.slots.len(), head + t.slots.len());
-            let (fi, lf, of, mf) = (
-                format_ident!("__F{}", i),
-                format_ident!("__LF{}", i),
-                format_ident!("__OF{}", i),
-                format_ident!("__MF{}", i),
-            );
-            let (ln, on_offsets) = (format_ident!("__LN{}", i), format_ident!("__ON{}", i));
-            consts.extend(quote! {
-                // Both layouts: the gated field present (`#pi`) or not (`#fi`).
-                const #pi: #batch::Split<#mon> = #batch::Split::new([#(#on),*]);
-                const #fi: #batch::Split<#moff> = #batch::Split::new([#(#off),*]);
-                const #ln: usize = #pi.loads();
-                const #on_offsets: [usize; #ln] = #pi.load_offsets();
-                const #lf: usize = #fi.loads();
-                const #of: [usize; #lf] = #fi.load_offsets();
-                const #li: usize = #batch::union_len(&#on_offsets, &#of);
-                const #oi: [usize; #li] = #batch::union_offsets(&#on_offsets, &#of);
-                const #mi: [usize; #ln] = #batch::load_indices(&#on_offsets, &#oi);
-                const #mf: [usize; #lf] = #batch::load_indices(&#of, &#oi);
-            });
-            let Some((j, _)) = st.gate else {
-                unreachable!("every stretch but the last is closed by a gate")
-            };
-            let gi = format_ident!("__g{}", j);
-            for (k, &s) in t.slots.iter().enumerate() {
-                let r = format_ident!("__r{}", s);
-                let (jn, jf) = (m + k, head + k);
-                let value = plan.raw_value(s, quote!(__bits));
-                split.extend(quote! {
-                    for __k in 0..__N {
-                        let __present = #pi.pick(
-                            #jn,
-                            #ci[const { #mi[#pi.lo_load(#jn)] }][__k],
-                            #ci[const { #mi[#pi.hi_load(#jn)] }][__k],
-                        );
-                        let __absent = #fi.pick(
-                            #jf,
-                            #ci[const { #mf[#fi.lo_load(#jf)] }][__k],
-                            #ci[const { #mf[#fi.hi_load(#jf)] }][__k],
-                        );
-                        let __bits = if #gi[__k] { __present } else { __absent };
-                        #r[__k] = #value;
-                    }
-                });
-            }
-        } else {
-            consts.extend(quote! {
-                const #pi: #batch::Split<#m> = #si;
-                const #li: usize = #si.loads();
-                const #oi: [usize; #li] = #si.load_offsets();
-                const #mi: [usize; #li] = #batch::load_indices(&#oi, &#oi);
-            });
-        }
-        loads.extend(quote!(let mut #ci = [[0u64; __N]; #li];));
-        let mut picks = Vec::new();
-        // Field `j`'s bits from this element's loads (pass 1) or from the columns.
-        let from_loads = |j: usize| {
-            quote!(#pi.pick(
-                #j,
-                __l[const { #mi[#pi.lo_load(#j)] }],
-                __l[const { #mi[#pi.hi_load(#j)] }],
-            ))
-        };
-        let from_columns = |j: usize| {
-            quote!(#pi.pick(
-                #j,
-                #ci[const { #mi[#pi.lo_load(#j)] }][__k],
-                #ci[const { #mi[#pi.hi_load(#j)] }][__k],
-            ))
-        };
-        for (j, &s) in st.slots.iter().enumerate() {
-            let r = format_ident!("__r{}", s);
-            let column = plan.raw_value(s, from_columns(j));
-            let column = quote! {
-                for __k in 0..__N {
-                    #r[__k] = #column;
-                }
-            };
-            if early[s] {
-                // Pass 1 keeps it in a local for the gate; pass 2 splits its column
-                // (fewer stores in pass 1, whose stores share the ports with the build).
-                let e = format_ident!("__e{}", s);
-                let value = plan.raw_value(s, from_loads(j));
-                picks.push(quote!(let #e = #value;));
-                early_split.extend(column);
-            } else {
-                // Constant shifts and masks over a column of words: vector instructions.
-                split.extend(column);
-            }
-        }
-        parse.extend(quote! {
-            let __l = __p.loads(&#oi);
-            for __j in 0..#li {
-                #ci[__j][__k] = __l[__j];
-            }
-            #(#picks)*
-        });
-        match st.gate {
-            None => parse.extend(quote!(__p.skip(&#si);)),
-            Some((j, head)) => {
-                let gate = &plan.gates[j];
-                let args = gate
-                    .uses
-                    .iter()
-                    .map(|&f| parse_value_local(g, plan, f).map(|v| quote!(&#v)))
-                    .collect::<Option<Vec<_>>>()?;
-                let columns = gate
-                    .uses
-                    .iter()
-                    .map(|&f| parse_value(g, plan, f).map(|v| quote!(&#v)))
-                    .collect::<Option<Vec<_>>>()?;
-                let (gi, on, reduced) = (
-                    format_ident!("__g{}", j),
-                    format_ident!("__on{}", j),
-                    &gate.reduced,
-                );
-                let hi = format_ident!("__H{}", i);
-                let head_ws = st.slots[..head].iter().map(|s| format_ident!("__W{}", s));
-                consts.extend(quote!(const #hi: u32 = 0 #(+ #head_ws)*;));
-                if i == 0 {
-                    // The first gate from one element's loads, for the pairs.
-                    first_gate = Some(quote! {
-                        #(#picks)*
-                        Self::#reduced(#(#args),*)
-                    });
-                }
-                parse.extend(quote! {
-                    let #on = Self::#reduced(#(#args),*);
-                    __p.skip_if(&#si, #hi, #on);
-                });
-                // Pass 2: the gate's column, from its fields' columns (lanes past a
-                // short block's end off: gated columns take the gates as lanes).
-                gate_columns.push(quote! {
-                    for __k in 0..__N {
-                        #gi[__k] = __lane_live(__k) && Self::#reduced(#(#columns),*);
-                    }
-                });
-            }
-        }
-    }
+    let stretches = stretch::stretches(plan);
+    let stretch::Parse {
+        consts,
+        element_bits,
+        parse,
+        loads,
+        early_split,
+        split,
+        gate_columns,
+        first_gate,
+        fold,
+    } = stretch::parse(g, plan, &stretches)?;
     let raws = (0..plan.slots.len()).map(|s| {
         let r = format_ident!("__r{}", s);
         let ty = plan.raw_ty(s);
@@ -580,75 +361,14 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let value = plan.construct();
     let defaults = plan.gated_defaults();
     let pairs = first_gate.and_then(|gate| pairs::pairs(plan, &stretches, fold, &gate));
-    let (pairs_state, pairs_mode, pairs_verdict) = match &pairs {
-        Some(_) => (
-            quote! {
-                // Whether the next full block's pass 1 goes by pairs, and the last
-                // block's gates (`u32::MAX`: none yet).
-                let mut __pairs = false;
-                let mut __last_mask = u32::MAX;
-            },
-            quote!(__pairs),
-            quote! {
-                // Gates that repeat the last block's are ones the branch predictor
-                // learns; others go by pairs (the gate column pass 2 has just found).
-                let mut __mask = 0u32;
-                for __k in 0..__N {
-                    __mask |= (__g0[__k] as u32) << __k;
-                }
-                __pairs = __mask != __last_mask && __last_mask != u32::MAX;
-                __last_mask = __mask;
-            },
-        ),
-        None => (TokenStream::new(), quote!(false), TokenStream::new()),
-    };
+    let pairs::Mode {
+        state: pairs_state,
+        chosen: pairs_mode,
+        verdict: pairs_verdict,
+    } = pairs::mode(pairs.is_some());
     let pairs = pairs.unwrap_or_default();
-    // Pass 1 of a block at the stream's position: the bit positions (the gates decide
-    // them) and each element's windows, stored by columns (the gates and their fields
-    // only in locals: pass 2 finds their columns); `__bits` becomes the block's length.
-    // `false` when the input cannot be peeked.
-    let pass1 = |full: bool| {
-        let full_pairs = if full {
-            pairs_mode.clone()
-        } else {
-            quote!(false)
-        };
-        let stop = if full {
-            TokenStream::new()
-        } else {
-            quote!(if __k == __n {
-                break;
-            })
-        };
-        quote! {
-            '__pass1: {
-                let ::core::option::Option::Some((__input, __start)) = #dec::peek_input(__d)
-                else {
-                    break '__pass1 false;
-                };
-                let __copy: [u8; __WB];
-                let __bytes: &[u8; __WB] = match #batch::window::<__WB>(__input, __start) {
-                    ::core::option::Option::Some(__w) => __w,
-                    ::core::option::Option::None => {
-                        __copy = #batch::window_copy::<__WB>(__input, __start);
-                        &__copy
-                    }
-                };
-                let mut __p = #batch::Peek::new(__bytes, __start);
-                if #full_pairs {
-                    #pairs
-                } else {
-                    for __k in 0..__N {
-                        #stop
-                        #parse
-                    }
-                }
-                __bits = __p.position() - (__start & 7);
-                true
-            }
-        }
-    };
-    let (pass1_full, pass1_partial) = (pass1(true), pass1(false));
+    let pass1_full = pass1(g, true, &pairs_mode, &pairs, &parse);
+    let pass1_partial = pass1(g, false, &pairs_mode, &pairs, &parse);
     // The rest of a block whose pass 1 has run: checked and converted by columns,
     // consumed, and built. A full block runs the next full block's pass 1 before it
     // builds its elements: pass 2 loads the columns pass 1 stored element by element as
@@ -749,4 +469,58 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
             })
         }
     })
+}
+
+/// Pass 1 of a block at the stream's position: the bit positions (the gates decide
+/// them) and each element's windows, stored by columns (the gates and their fields
+/// only in locals: pass 2 finds their columns); `__bits` becomes the block's length.
+/// `false` when the input cannot be peeked.
+fn pass1(
+    g: &Gen,
+    full: bool,
+    pairs_mode: &TokenStream,
+    pairs: &TokenStream,
+    parse: &TokenStream,
+) -> TokenStream {
+    let krate = &g.krate;
+    let (batch, dec) = (quote!(#krate::batch), quote!(#krate::Decoder));
+    let full_pairs = if full {
+        pairs_mode.clone()
+    } else {
+        quote!(false)
+    };
+    let stop = if full {
+        TokenStream::new()
+    } else {
+        quote!(if __k == __n {
+            break;
+        })
+    };
+    quote! {
+        '__pass1: {
+            let ::core::option::Option::Some((__input, __start)) = #dec::peek_input(__d)
+            else {
+                break '__pass1 false;
+            };
+            let __copy: [u8; __WB];
+            let __bytes: &[u8; __WB] = match #batch::window::<__WB>(__input, __start) {
+                ::core::option::Option::Some(__w) => __w,
+                ::core::option::Option::None => {
+                    __copy = #batch::window_copy::<__WB>(__input, __start);
+                    &__copy
+                }
+            };
+            let mut __p = #batch::Peek::new(__bytes, __start);
+            if #full_pairs {
+                #pairs
+            } else {
+                for __k in 0..__N {
+                    #stop
+                    #parse
+                }
+            }
+            __bits = __p.position() - (__start & 7);
+            true
+        }
+    }
 }

@@ -5,7 +5,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Plan, Stretch};
+use super::stretch::Stretch;
+use super::Plan;
 
 /// Pass 1 of a full block by pairs, for a struct with one gate, closing its first
 /// stretch (optionally followed by a trailing stretch): each step finds two elements'
@@ -91,4 +92,44 @@ pub(super) fn pairs(
         }
         __p.seek(__at);
     })
+}
+
+/// How the block loop chooses the pairs.
+pub(super) struct Mode {
+    /// The loop's state, declared before it.
+    pub(super) state: TokenStream,
+    /// Whether the next full block's pass 1 goes by pairs (`false` without pairs).
+    pub(super) chosen: TokenStream,
+    /// What a checked full block leaves for the next one's choice.
+    pub(super) verdict: TokenStream,
+}
+
+/// The loop's choice of the pairs, for a struct that has them (`with`) or not.
+pub(super) fn mode(with: bool) -> Mode {
+    if !with {
+        return Mode {
+            state: TokenStream::new(),
+            chosen: quote!(false),
+            verdict: TokenStream::new(),
+        };
+    }
+    Mode {
+        state: quote! {
+            // Whether the next full block's pass 1 goes by pairs, and the last
+            // block's gates (`u32::MAX`: none yet).
+            let mut __pairs = false;
+            let mut __last_mask = u32::MAX;
+        },
+        chosen: quote!(__pairs),
+        verdict: quote! {
+            // Gates that repeat the last block's are ones the branch predictor
+            // learns; others go by pairs (the gate column pass 2 has just found).
+            let mut __mask = 0u32;
+            for __k in 0..__N {
+                __mask |= (__g0[__k] as u32) << __k;
+            }
+            __pairs = __mask != __last_mask && __last_mask != u32::MAX;
+            __last_mask = __mask;
+        },
+    }
 }
