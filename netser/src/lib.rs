@@ -40,8 +40,10 @@
 //!
 //! `netser` is `#![no_std]` (with `alloc`) when its default `std` feature is off.
 #![cfg_attr(not(feature = "std"), no_std)]
-// One `unsafe` block in the crate: the call of the AVX-512 or AVX2 build of the batch
-// path after the CPU was found to have it (`batch::simd`, measured in BENCHMARKS.md).
+// Two `unsafe` blocks in the crate, each measured in BENCHMARKS.md: the call of the
+// AVX-512 or AVX2 build of the batch path after the CPU was found to have it
+// (`batch::simd`), and the `set_len` that ends the build of a decoded block after its
+// elements were written into the `Vec`'s spare capacity (`batch::push_block`).
 #![deny(unsafe_code)]
 
 extern crate alloc;

@@ -417,9 +417,7 @@ pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
                 #ahead
                 {
                     #(let #gate_ids = #saved;)*
-                    for __k in 0..#count {
-                        __out.push(#value);
-                    }
+                    #batch::push_block(__out, #count, |__k| #value);
                 }
                 true
             }
