@@ -34,7 +34,7 @@ pub fn decode_each<T: NetSerialize, D: Decoder>(
 /// for the block. `push` would store the length after every element, and reload the
 /// buffer's address and capacity before the next: the compiler cannot tell that the
 /// element's stores leave the `Vec` itself alone. On the benchmark's 256 moving
-/// entities that is one store in 15 of the build, and decode takes about 6% less time
+/// entities that is one store in 14 of the build, and decode takes 5 to 7% less time
 /// this way (BENCHMARKS.md, round 10).
 ///
 /// If `f` panics, the elements of this block written so far are leaked (never dropped)
