@@ -502,6 +502,10 @@ impl<'a, const W: usize> Peek<'a, W> {
     }
 }
 
+/// `push_block`'s contract, its `unsafe` `set_len` included. These tests also pass under
+/// Miri, which checks every access the `Vec` makes: `MIRIFLAGS=-Zmiri-ignore-leaks cargo
+/// +nightly miri test -p netser --lib push_block` (the leaks it would report otherwise
+/// are the ones the panic test expects).
 #[cfg(all(test, feature = "std"))]
 mod push_block_tests {
     use super::push_block;
@@ -542,6 +546,37 @@ mod push_block_tests {
         let mut d = dropped.borrow().clone();
         d.sort_unstable();
         assert_eq!(d, [0, 1, 2, 100]);
+    }
+
+    #[test]
+    fn zero_sized_elements() {
+        // A zero-sized type's `Vec` has `usize::MAX` slots of spare capacity from the
+        // start and never allocates: the block takes `n` of them.
+        std::thread_local!(static DROPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+        struct Tick;
+        impl Drop for Tick {
+            fn drop(&mut self) {
+                DROPS.with(|d| d.set(d.get() + 1));
+            }
+        }
+        let mut units: Vec<()> = Vec::new();
+        push_block(&mut units, 5, |_| ());
+        push_block(&mut units, 0, |_| unreachable!("no element"));
+        assert_eq!(units.len(), 5);
+        let mut ticks = vec![Tick];
+        let mut seen = Vec::new();
+        push_block(&mut ticks, 1000, |k| {
+            seen.push(k);
+            Tick
+        });
+        assert_eq!(ticks.len(), 1001);
+        assert!(
+            seen.iter().copied().eq(0..1000),
+            "f runs once per slot, in order"
+        );
+        assert_eq!(DROPS.with(|d| d.get()), 0);
+        drop(ticks);
+        assert_eq!(DROPS.with(|d| d.get()), 1001);
     }
 
     #[test]
