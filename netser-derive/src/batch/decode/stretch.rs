@@ -42,14 +42,19 @@ pub(super) fn stretches(plan: &Plan<'_>) -> Vec<Stretch> {
 
 /// The code the stretches generate, by where `decode_extend` puts it.
 pub(super) struct Parse {
-    /// Every width, split and load offset, as `const` items.
+    /// Every width, split and load offset, as `const` items: each slot's width
+    /// (`__W`), each stretch's split (`__S`), the split its loads and picks go by with
+    /// its load offsets and their indices (`__P`, `__L`, `__O`, `__M`; for a stretch that
+    /// reads the trailing one, both layouts and their union), and each gate's head
+    /// (`__H`, the bits before the gated field).
     pub(super) consts: TokenStream,
     /// The bits of an element with every gate on (a `u64` expression of the consts).
     pub(super) element_bits: TokenStream,
     /// Pass 1's step for one element at `__p`: its loads stored by columns, its gates
     /// evaluated in locals, and the position moved past it.
     pub(super) parse: TokenStream,
-    /// The window columns, one `[[u64; __N]; loads]` per stretch.
+    /// The window columns, one `[[u64; __N]; loads]` per stretch, but none for a
+    /// trailing stretch that the loads of the one before it read (`fold`).
     pub(super) loads: TokenStream,
     /// Pass 2's split of the fields the gates read (pass 1 kept them in locals).
     pub(super) early_split: TokenStream,
