@@ -526,6 +526,8 @@ fn every_primitive_fails_one_bit_short_and_succeeds_with_exactly_enough() {
     }
 }
 
+// ---------------------------------------------------------------- sequences and options
+
 #[test]
 fn seq_and_option_bounds() {
     // max_len 5: 3 bits of length; 6 and 7 are the headroom.

@@ -282,6 +282,30 @@ fn raw_floats_carry_every_bit_pattern() {
     }
 }
 
+#[test]
+fn uint_bits_of_a_signed_type_never_use_the_sign_bit_in_either_direction() {
+    // One unified function must behave the same way on both streams: a signed type's
+    // `bits` can cover at most its non-negative range, `WIDTH - 1` bits.
+    fn serialize<S: Stream>(s: &mut S, v: &mut i8, bits: u32) -> netser::Result<()> {
+        s.serialize_uint_bits(v, bits)
+    }
+    let mut buf = [0u8; 4];
+    let mut w = WriteStream::new(&mut buf);
+    assert_eq!(
+        kind(serialize(&mut w, &mut 5, 8)),
+        ErrorKind::InvalidBitCount { bits: 8 }
+    );
+    assert_eq!(
+        kind(serialize(&mut ReadStream::new(&[5]), &mut 0, 8)),
+        ErrorKind::InvalidBitCount { bits: 8 }
+    );
+    serialize(&mut w, &mut 127, 7).unwrap();
+    let len = w.finish();
+    let mut back = 0i8;
+    serialize(&mut ReadStream::new(&buf[..len]), &mut back, 7).unwrap();
+    assert_eq!(back, 127);
+}
+
 // ---------------------------------------------------------------- compressed floats
 
 #[test]
@@ -410,6 +434,21 @@ fn quantize_refuses_invalid_parameters() {
     assert!(Quantize::try_new(0.0, 1.0, f32::NAN).is_none());
     // max - min overflows float32.
     assert!(Quantize::try_new(-f32::MAX, f32::MAX, 1.0).is_none());
+}
+
+#[test]
+fn compressed_float_max_never_lands_in_the_headroom() {
+    // 9000001 steps (odd, between 2^23 and 2^24, where float32 steps are 1.0): the
+    // reference's `floor(f32(scaled + 0.5))` rounds 9000001.5 to the even 9000002, one
+    // above the largest integer its reader accepts. netser clamps to the largest.
+    let q = Quantize::new(0.0, 9_000_001.0, 1.0);
+    assert_eq!((q.max_integer_value(), q.bits()), (9_000_001, 24));
+    assert_eq!(q.quantize(9_000_001.0, 0).unwrap(), 9_000_001);
+    let (bytes, _) = write_with(|w| w.write_compressed_f32(9_000_001.0, &q));
+    assert_eq!(
+        ReadStream::new(&bytes).read_compressed_f32(&q).unwrap(),
+        9_000_001.0
+    );
 }
 
 // ---------------------------------------------------------------- fixed point
@@ -650,45 +689,6 @@ fn quaternion_with_no_room_for_its_largest_component_is_refused() {
             }
         );
     }
-}
-
-#[test]
-fn uint_bits_of_a_signed_type_never_use_the_sign_bit_in_either_direction() {
-    // One unified function must behave the same way on both streams: a signed type's
-    // `bits` can cover at most its non-negative range, `WIDTH - 1` bits.
-    fn serialize<S: Stream>(s: &mut S, v: &mut i8, bits: u32) -> netser::Result<()> {
-        s.serialize_uint_bits(v, bits)
-    }
-    let mut buf = [0u8; 4];
-    let mut w = WriteStream::new(&mut buf);
-    assert_eq!(
-        kind(serialize(&mut w, &mut 5, 8)),
-        ErrorKind::InvalidBitCount { bits: 8 }
-    );
-    assert_eq!(
-        kind(serialize(&mut ReadStream::new(&[5]), &mut 0, 8)),
-        ErrorKind::InvalidBitCount { bits: 8 }
-    );
-    serialize(&mut w, &mut 127, 7).unwrap();
-    let len = w.finish();
-    let mut back = 0i8;
-    serialize(&mut ReadStream::new(&buf[..len]), &mut back, 7).unwrap();
-    assert_eq!(back, 127);
-}
-
-#[test]
-fn compressed_float_max_never_lands_in_the_headroom() {
-    // 9000001 steps (odd, between 2^23 and 2^24, where float32 steps are 1.0): the
-    // reference's `floor(f32(scaled + 0.5))` rounds 9000001.5 to the even 9000002, one
-    // above the largest integer its reader accepts. netser clamps to the largest.
-    let q = Quantize::new(0.0, 9_000_001.0, 1.0);
-    assert_eq!((q.max_integer_value(), q.bits()), (9_000_001, 24));
-    assert_eq!(q.quantize(9_000_001.0, 0).unwrap(), 9_000_001);
-    let (bytes, _) = write_with(|w| w.write_compressed_f32(9_000_001.0, &q));
-    assert_eq!(
-        ReadStream::new(&bytes).read_compressed_f32(&q).unwrap(),
-        9_000_001.0
-    );
 }
 
 #[test]
