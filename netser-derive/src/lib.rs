@@ -24,10 +24,10 @@
 //! ```
 //!
 //! Every `#[net(...)]` attribute, with an example each, the rules the derive checks
-//! and the errors it reports are documented in `netser`'s
-//! [`attributes`](https://docs.rs/netser/latest/netser/attributes/index.html) page
-//! (the `netser::attributes` module, in the docs `cargo doc` builds for a crate that
-//! depends on `netser`), and summarised on the derive macro.
+//! and the errors it reports are documented in `netser`'s `attributes` module
+//! (`netser::attributes`, in the docs `cargo doc -p netser --open` builds, or that
+//! `cargo doc` builds for a crate that depends on `netser`), and summarised on the
+//! derive macro.
 
 mod batch;
 mod bounds;

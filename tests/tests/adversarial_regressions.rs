@@ -1,5 +1,5 @@
 //! Defects the fuzz targets and proptest scripts found, each with the input that found
-//! it (issue 13).
+//! it.
 
 use std::collections::{BTreeMap, BTreeSet};
 

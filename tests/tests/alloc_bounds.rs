@@ -3,7 +3,7 @@
 //! collections, strings, maps, sets, arrays, tuples) and the framing, and for the
 //! endpoint and the chunk receiver under a flood, that neither a single allocation nor
 //! the memory held at any moment exceeds the documented bound, whatever the length
-//! prefixes and counts in the input say (issue 13).
+//! prefixes and counts in the input say.
 //!
 //! Decoders: `T::MAX_HEAP_BYTES` (plus, when decoding fails, the error value: a box and
 //! its path, [`ERROR_BYTES`]). Endpoint: `Config::memory_bound()`. Chunk receiver:
@@ -188,7 +188,7 @@ struct Slot {
     cache: [u8; 1024],
 }
 
-/// The issue's nested rows, with elements that take a bit: costs what it implies.
+/// Nested rows of elements that take a bit each: costs what it implies.
 #[derive(NetSerialize, Debug)]
 struct Rows {
     #[net(max_len = 255)]
@@ -407,9 +407,9 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
     let config = ChunkConfig::default();
     let buffer = config.slice_size * config.max_slices;
     let bound = 2 * (buffer + config.max_slices.div_ceil(8));
-    // The issue's datagrams: slice 0 of a 255-slice chunk, then slice 0 of a 256-slice
-    // chunk with the next id. Before the fix, one allocation of 522,240 bytes.
-    let mut issue = vec![
+    // Slice 0 of a 255-slice chunk, then slice 0 of a 256-slice chunk with the next id:
+    // before the receiver's fix, one allocation of 522,240 bytes.
+    let mut datagrams = vec![
         [&[0xc1, 0, 0, 0, 0, 0xff, 0][..], &[0; 1024][..]].concat(),
         [&[0xc1, 1, 0, 0, 0, 0, 1][..], &[0; 1024][..]].concat(),
     ];
@@ -425,7 +425,7 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
         let mut n = 0;
         while let Some(p) = sender.poll_packet(0.0) {
             if n < 2 || count < 3 {
-                issue.push(p.to_vec());
+                datagrams.push(p.to_vec());
             }
             n += 1;
         }
@@ -433,7 +433,7 @@ fn chunk_receiver_under_a_flood_stays_within_its_buffer_bound() {
     }
     let mut receiver = ChunkReceiver::new(config).unwrap();
     let usage = measure(|| {
-        for (i, p) in issue.iter().enumerate() {
+        for (i, p) in datagrams.iter().enumerate() {
             let _ = receiver.receive_slice(i as f64, p);
             let _ = receiver.poll_ack(i as f64);
             // A chunk the user takes is the user's; dropping it here keeps the count to

@@ -1,5 +1,5 @@
 //! The articles' examples as tests: "Reading and Writing Packets" and "Serialization
-//! Strategies" (shared/seeds/002 and 001), written with netser's unified [`Stream`] or
+//! Strategies" (Glenn Fiedler, "Building a Game Network Protocol"), written with netser's unified [`Stream`] or
 //! its [`Encoder`]/[`Decoder`] halves, with every bit count worked out by hand.
 
 use std::fmt::Debug;

@@ -1,4 +1,4 @@
-//! Collections of elements that take no bits are refused at build time (issue 13): their
+//! Collections of elements that take no bits are refused at build time: their
 //! length alone would decide how many values the decoder builds. The refusal is a
 //! constant evaluated where the type is encoded or decoded, so these cases are built,
 //! not only checked (the passing case makes trybuild build). Each has a reviewed

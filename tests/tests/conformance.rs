@@ -1,6 +1,7 @@
 //! Conformance with the reference C++ `serialize` library (v1.11.0): replays the 122
-//! golden write vectors of `tests/data/serialize_vectors.json` (a copy of
-//! `shared/conformance/serialize_vectors.json`; the rules are in that folder's README).
+//! golden write vectors of `tests/data/serialize_vectors.json`, generated with that
+//! library. (The file's `description` also names read vectors and a README of the set it
+//! was taken from; this copy holds the write vectors, and `conventions` states their rules.)
 //!
 //! For every case:
 //! * the ops are applied to a [`WriteStream`] and every byte and the bit count must match

@@ -1,5 +1,5 @@
 //! Smallest-three quaternions decode to unit quaternions that encode back to the same
-//! bits, or are refused (issue 13, fix 3): every encoding at 2 to 6 bits per component,
+//! bits, or are refused: every encoding at 2 to 6 bits per component,
 //! property tests up to `quat::MAX_BITS`, and the writer's output always decodes.
 
 use netser::quat::{pack, pack_with, unpack, unpack_with, QuatFormat, MAX_BITS};

@@ -1,5 +1,5 @@
 //! What a compressed float decodes to encodes again to the same integer: every integer
-//! of hundreds of quantizations, the top step above all (issue 13, fix 2), through the
+//! of hundreds of quantizations, the top step above all (once a defect), through the
 //! `Quantize` arithmetic, the streams and a derived field.
 
 use netser::{Decoder, Encoder, NetSerialize, Quantize, ReadStream, WriteStream};

@@ -1,4 +1,4 @@
-//! Prints the chunk-transfer figures for the issue note, measured over the seeded
+//! Prints the chunk-transfer figures, measured over the seeded
 //! simulator: time to send 256 KiB at a 1 Mbit/s budget with 100 ms RTT and 1% loss
 //! against the bandwidth-limited ideal, the same with the initial burst on a fast link,
 //! and bytes on the wire per byte delivered.

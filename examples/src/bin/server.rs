@@ -28,6 +28,7 @@
 //! datagram and its reason. It stops after `--seconds` (default: never), disconnecting
 //! everyone.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -58,9 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // Print the transport's log lines (connects, disconnects; drops with --debug).
+    // Colours only on a terminal: a log redirected to a file stays plain text.
     tracing_subscriber::fmt()
         .with_max_level(level)
         .with_target(false)
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
 
     let config = UdpServerConfig {

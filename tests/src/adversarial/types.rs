@@ -64,11 +64,11 @@ pub struct Snapshot {
     pub last: Option<Event>,
 }
 
-/// The numeric forms: quantized floats (including the issue's `[-1, 0.1]`) and
+/// The numeric forms: quantized floats (including one over `[-1, 0.1]`, whose span is not a whole number of steps) and
 /// smallest-three quaternions at a small and a large bit count.
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 pub struct Numeric {
-    /// The quantization.
+    /// A range whose span is not a whole number of steps.
     #[net(quantize(min = -1.0, max = 0.1, res = 0.001))]
     pub level: f32,
     /// A wide one.

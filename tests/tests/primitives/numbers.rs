@@ -679,7 +679,7 @@ fn quaternion_round_trips_and_normalizes() {
 #[test]
 fn quaternion_with_no_room_for_its_largest_component_is_refused() {
     // Three components at the extremes would make 1 - a² - b² - c² negative: no writer
-    // sends that (issue 13).
+    // sends that.
     for largest in 0..4u64 {
         let bytes = craft(&[(largest, 2), (511, 9), (511, 9), (0, 9)]);
         assert_eq!(

@@ -153,7 +153,7 @@ fn malformed_slices_change_nothing() {
     );
 }
 
-/// Issue 13, fix 1: slice 0 of a 255-slice chunk, then slice 0 of a 256-slice chunk
+/// A defect once: slice 0 of a 255-slice chunk, then slice 0 of a 256-slice chunk
 /// (the next id) grew the buffer to 2 x 255 KiB by amortized growth.
 #[test]
 fn a_bigger_next_chunk_allocates_exactly_its_size() {
