@@ -145,11 +145,11 @@ pub struct ChannelConfig {
     /// The delivery guarantee.
     pub kind: ChannelKind,
     /// Messages queued for sending and not yet acked (reliable) or not yet sent
-    /// (unreliable). A power of two in `1..=32768`. Default 1024. Sending into a full
+    /// (unreliable). A power of two in `1..=16384`. Default 1024. Sending into a full
     /// queue is [`SendError::SendQueueFull`](crate::connection::SendError::SendQueueFull).
     pub send_queue_size: usize,
     /// Messages received and not yet taken by `receive_message`. A power of two in
-    /// `1..=32768`; on a reliable channel it is also the window the sender respects.
+    /// `1..=16384`; on a reliable channel it is also the window the sender respects.
     /// Default 1024.
     pub receive_queue_size: usize,
     /// Most messages of this channel in one packet, `1..=4096`. Default 256.
@@ -204,13 +204,13 @@ impl ChannelConfig {
         if !queue_ok(self.send_queue_size) {
             return Err(ChannelConfigError::new(
                 "send_queue_size",
-                "must be a power of two in 1..=32768",
+                "must be a power of two in 1..=16384",
             ));
         }
         if !queue_ok(self.receive_queue_size) {
             return Err(ChannelConfigError::new(
                 "receive_queue_size",
-                "must be a power of two in 1..=32768",
+                "must be a power of two in 1..=16384",
             ));
         }
         if !(1..=4096).contains(&self.max_messages_per_packet) {

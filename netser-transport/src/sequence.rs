@@ -63,9 +63,12 @@ pub fn sequence_difference(s1: u16, s2: u16) -> i32 {
     }
 }
 
-/// The largest capacity a [`SequenceBuffer`] may have: half the sequence circle, so that
-/// "inside the window" and "newer than" never disagree.
-pub const MAX_SEQUENCE_BUFFER_CAPACITY: usize = 32768;
+/// The largest capacity a [`SequenceBuffer`] may have: a quarter of the sequence circle.
+/// The window then stays well inside the half circle that "newer than" compares by, so
+/// "inside the window" and "newer than" never disagree. (At half the circle, 32768, a new
+/// buffer's oldest sequence is exactly half a circle from its next one, and "newer"
+/// cannot tell them apart: sequence 0 would be refused as stale.)
+pub const MAX_SEQUENCE_BUFFER_CAPACITY: usize = 16384;
 
 /// A sequence was too old for the buffer's window and could not be inserted.
 ///
@@ -134,7 +137,7 @@ impl<T> SequenceBuffer<T> {
     ///
     /// # Panics
     ///
-    /// Panics unless `capacity` is a power of two in `1..=32768`
+    /// Panics unless `capacity` is a power of two in `1..=16384`
     /// ([`MAX_SEQUENCE_BUFFER_CAPACITY`]). A power of two divides 65536, so a slot's
     /// index does not jump when the sequence wraps.
     ///
@@ -147,7 +150,7 @@ impl<T> SequenceBuffer<T> {
     pub fn new(capacity: usize) -> Self {
         assert!(
             capacity.is_power_of_two() && capacity <= MAX_SEQUENCE_BUFFER_CAPACITY,
-            "sequence buffer capacity must be a power of two in 1..=32768, got {capacity}"
+            "sequence buffer capacity must be a power of two in 1..=16384, got {capacity}"
         );
         Self {
             sequence: 0,
@@ -515,6 +518,44 @@ impl<T> SequenceBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest buffer works from a fresh start, through several wraps of the
+    /// sequence, and keeps a full window: every sequence of the last `capacity` is
+    /// stored and the one before them is stale. (At 32768, half the circle, a fresh
+    /// buffer refused sequence 0.)
+    #[test]
+    fn the_largest_capacity_keeps_a_whole_window_across_wraps() {
+        let capacity = MAX_SEQUENCE_BUFFER_CAPACITY;
+        let mut buffer = SequenceBuffer::new(capacity);
+        assert!(!buffer.is_stale(0));
+        let mut sequence = 0u16;
+        for step in 0..4 * 65536u32 / 1000 {
+            for _ in 0..1000 {
+                buffer
+                    .insert(sequence, step)
+                    .expect("the next sequence is never stale");
+                sequence = sequence.wrapping_add(1);
+            }
+        }
+        assert_eq!(buffer.len(), capacity);
+        let newest = sequence.wrapping_sub(1);
+        assert!((0..capacity as u16).all(|back| buffer.contains(newest.wrapping_sub(back))));
+        let before = newest.wrapping_sub(capacity as u16);
+        assert!(buffer.is_stale(before));
+        assert_eq!(
+            buffer.insert(before, 0),
+            Err(StaleSequence {
+                sequence: before,
+                oldest: before.wrapping_add(1)
+            })
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "power of two in 1..=16384, got 32768")]
+    fn half_the_circle_is_refused() {
+        let _ = SequenceBuffer::<()>::new(2 * MAX_SEQUENCE_BUFFER_CAPACITY);
+    }
 
     #[test]
     fn greater_than_and_difference_agree_everywhere_near_the_wrap_and_the_half() {

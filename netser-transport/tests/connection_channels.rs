@@ -146,6 +146,51 @@ fn the_sender_never_goes_past_the_receive_window() {
     );
 }
 
+/// The largest queues a channel accepts work: every message of a full send queue goes
+/// out and arrives in order. Half the sequence circle (32768) is refused at validation:
+/// there a fresh queue refused its first message.
+#[test]
+fn the_largest_queues_deliver_and_half_the_circle_is_refused() {
+    use netser_transport::sequence::MAX_SEQUENCE_BUFFER_CAPACITY as MAX;
+    let largest = ChannelConfig {
+        send_queue_size: MAX,
+        receive_queue_size: MAX,
+        ..ChannelConfig::reliable_ordered()
+    };
+    let config = one_channel(largest.clone());
+    let (mut a, mut b) = (connection(&config), connection(&config));
+    for i in 0..MAX as u32 {
+        a.send_message(0, &Msg::Small(i)).unwrap();
+    }
+    let mut received = Vec::new();
+    for t in 0..2000 {
+        let now = f64::from(t) * 0.05;
+        for packet in drain(&mut a, now) {
+            b.receive_datagram(now, &packet).unwrap();
+        }
+        for packet in drain(&mut b, now) {
+            a.receive_datagram(now, &packet).unwrap();
+        }
+        received.extend(receive_all(&mut b, 0));
+        if received.len() == MAX {
+            break;
+        }
+    }
+    assert_eq!(
+        received,
+        (0..MAX as u32).map(Msg::Small).collect::<Vec<_>>()
+    );
+    for field in ["send_queue_size", "receive_queue_size"] {
+        let mut half = largest.clone();
+        if field == "send_queue_size" {
+            half.send_queue_size = 2 * MAX;
+        } else {
+            half.receive_queue_size = 2 * MAX;
+        }
+        assert_eq!(half.validate().unwrap_err().field, field);
+    }
+}
+
 #[test]
 fn a_full_receive_queue_refuses_the_packet_without_acking_it() {
     let config = one_channel(ChannelConfig {

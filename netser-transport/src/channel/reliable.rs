@@ -7,7 +7,7 @@ use netser::{Encoder, Result};
 
 use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
 use crate::chunk::ChunkId;
-use crate::sequence::{sequence_less_than, SequenceBuffer};
+use crate::sequence::{sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 
 /// Bits of a block reference on the wire: the flag and the chunk id.
 pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
@@ -85,7 +85,9 @@ impl ReliableSender {
             oldest_unacked: 0,
             resend_delay,
             min_resend_delay: resend_delay,
-            window: send_queue_size.min(receive_queue_size).min(32768) as u16,
+            window: send_queue_size
+                .min(receive_queue_size)
+                .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
             max_per_packet,
             selected: Vec::with_capacity(max_per_packet),
         }

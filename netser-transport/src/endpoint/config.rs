@@ -35,12 +35,14 @@ pub struct Config {
     /// Most fragments per packet, at most 256 (one byte on the wire). Default 256
     /// (`reliable` defaults to 16).
     pub max_fragments: usize,
-    /// Sent packets remembered for acks, loss and bandwidth. A power of two. Default 256.
+    /// Sent packets remembered for acks, loss and bandwidth. A power of two, at most
+    /// 16384 ([`MAX_SEQUENCE_BUFFER_CAPACITY`]). Default 256.
     pub sent_packets_buffer_size: usize,
     /// Received packets remembered: the window for acks and for refusing stale and
-    /// duplicate packets. A power of two, at least 32. Default 256.
+    /// duplicate packets. A power of two in `32..=16384`. Default 256.
     pub received_packets_buffer_size: usize,
-    /// Packets that can be in reassembly at once. A power of two. Default 64.
+    /// Packets that can be in reassembly at once. A power of two, at most 16384. Default
+    /// 64.
     pub fragment_reassembly_buffer_size: usize,
     /// Most bytes of fragment data held for reassembly, across all packets in progress
     /// (rounded down to whole fragments; at least one full packet). A packet's first
@@ -150,18 +152,18 @@ impl Config {
         check(
             power_of_two(self.sent_packets_buffer_size),
             "sent_packets_buffer_size",
-            "a power of two in 1..=32768",
+            "a power of two in 1..=16384",
         )?;
         check(
             power_of_two(self.received_packets_buffer_size)
                 && self.received_packets_buffer_size >= 32,
             "received_packets_buffer_size",
-            "a power of two in 32..=32768 (ack_bits covers 32 packets)",
+            "a power of two in 32..=16384 (ack_bits covers 32 packets)",
         )?;
         check(
             power_of_two(self.fragment_reassembly_buffer_size),
             "fragment_reassembly_buffer_size",
-            "a power of two in 1..=32768",
+            "a power of two in 1..=16384",
         )?;
         check(
             self.max_reassembly_bytes / self.fragment_size >= self.fragments_per_max_packet()
@@ -255,6 +257,48 @@ mod tests {
                 Config::default().reassembly_memory_bound(),
                 DEFAULT_REASSEMBLY_MEMORY_BOUND
             );
+        }
+    }
+
+    /// The largest packet windows are accepted and run: 200 packets each way, every one
+    /// delivered and acked. Half the sequence circle is refused.
+    #[test]
+    fn the_largest_windows_run_and_half_the_circle_is_refused() {
+        use crate::endpoint::Endpoint;
+        let max = MAX_SEQUENCE_BUFFER_CAPACITY;
+        let config = Config {
+            sent_packets_buffer_size: max,
+            received_packets_buffer_size: max,
+            fragment_reassembly_buffer_size: max,
+            ..Config::default()
+        };
+        let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
+        let mut b = Endpoint::new(config.clone(), 0.0).unwrap();
+        for i in 0..200u32 {
+            let now = f64::from(i) * 0.01;
+            a.send_packet(now, &i.to_le_bytes()).unwrap();
+            while let Some(d) = a.poll_transmit() {
+                let p = b.receive_packet(now, d.data).unwrap().unwrap();
+                assert_eq!(p.payload, i.to_le_bytes());
+            }
+            b.send_packet(now, b"ack").unwrap();
+            while let Some(d) = b.poll_transmit() {
+                a.receive_packet(now, d.data).unwrap();
+            }
+        }
+        assert_eq!(a.counters().packets_acked, 200);
+        for field in [
+            "sent_packets_buffer_size",
+            "received_packets_buffer_size",
+            "fragment_reassembly_buffer_size",
+        ] {
+            let mut half = config.clone();
+            match field {
+                "sent_packets_buffer_size" => half.sent_packets_buffer_size = 2 * max,
+                "received_packets_buffer_size" => half.received_packets_buffer_size = 2 * max,
+                _ => half.fragment_reassembly_buffer_size = 2 * max,
+            }
+            assert_eq!(half.validate().unwrap_err().field, field);
         }
     }
 }
