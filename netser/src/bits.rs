@@ -774,7 +774,11 @@ impl<'a> BitReader<'a> {
 #[inline(never)]
 fn refuse_write(value: u64, bits: u32, at: u64, capacity: u64) -> Error {
     let kind = if bits > 64 {
-        ErrorKind::InvalidBitCount { bits }
+        ErrorKind::InvalidBitCount {
+            bits,
+            min: 0,
+            max: 64,
+        }
     } else if value.checked_shr(bits).unwrap_or(0) != 0 {
         ErrorKind::ValueTooWide {
             value: value as u128,
@@ -857,7 +861,14 @@ fn store_tail(buf: &mut [u8], at: usize, word: u64) {
 #[inline(never)]
 fn refuse_read(bits: u32, at: u64, len: u64) -> Error {
     if bits > 64 {
-        Error::new(ErrorKind::InvalidBitCount { bits }, at)
+        Error::new(
+            ErrorKind::InvalidBitCount {
+                bits,
+                min: 0,
+                max: 64,
+            },
+            at,
+        )
     } else {
         end(bits as u64, at, len)
     }

@@ -96,10 +96,16 @@ pub enum ErrorKind {
         /// Bits of room that were left.
         remaining: u64,
     },
-    /// A raw bit count outside 0..=64.
+    /// A bit count outside what the call takes, `min..=max`: 0 to 64 for raw bits, up to
+    /// the type's width for `uint_bits` (its width less the sign bit for a signed type),
+    /// 2 to 20 per component for a quaternion.
     InvalidBitCount {
         /// The bit count asked for.
         bits: u32,
+        /// The fewest bits the call takes.
+        min: u32,
+        /// The most bits the call takes.
+        max: u32,
     },
     /// A value does not fit in the number of bits it is written with.
     ValueTooWide {
@@ -237,7 +243,9 @@ impl fmt::Display for ErrorKind {
             BufferFull { wanted, remaining } => {
                 write!(f, "buffer full: wanted {wanted} bits, room for {remaining}")
             }
-            InvalidBitCount { bits } => write!(f, "invalid bit count {bits}, expected 0..=64"),
+            InvalidBitCount { bits, min, max } => {
+                write!(f, "invalid bit count {bits}, expected {min}..={max}")
+            }
             ValueTooWide { value, bits } => write!(f, "value {value} does not fit in {bits} bits"),
             OutOfRange { value, min, max } => {
                 write!(f, "value {value} out of range {min}..={max}")

@@ -298,14 +298,14 @@ impl QuatFormat {
 /// let e = quat::pack([0.0; 4], 9, 40).unwrap_err();
 /// assert_eq!((e.kind(), e.bit()), (&ErrorKind::InvalidQuaternion, 40));
 /// let e = quat::pack([0.0, 0.0, 0.0, 1.0], 21, 0).unwrap_err();
-/// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 21 });
+/// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 21, min: 2, max: 20 });
 /// # Ok::<(), netser::Error>(())
 /// ```
 #[inline]
 pub fn pack(q: [f32; 4], bits: u32, bit: u64) -> Result<(u32, [u32; 3])> {
     match QuatFormat::try_new(bits) {
         Some(f) => pack_with(q, &f, bit),
-        None => Err(Error::new(ErrorKind::InvalidBitCount { bits }, bit)),
+        None => Err(Error::new(invalid_bits(bits), bit)),
     }
 }
 
@@ -447,7 +447,7 @@ fn others(largest: usize) -> [usize; 3] {
 pub fn unpack(largest: u32, small: [u32; 3], bits: u32, bit: u64) -> Result<[f32; 4]> {
     match QuatFormat::try_new(bits) {
         Some(f) => unpack_with(largest, small, &f, bit),
-        None => Err(Error::new(ErrorKind::InvalidBitCount { bits }, bit)),
+        None => Err(Error::new(invalid_bits(bits), bit)),
     }
 }
 
@@ -494,14 +494,27 @@ pub fn unpack_with(largest: u32, small: [u32; 3], f: &QuatFormat, bit: u64) -> R
 /// use netser::{quat::check_bits, ErrorKind};
 /// assert!(check_bits(9, 0).is_ok());
 /// let e = check_bits(21, 7).unwrap_err();
-/// assert_eq!((e.kind(), e.bit()), (&ErrorKind::InvalidBitCount { bits: 21 }, 7));
+/// assert_eq!(
+///     (e.kind(), e.bit()),
+///     (&ErrorKind::InvalidBitCount { bits: 21, min: 2, max: 20 }, 7)
+/// );
+/// assert_eq!(e.to_string(), "invalid bit count 21, expected 2..=20 at bit 7");
 /// ```
 #[inline]
 pub fn check_bits(bits: u32, bit: u64) -> Result<()> {
     if (2..=MAX_BITS).contains(&bits) {
         Ok(())
     } else {
-        Err(Error::new(ErrorKind::InvalidBitCount { bits }, bit))
+        Err(Error::new(invalid_bits(bits), bit))
+    }
+}
+
+/// A quaternion's component width outside `2..=MAX_BITS`.
+fn invalid_bits(bits: u32) -> ErrorKind {
+    ErrorKind::InvalidBitCount {
+        bits,
+        min: 2,
+        max: MAX_BITS,
     }
 }
 
@@ -542,7 +555,11 @@ mod tests {
         );
         assert_eq!(
             pack([0.0, 0.0, 0.0, 1.0], 1, 3).unwrap_err().kind(),
-            &ErrorKind::InvalidBitCount { bits: 1 }
+            &ErrorKind::InvalidBitCount {
+                bits: 1,
+                min: 2,
+                max: MAX_BITS
+            }
         );
         assert!(pack([0.0, 0.0, 0.0, 1.0], 33, 3).is_err());
     }

@@ -109,11 +109,19 @@ fn widths_outside_2_to_max_bits_are_refused() {
         assert!(QuatFormat::try_new(bits).is_none());
         assert_eq!(
             pack([0.0, 0.0, 0.0, 1.0], bits, 0).unwrap_err().kind(),
-            &ErrorKind::InvalidBitCount { bits }
+            &ErrorKind::InvalidBitCount {
+                bits,
+                min: 2,
+                max: MAX_BITS
+            }
         );
         assert_eq!(
             unpack(3, [0; 3], bits, 0).unwrap_err().kind(),
-            &ErrorKind::InvalidBitCount { bits }
+            &ErrorKind::InvalidBitCount {
+                bits,
+                min: 2,
+                max: MAX_BITS
+            }
         );
     }
 }

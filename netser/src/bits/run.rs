@@ -146,9 +146,12 @@ pub fn int_from<I: RangedInt>(raw: u64, min: I, max: I, bit: u64) -> Result<I> {
 /// [`ErrorKind::InvalidBitCount`], [`ErrorKind::ValueTooWide`] at `bit`.
 #[inline(always)]
 pub fn uint_bits<I: RangedInt>(value: I, bits: u32, bit: u64) -> Result<u64> {
-    let signed = I::MIN < I::ZERO;
-    if bits > I::WIDTH - signed as u32 {
-        return Err(Error::new(ErrorKind::InvalidBitCount { bits }, bit));
+    let max = I::WIDTH - (I::MIN < I::ZERO) as u32;
+    if bits > max {
+        return Err(Error::new(
+            ErrorKind::InvalidBitCount { bits, min: 0, max },
+            bit,
+        ));
     }
     let raw = value.offset_from(I::ZERO);
     if value < I::ZERO || (bits < 128 && raw >> bits != 0) {
@@ -166,9 +169,12 @@ pub fn uint_bits<I: RangedInt>(value: I, bits: u32, bit: u64) -> Result<u64> {
 /// [`ErrorKind::InvalidBitCount`] at `bit`.
 #[inline(always)]
 pub fn uint_bits_from<I: RangedInt>(raw: u64, bits: u32, bit: u64) -> Result<I> {
-    let signed = I::MIN < I::ZERO;
-    if bits > I::WIDTH - signed as u32 {
-        return Err(Error::new(ErrorKind::InvalidBitCount { bits }, bit));
+    let max = I::WIDTH - (I::MIN < I::ZERO) as u32;
+    if bits > max {
+        return Err(Error::new(
+            ErrorKind::InvalidBitCount { bits, min: 0, max },
+            bit,
+        ));
     }
     Ok(I::from_offset(I::ZERO, raw as u128))
 }

@@ -58,7 +58,11 @@ fn writer_refuses_too_wide_values() {
     );
     assert_eq!(
         w.write_bits(0, 65).unwrap_err().kind(),
-        &ErrorKind::InvalidBitCount { bits: 65 }
+        &ErrorKind::InvalidBitCount {
+            bits: 65,
+            min: 0,
+            max: 64
+        }
     );
     w.write_bits(u64::MAX, 64).unwrap();
     assert_eq!(w.finish(), 8);
@@ -84,7 +88,11 @@ fn writer_refuses_widths_whose_low_byte_is_a_valid_width() {
             let e = w.write_bits(1, bits).unwrap_err();
             assert_eq!(
                 e.kind(),
-                &ErrorKind::InvalidBitCount { bits },
+                &ErrorKind::InvalidBitCount {
+                    bits,
+                    min: 0,
+                    max: 64
+                },
                 "{lead} {bits}"
             );
             assert_eq!((e.bit(), w.bits_written()), (lead as u64, lead as u64));
@@ -327,7 +335,14 @@ fn writer_every_length_offset_and_width() {
                 assert_eq!((e.bit(), w.bits_written()), (lead as u64, lead as u64));
             }
             let e = w.write_bits(0, bits + 65).unwrap_err();
-            assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: bits + 65 });
+            assert_eq!(
+                e.kind(),
+                &ErrorKind::InvalidBitCount {
+                    bits: bits + 65,
+                    min: 0,
+                    max: 64
+                }
+            );
             assert_eq!(w.bits_written(), lead as u64, "{at}");
             if lead as u64 + bits as u64 <= cap {
                 w.write_bits(v, bits).unwrap();
@@ -408,7 +423,14 @@ fn reader_every_length_offset_and_width() {
                 }
                 let place = format!("len {len} start {start} bits {bits}");
                 let e = r.read_bits(bits + 65).unwrap_err();
-                assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: bits + 65 });
+                assert_eq!(
+                    e.kind(),
+                    &ErrorKind::InvalidBitCount {
+                        bits: bits + 65,
+                        min: 0,
+                        max: 64
+                    }
+                );
                 if start as u64 + bits as u64 <= cap {
                     let want = model_read(packet, start as usize, bits);
                     assert_eq!(r.read_bits(bits).unwrap(), want, "{place}");

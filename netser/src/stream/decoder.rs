@@ -45,7 +45,8 @@ pub trait Decoder: Sized {
     /// let mut r = ReadStream::new(&[0xab]);
     /// assert_eq!(r.get_bits(4)?, 0xb);
     /// let e = r.get_bits(65).unwrap_err();
-    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 65 });
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 65, min: 0, max: 64 });
+    /// assert_eq!(e.to_string(), "invalid bit count 65, expected 0..=64 at bit 4");
     /// # Ok::<(), netser::Error>(())
     /// ```
     fn get_bits(&mut self, bits: u32) -> Result<u64>;
@@ -269,15 +270,18 @@ pub trait Decoder: Sized {
     /// assert_eq!(ReadStream::new(&[0b1101]).read_uint_bits::<u8>(3)?, 5);
     /// // A signed type's sign bit is never part of the field.
     /// let e = ReadStream::new(&[0]).read_uint_bits::<i8>(8).unwrap_err();
-    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 8 });
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 8, min: 0, max: 7 });
     /// # Ok::<(), netser::Error>(())
     /// ```
     #[inline]
     fn read_uint_bits<I: RangedInt>(&mut self, bits: u32) -> Result<I> {
         let start = self.bit_position();
-        let signed = I::MIN < I::ZERO;
-        if bits > I::WIDTH - signed as u32 {
-            return Err(Error::new(ErrorKind::InvalidBitCount { bits }, start));
+        let max = I::WIDTH - (I::MIN < I::ZERO) as u32;
+        if bits > max {
+            return Err(Error::new(
+                ErrorKind::InvalidBitCount { bits, min: 0, max },
+                start,
+            ));
         }
         let raw = get_offset(self, bits)?;
         let v = I::from_offset(I::ZERO, raw);

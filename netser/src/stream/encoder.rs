@@ -331,16 +331,19 @@ pub trait Encoder: Sized {
     /// let e = m.write_uint_bits(8u32, 3).unwrap_err();
     /// assert_eq!(e.kind(), &ErrorKind::ValueTooWide { value: 8, bits: 3 });
     /// let e = m.write_uint_bits(1u8, 9).unwrap_err();
-    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 9 });
+    /// assert_eq!(e.kind(), &ErrorKind::InvalidBitCount { bits: 9, min: 0, max: 8 });
     /// # Ok::<(), netser::Error>(())
     /// ```
     #[inline]
     fn write_uint_bits<I: RangedInt>(&mut self, value: I, bits: u32) -> Result<()> {
         let start = self.bit_position();
         // As the reader: a signed type's sign bit is never part of the field.
-        let signed = I::MIN < I::ZERO;
-        if bits > I::WIDTH - signed as u32 {
-            return Err(Error::new(ErrorKind::InvalidBitCount { bits }, start));
+        let max = I::WIDTH - (I::MIN < I::ZERO) as u32;
+        if bits > max {
+            return Err(Error::new(
+                ErrorKind::InvalidBitCount { bits, min: 0, max },
+                start,
+            ));
         }
         let raw = value.offset_from(I::ZERO);
         if value < I::ZERO || (bits < 128 && raw >> bits != 0) {

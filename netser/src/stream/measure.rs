@@ -106,7 +106,11 @@ impl<T: Tracer> Encoder for MeasureStream<T> {
         // Same contract as the writer, so measuring finds every error writing would.
         if bits > 64 {
             return Err(Error::new(
-                ErrorKind::InvalidBitCount { bits },
+                ErrorKind::InvalidBitCount {
+                    bits,
+                    min: 0,
+                    max: 64,
+                },
                 self.counter.bits(),
             ));
         }

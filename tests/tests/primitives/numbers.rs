@@ -183,7 +183,11 @@ fn bits_and_uint_bits_bounds() {
     );
     assert_eq!(
         kind(w.write_bits(0, 65)),
-        ErrorKind::InvalidBitCount { bits: 65 }
+        ErrorKind::InvalidBitCount {
+            bits: 65,
+            min: 0,
+            max: 64
+        }
     );
     assert_eq!(
         kind(w.write_uint_bits(16u8, 4)),
@@ -191,7 +195,11 @@ fn bits_and_uint_bits_bounds() {
     );
     assert_eq!(
         kind(w.write_uint_bits(1u8, 9)),
-        ErrorKind::InvalidBitCount { bits: 9 }
+        ErrorKind::InvalidBitCount {
+            bits: 9,
+            min: 0,
+            max: 8
+        }
     );
     // A negative value does not fit in any unsigned bit count.
     assert!(matches!(
@@ -210,7 +218,11 @@ fn bits_and_uint_bits_bounds() {
     // A signed type cannot be read into its sign bit.
     assert_eq!(
         kind(ReadStream::new(&[0xff]).read_uint_bits::<i8>(8)),
-        ErrorKind::InvalidBitCount { bits: 8 }
+        ErrorKind::InvalidBitCount {
+            bits: 8,
+            min: 0,
+            max: 7
+        }
     );
     assert_eq!(
         ReadStream::new(&[0x7f]).read_uint_bits::<i8>(7).unwrap(),
@@ -218,7 +230,11 @@ fn bits_and_uint_bits_bounds() {
     );
     assert_eq!(
         kind(ReadStream::new(&[0; 9]).read_bits(65)),
-        ErrorKind::InvalidBitCount { bits: 65 }
+        ErrorKind::InvalidBitCount {
+            bits: 65,
+            min: 0,
+            max: 64
+        }
     );
 }
 
@@ -293,11 +309,19 @@ fn uint_bits_of_a_signed_type_never_use_the_sign_bit_in_either_direction() {
     let mut w = WriteStream::new(&mut buf);
     assert_eq!(
         kind(serialize(&mut w, &mut 5, 8)),
-        ErrorKind::InvalidBitCount { bits: 8 }
+        ErrorKind::InvalidBitCount {
+            bits: 8,
+            min: 0,
+            max: 7
+        }
     );
     assert_eq!(
         kind(serialize(&mut ReadStream::new(&[5]), &mut 0, 8)),
-        ErrorKind::InvalidBitCount { bits: 8 }
+        ErrorKind::InvalidBitCount {
+            bits: 8,
+            min: 0,
+            max: 7
+        }
     );
     serialize(&mut w, &mut 127, 7).unwrap();
     let len = w.finish();
@@ -634,11 +658,19 @@ fn quaternion_degenerate_input() {
     for bits in [0, 1, 21, 33] {
         assert_eq!(
             kind(w.write_quat([0.0, 0.0, 0.0, 1.0], bits)),
-            ErrorKind::InvalidBitCount { bits }
+            ErrorKind::InvalidBitCount {
+                bits,
+                min: 2,
+                max: 20
+            }
         );
         assert_eq!(
             kind(ReadStream::new(&[0; 16]).read_quat(bits)),
-            ErrorKind::InvalidBitCount { bits }
+            ErrorKind::InvalidBitCount {
+                bits,
+                min: 2,
+                max: 20
+            }
         );
     }
     assert_eq!(w.bit_position(), 0);
