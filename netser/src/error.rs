@@ -259,18 +259,25 @@ impl fmt::Display for ErrorKind {
                 f,
                 "value {value} out of range {min}..={max} (quantized in steps of {step})"
             ),
-            InvalidRange { min, max } => write!(f, "invalid range {min}..={max}"),
+            InvalidRange { min, max } => {
+                write!(f, "invalid range {min}..={max}: its minimum is above its maximum")
+            }
             NotFinite { value } => write!(f, "value {value} is not finite"),
             NonZeroPadding { found } => write!(f, "non-zero alignment padding {found:#04x}"),
-            LengthTooLong { len, max } => write!(f, "length {len} exceeds maximum {max}"),
+            LengthTooLong { len, max } => {
+                write!(f, "length {len} exceeds the declared max_len {max}")
+            }
             InvalidUtf8 { valid_up_to } => {
                 write!(f, "invalid UTF-8 after {valid_up_to} valid bytes")
             }
             NulInString { position } => write!(f, "NUL byte in string at byte {position}"),
             InvalidUtf16 { unit } => write!(f, "invalid UTF-16 unit {unit:#x}"),
-            UnknownTag { tag, variants } => {
-                write!(f, "unknown tag {tag}, expected 0..{variants}")
-            }
+            UnknownTag { tag, variants: 0 } => write!(f, "unknown tag {tag}: the enum has no variants"),
+            UnknownTag { tag, variants } => write!(
+                f,
+                "unknown tag {tag}, expected 0..={} ({variants} variants)",
+                variants - 1
+            ),
             CheckMismatch { expected, found } => {
                 if *expected == crate::framing::END_OF_PACKET {
                     write!(
@@ -584,6 +591,32 @@ impl std::error::Error for Error {}
 mod tests {
     use super::*;
     use alloc::string::ToString;
+
+    /// The messages that name a range say which end is wrong, in inclusive notation.
+    #[test]
+    fn range_messages_read_as_ranges() {
+        let tag = ErrorKind::UnknownTag {
+            tag: 5,
+            variants: 3,
+        };
+        assert_eq!(
+            tag.to_string(),
+            "unknown tag 5, expected 0..=2 (3 variants)"
+        );
+        let none = ErrorKind::UnknownTag {
+            tag: 0,
+            variants: 0,
+        };
+        assert_eq!(none.to_string(), "unknown tag 0: the enum has no variants");
+        let long = ErrorKind::LengthTooLong { len: 5, max: 2 };
+        assert_eq!(long.to_string(), "length 5 exceeds the declared max_len 2");
+        let bits = ErrorKind::InvalidBitCount {
+            bits: 9,
+            min: 0,
+            max: 8,
+        };
+        assert_eq!(bits.to_string(), "invalid bit count 9, expected 0..=8");
+    }
 
     #[test]
     fn error_is_one_pointer() {
