@@ -391,7 +391,7 @@ const NEAR_ONE: u32 = 1024;
 ///
 /// Elsewhere it divides by the square root. Checked against `1 / sqrt` for every `len2`
 /// within 1024 spacings in the tests, and for every positive float32 in
-/// `examples/exhaustive_quantize.rs`.
+/// `netser/examples/exhaustive_quantize.rs`.
 ///
 /// ```
 /// use netser::quat::inv_norm;

@@ -74,7 +74,7 @@ fn every_encoding_at_small_bit_counts_is_canonical_or_refused() {
 }
 
 #[test]
-fn the_issue_example_is_refused() {
+fn three_small_components_at_the_bound_are_refused() {
     // `ff ff ff 1f`: largest index 3, the other three at +0.7071, norm 1.22 before.
     let mut r = ReadStream::new(&[0xff, 0xff, 0xff, 0x1f]);
     let e = r.read_quat(9).unwrap_err();

@@ -67,7 +67,7 @@ fn every_integer_of_every_grid_quantization_encodes_back_to_itself() {
 }
 
 #[test]
-fn the_issue_examples_top_steps_encode_back() {
+fn top_steps_above_max_encode_back() {
     for (min, max, res) in [
         (-1.0, 0.1, 0.001),
         (-1.0, 0.7, 0.001),
@@ -91,7 +91,7 @@ fn the_issue_examples_top_steps_encode_back() {
 }
 
 #[test]
-fn the_issue_bytes_decode_and_encode_to_the_same_bytes() {
+fn the_top_step_bytes_decode_and_encode_to_the_same_bytes() {
     // `4c 04`: integer 1100 in 11 bits, the top step of [-1, 0.1] at 0.001.
     let q = Quantize::new(-1.0, 0.1, 0.001);
     assert_eq!((q.max_integer_value(), q.bits()), (1100, 11));
