@@ -61,8 +61,23 @@ use crate::stream::{Decoder, Encoder, MeasureStream, ReadStream, WriteStream};
 )]
 pub trait NetSerialize: Sized {
     /// The fewest bits any value takes.
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    /// #[derive(NetSerialize)]
+    /// struct Hit {
+    ///     #[net(range = 0..=1023)]
+    ///     target: u16,
+    ///     #[net(max_len = 3)]
+    ///     tags: Vec<bool>,
+    /// }
+    /// assert_eq!(Hit::MIN_BITS, 10 + 2); // the id and an empty list's length
+    /// assert_eq!(Hit::MAX_BITS, 10 + 2 + 3);
+    /// assert_eq!(Hit::MAX_BYTES, 2);
+    /// ```
     const MIN_BITS: u64;
-    /// The most bits any value takes (the worst case a packet budget must allow).
+    /// The most bits any value takes (the worst case a packet budget must allow); see
+    /// [`NetSerialize::MIN_BITS`] for an example.
     const MAX_BITS: u64;
     /// The most heap memory decoding one value allocates, in bytes: at no moment does
     /// [`NetSerialize::decode`] hold more (on top of `size_of::<Self>()`), and the value
@@ -75,10 +90,39 @@ pub trait NetSerialize: Sized {
     /// take no bits (its length alone would decide how many values are built). Fields the
     /// derive skips are built with `Default` and not counted, nor is what a `with`
     /// function allocates. A hand implementation that allocates must state its own.
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    /// #[derive(NetSerialize)]
+    /// struct Chat {
+    ///     #[net(max_len = 64)]
+    ///     text: String,
+    ///     #[net(max_len = 4)]
+    ///     ids: Vec<u32>,
+    /// }
+    /// assert_eq!(Chat::MAX_HEAP_BYTES, 64 + 4 * 4);
+    /// ```
     const MAX_HEAP_BYTES: u64;
-    /// A hash of the wire layout (see [`crate::schema`]).
+    /// A hash of the wire layout (see [`crate::schema`]): two types with the same fields
+    /// and bounds share it, and any change to what goes on the wire changes it.
+    ///
+    /// ```
+    /// use netser::NetSerialize;
+    /// #[derive(NetSerialize)]
+    /// struct V1 {
+    ///     #[net(range = 0..=100)]
+    ///     health: u8,
+    /// }
+    /// #[derive(NetSerialize)]
+    /// struct V2 {
+    ///     #[net(range = 0..=200)]
+    ///     health: u8,
+    /// }
+    /// assert_ne!(V1::SCHEMA_HASH, V2::SCHEMA_HASH);
+    /// ```
     const SCHEMA_HASH: u64;
-    /// The most bytes any value takes on its own: `ceil(MAX_BITS / 8)`.
+    /// The most bytes any value takes on its own: `ceil(MAX_BITS / 8)`; see
+    /// [`NetSerialize::MIN_BITS`] for an example.
     const MAX_BYTES: u64 = Self::MAX_BITS.div_ceil(8);
 
     /// Writes `self` (to a write or a measure stream).
