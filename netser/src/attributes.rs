@@ -14,7 +14,7 @@
 //! |---|---|---|
 //! | [`range = A..=B`](#range) | integers | any integer in `bits_required(A, B)` bits |
 //! | [`bits = N`](#bits) | unsigned integers | `N` raw bits |
-//! | [`quantize(min, max, res)`](#quantize), [`clamp`](#quantize) | `f32`, `f64` | a float as an integer step of `res` |
+//! | [`quantize(min, max, res)`](#quantize), [`clamp`](#quantize) | `f32`, `f64`, arrays of them, glam `Vec2`/`Vec3` (feature `glam`) | a float as an integer step of `res` |
 //! | [`quat(bits = N)`](#quat) | `[f32; 4]`, glam `Quat` | smallest-three quaternion |
 //! | [`align`](#align) | any field | pad to a byte boundary first |
 //! | [`max_len = N`](#max_len) | `Vec`, `String`, `Box<[T]>`, maps, sets | the most elements (bytes for a `String`) |
@@ -111,8 +111,10 @@
 //!
 //! **`quantize(min, max, res)`** (or `quantize(min = .., max = .., res = ..)`): an
 //! `f32`/`f64` as an integer step of `res` in `min..=max`; parameters are `f32`
-//! expressions. Out-of-range values are an error unless **`clamp`** is given; NaN is
-//! always an error.
+//! expressions. On an array (or a glam `Vec2`/`Vec3`) every element is quantized alike.
+//! Out-of-range values are an error unless **`clamp`** is given (beside it, or inside:
+//! `quantize(0.0, 1.0, 0.01, clamp)`); NaN and the infinities are always an error, with
+//! `clamp` too.
 //!
 //! ```
 //! # use netser::NetSerialize;
@@ -131,7 +133,7 @@
 //!
 //! ## quat
 //!
-//! **`quat(bits = N)`**: a unit quaternion `[x, y, z, w]` (or glam's `Quat`) in
+//! **`quat(bits = N)`** (or `quat(N)`): a unit quaternion `[x, y, z, w]` (or glam's `Quat`) in
 //! smallest-three form: the largest component's index in 2 bits, the other three in
 //! `N` bits each, `N` from 2 to 20 (9 to 12 is typical). The reader refuses an encoding
 //! the writer would never produce (the omitted component not the largest), so every
@@ -246,7 +248,8 @@
 //! ## skip
 //!
 //! **`skip`**: not sent; decodes to `Default::default()`, or to the value of
-//! **`default = expr`**.
+//! **`default = expr`** (a bare `default` is `Default::default()` too). A field under
+//! [`when`](#when) takes `default = expr` as well, for when its condition is false.
 //!
 //! ```
 //! # use netser::NetSerialize;
@@ -357,6 +360,28 @@
 //!     entities: Vec<[u8; 16]>,               // 7 + 64 x 128 bits: 1025 bytes
 //! }
 //! ```
+//!
+//! # Rules the derive checks
+//!
+//! Each is a compile error on the tokens at fault, with what to write instead:
+//!
+//! - `usize` and `isize` need `range` or `bits`: their width differs between machines.
+//! - A field takes at most one of `range`, `bits`, `quantize` and `quat`, and each only
+//!   on the types in the table above.
+//! - `with` needs `max_bits`, and `max_bits` needs `with`; `with` excludes the size
+//!   attributes (`range`, `bits`, `quantize`, `quat`, `max_len`): its function decides
+//!   the bits.
+//! - `skip` excludes every other attribute but `default`; `default` needs `skip` or
+//!   `when` (a field that is always sent never takes a default).
+//! - `when` is refused on the first field and may name only fields sent before it.
+//! - Every collection has a `max_len`, nested ones included (a `Vec` inside a tuple or a
+//!   `Box` needs a type of its own).
+//! - `#[net]` attributes go on fields and on the type, not on enum variants (put them
+//!   on the variant's fields); enums need at least one variant; unions are refused.
+//! - `max_bytes` is checked against the worst case, and a collection whose elements take
+//!   no bits is refused (its length alone would decide how many values are built).
+//!   These two are constants evaluated when the code is built, so `cargo build` reports
+//!   them and `cargo check` may not.
 //!
 //! # Errors, traces and hashes
 //!
