@@ -37,6 +37,7 @@ fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
         check_magic_fits_u32(cx, field);
     }
     check_when_has_earlier_field(cx, fields);
+    check_when_tests_earlier_fields(cx, fields);
 }
 
 /// `max_bytes = 0` can never hold; a negative or non-integer literal is a typo.
@@ -199,6 +200,59 @@ fn check_when_has_earlier_field(cx: &Ctxt, fields: &[Field<'_>]) {
                 ),
             );
         }
+    }
+}
+
+/// `when` tests fields the decoder already has: those sent before this one. A name
+/// of this field, a later one or a skipped one would otherwise be a bare "cannot
+/// find value".
+fn check_when_tests_earlier_fields(cx: &Ctxt, fields: &[Field<'_>]) {
+    for (i, field) in fields.iter().enumerate() {
+        let Some(when) = &field.attrs.when else {
+            continue;
+        };
+        let first_sent =
+            field.attrs.skip.is_none() && fields[..i].iter().all(|f| f.attrs.skip.is_some());
+        if first_sent {
+            continue; // reported by `check_when_has_earlier_field`
+        }
+        let mut names = WhenNames(Vec::new());
+        syn::visit::Visit::visit_expr(&mut names, &when.value);
+        for ident in names.0 {
+            let Some(j) = fields.iter().position(|f| f.binding == *ident) else {
+                continue;
+            };
+            let why = if fields[j].attrs.skip.is_some() {
+                format!("`{ident}` is skipped, so the decoder never has it")
+            } else if j == i {
+                format!("`{ident}` is this field itself")
+            } else if j > i {
+                format!(
+                    "`{ident}` comes after it; move `{}` after `{ident}`",
+                    field.name
+                )
+            } else {
+                continue;
+            };
+            cx.error_spanned_by(
+                ident,
+                format!("`when` can only test fields sent before this one; {why}"),
+            );
+        }
+    }
+}
+
+/// The single-segment paths (`at_rest`, not `Mode::Idle`) of a `when` expression.
+struct WhenNames<'e>(Vec<&'e syn::Ident>);
+
+impl<'e> syn::visit::Visit<'e> for WhenNames<'e> {
+    fn visit_expr_path(&mut self, e: &'e syn::ExprPath) {
+        if e.qself.is_none() {
+            if let Some(ident) = e.path.get_ident() {
+                self.0.push(ident);
+            }
+        }
+        syn::visit::visit_expr_path(self, e);
     }
 }
 
