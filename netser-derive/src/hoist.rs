@@ -88,7 +88,12 @@ impl Hoist {
         let msg = quote!(#krate::__private::Msg::new().str(#field));
         match wire {
             Wire::Value(_) => {}
-            Wire::IntRange { ty, min, max } => {
+            Wire::IntRange {
+                ty,
+                min,
+                max,
+                end_excluded,
+            } => {
                 let t = syn::Ident::new(ty.name(), Span::call_site());
                 let t = quote!(#t);
                 let shown = if ty.signed() {
@@ -104,7 +109,23 @@ impl Hoist {
                 self.int_bound(&t, min, krate, quote!());
                 let lo = min.clone();
                 let span = span_of(max);
-                let check = quote_spanned! {span=>
+                // An excluded end is checked before one is subtracted from it, which
+                // would overflow for an end at the type's minimum.
+                let check = if *end_excluded {
+                    quote_spanned! {span=>
+                        if #lo >= bound {
+                            let m = #msg
+                                .str("this `range` is empty or reversed: its smallest value is ")
+                                .#shown(#lo as #wide)
+                                .str(" and its end, excluded, ")
+                                .#shown(bound as #wide)
+                                .str("; the end must be above the minimum (write `..=` to include it)");
+                            ::core::panic!("{}", m.as_str());
+                        }
+                        let bound = bound - 1;
+                    }
+                } else {
+                    quote_spanned! {span=>
                     if #lo > bound {
                         let m = #msg
                             .str("this `range` is empty or reversed: its smallest value is ")
@@ -114,7 +135,9 @@ impl Hoist {
                             .str("; the minimum comes first");
                         ::core::panic!("{}", m.as_str());
                     }
+                    }
                 };
+                *end_excluded = false;
                 self.int_bound(&t, max, krate, check);
             }
             Wire::IntBits { ty, bits } => {

@@ -317,8 +317,14 @@ fn show_range(r: &RangeAttr) -> String {
 
 /// A range must hold at least one value and fit its integer type. Literal bounds are
 /// checked here; other bounds by a generated `const` assertion (see `hoist.rs`).
-/// Returns the inclusive `(min, max)` tokens.
-pub fn range(cx: &Ctxt, set: &Set<RangeAttr>, int: IntTy) -> Option<(TokenStream, TokenStream)> {
+/// Returns the inclusive `(min, max)` tokens, except that `max` is the excluded end
+/// when the third value is set (a non-literal `A..B`: subtracting one before the
+/// range is known not to be empty could overflow).
+pub fn range(
+    cx: &Ctxt,
+    set: &Set<RangeAttr>,
+    int: IntTy,
+) -> Option<(TokenStream, TokenStream, bool)> {
     let r = &set.value;
     let start = lit_int(&r.start);
     let end = lit_int(&r.end);
@@ -370,15 +376,11 @@ pub fn range(cx: &Ctxt, set: &Set<RangeAttr>, int: IntTy) -> Option<(TokenStream
         Some(v) => int_literal(v, r.start.span()),
         None => user_expr(&r.start),
     };
-    let max = match (max_incl, r.inclusive) {
-        (Some(v), _) => int_literal(v, r.end.span()),
-        (None, true) => user_expr(&r.end),
-        (None, false) => {
-            let end = &r.end;
-            quote_spanned!(end.span()=> ((#end) - 1))
-        }
+    let (max, end_excluded) = match (max_incl, r.inclusive) {
+        (Some(v), _) => (int_literal(v, r.end.span()), false),
+        (None, inclusive) => (user_expr(&r.end), !inclusive),
     };
-    Some((min, max))
+    Some((min, max, end_excluded))
 }
 
 /// `bits = N` must be between 1 and the type's width.

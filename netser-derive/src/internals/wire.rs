@@ -24,8 +24,12 @@ pub enum Wire {
         ty: IntTy,
         /// Inclusive minimum, spanned at the user's tokens.
         min: TokenStream,
-        /// Inclusive maximum, spanned at the user's tokens.
+        /// Inclusive maximum, spanned at the user's tokens; the range's excluded end
+        /// while `end_excluded` is set (a non-literal `A..B`), until `hoist` checks the
+        /// range is not empty and subtracts one.
         max: TokenStream,
+        /// `max` is still the excluded end of `A..B`.
+        end_excluded: bool,
     },
     /// An unsigned integer in `bits` bits.
     IntBits {
@@ -343,8 +347,13 @@ impl Resolver<'_, '_> {
                 Leaf::None => Some(Wire::Value(ty.clone())),
                 Leaf::Range(r) => {
                     self.leaf_used = true;
-                    let (min, max) = check::range(self.cx, r, int)?;
-                    Some(Wire::IntRange { ty: int, min, max })
+                    let (min, max, end_excluded) = check::range(self.cx, r, int)?;
+                    Some(Wire::IntRange {
+                        ty: int,
+                        min,
+                        max,
+                        end_excluded,
+                    })
                 }
                 Leaf::Bits(b) => {
                     self.leaf_used = true;

@@ -113,7 +113,7 @@ fn leaf(wire: &Wire) -> Option<Leaf<'_>> {
             Shape::Other => Leaf::Nested(ty),
             _ => return None,
         },
-        Wire::IntRange { ty, min, max } if ty.width() <= 64 => Leaf::Int {
+        Wire::IntRange { ty, min, max, .. } if ty.width() <= 64 => Leaf::Int {
             ty: *ty,
             min: min.clone(),
             max: max.clone(),
