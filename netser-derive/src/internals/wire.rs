@@ -172,6 +172,8 @@ struct Resolver<'c, 'f> {
     leaf_reported: bool,
     leaf_used: bool,
     max_len_used: bool,
+    /// Resolving a map's key, which takes no attributes.
+    in_key: bool,
 }
 
 /// Resolves the wire form of a field that is sent (not skipped), reporting every
@@ -221,6 +223,7 @@ pub fn resolve(cx: &Ctxt, field: &Field<'_>) -> Option<Wire> {
         leaf_reported: false,
         leaf_used: false,
         max_len_used: max_len_failed,
+        in_key: false,
     };
     let errors_before = cx.has_errors();
     let wire = r.resolve(ty);
@@ -332,6 +335,17 @@ impl Resolver<'_, '_> {
     fn resolve(&mut self, ty: &Type) -> Option<Wire> {
         match shape(ty) {
             Shape::Int(int) => match &self.leaf {
+                Leaf::None if matches!(int, IntTy::Usize | IntTy::Isize) && self.in_key => {
+                    self.leaf_reported = true;
+                    self.cx.error_spanned_by(
+                        ty,
+                        format!(
+                            "`{}` has no fixed width on the wire (it depends on the platform), and a map's key takes no attributes (`range` and `bits` apply to its values); use a fixed-width key type such as `u32`, or send the field with `with`",
+                            int.name()
+                        ),
+                    );
+                    None
+                }
                 Leaf::None if matches!(int, IntTy::Usize | IntTy::Isize) => {
                     self.leaf_reported = true;
                     self.cx.error_spanned_by(
@@ -452,7 +466,9 @@ impl Resolver<'_, '_> {
                 // Element-wise attributes reach the values; keys keep their own encoding
                 // (bounded by the same `max_len` if they are strings or collections).
                 let leaf = core::mem::replace(&mut self.leaf, Leaf::None);
+                let in_key = core::mem::replace(&mut self.in_key, true);
                 let key = self.resolve(key_ty);
+                self.in_key = in_key;
                 self.leaf = leaf;
                 let value = self.resolve(value_ty)?;
                 Some(Wire::Map {
