@@ -6,7 +6,6 @@
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 use syn::{Expr, Meta, Token};
 
 use super::ctxt::Ctxt;
@@ -590,8 +589,8 @@ impl ContainerAttrs {
 pub fn reject_variant_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) {
     for attr in attrs {
         if attr.path().is_ident("net") {
-            cx.error_at(
-                attr.span(),
+            cx.error_spanned_by(
+                attr,
                 "`net` attributes go on the enum or on a variant's fields, not on the variant itself",
             );
         }

@@ -28,11 +28,6 @@ impl Ctxt {
         self.syn_error(syn::Error::new_spanned(tokens.into_token_stream(), message));
     }
 
-    /// Records an error at a single span.
-    pub fn error_at<M: Display>(&self, span: proc_macro2::Span, message: M) {
-        self.syn_error(syn::Error::new(span, message));
-    }
-
     /// Records a parse error as it is.
     pub fn syn_error(&self, error: syn::Error) {
         self.errors
@@ -87,8 +82,8 @@ mod tests {
     #[test]
     fn errors_are_combined_in_order() {
         let cx = Ctxt::new();
-        cx.error_at(proc_macro2::Span::call_site(), "first");
-        cx.error_at(proc_macro2::Span::call_site(), "second");
+        cx.syn_error(syn::Error::new(proc_macro2::Span::call_site(), "first"));
+        cx.syn_error(syn::Error::new(proc_macro2::Span::call_site(), "second"));
         assert!(cx.has_errors());
         let err = cx.check().unwrap_err();
         let messages: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
