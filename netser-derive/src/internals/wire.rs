@@ -296,6 +296,9 @@ impl Resolver<'_, '_> {
             (_, Shape::Float(_)) => "; for a float use `quantize(min, max, res)`",
             (Leaf::Quat(_), _) => "; a quaternion is `[f32; 4]` in the order [x, y, z, w]",
             (Leaf::Quantize(..), Shape::Array(..)) => "",
+            (_, Shape::Other) if matches!(ty, Type::Tuple(t) if !t.elems.is_empty()) => {
+                "; a tuple's elements take no attributes: use a struct with annotated fields, or `with`"
+            }
             (_, Shape::Other) => {
                 "; a nested type is sent by its own `NetSerialize` impl, so put attributes on its fields"
             }
