@@ -1,4 +1,4 @@
-// Issue 13: elements that take no bits let a few bytes of length prefixes build
+// Refused: elements that take no bits would let a few bytes of length prefixes build
 // `max_len` values each (here 255 x 255 slots of 1 KiB from 256 bytes).
 use netser::NetSerialize;
 

@@ -1,4 +1,4 @@
-// Issue 13: a list of `range = 0..=0` values is only a length: 2 bytes would build
+// Refused: a list of `range = 0..=0` values is only a length: 2 bytes would build
 // 4096 of them.
 use netser::NetSerialize;
 
