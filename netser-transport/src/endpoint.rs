@@ -81,7 +81,7 @@ mod stats;
 
 use core::ops::Range;
 
-pub use config::{Config, ConfigError, DEFAULT_REASSEMBLY_MEMORY_BOUND};
+pub use config::{Config, ConfigError, DEFAULT_REASSEMBLY_MEMORY_BOUND, MAX_RTT_HISTORY_SIZE};
 pub use counters::{Counters, DropCounters};
 pub use error::{ReceiveError, SendError};
 use header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES};

@@ -183,7 +183,7 @@ impl<T> SequenceBuffer<T> {
     /// assert!(SequenceBuffer::<u64>::heap_bytes_for(256) >= 256 * 8);
     /// ```
     pub fn heap_bytes_for(capacity: usize) -> usize {
-        capacity * core::mem::size_of::<Slot<T>>()
+        capacity.saturating_mul(core::mem::size_of::<Slot<T>>())
     }
 
     /// The heap bytes this buffer holds.

@@ -11,6 +11,10 @@ use crate::sequence::{SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 /// table of 64 packets in progress (80 bytes each).
 pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1024 * 1024 + 128 + 64 * 80;
 
+/// The largest [`Config::rtt_history_size`]: 4096 samples (32 KiB). More adds nothing to
+/// min/max/jitter at any sane send rate, and an unbounded value overflowed the allocation.
+pub const MAX_RTT_HISTORY_SIZE: usize = 4096;
+
 /// The endpoint's settings. The defaults are the articles' and `reliable`'s (fragment
 /// size 1024, up to 256 fragments, 256-packet windows), except where noted.
 ///
@@ -52,7 +56,8 @@ pub struct Config {
     pub max_reassembly_bytes: usize,
     /// Weight of each new RTT sample in the smoothed RTT. Default 0.0025.
     pub rtt_smoothing_factor: f64,
-    /// RTT samples kept for min/max/avg and jitter. Default 512.
+    /// RTT samples kept for min/max/avg and jitter, in
+    /// `1..=`[`MAX_RTT_HISTORY_SIZE`] (4096). Default 512.
     pub rtt_history_size: usize,
     /// Weight of each new packet loss measure. Default 0.1.
     pub packet_loss_smoothing_factor: f64,
@@ -171,7 +176,11 @@ impl Config {
             "max_reassembly_bytes",
             "room for one packet of max_packet_size in whole fragments",
         )?;
-        check(self.rtt_history_size >= 1, "rtt_history_size", "at least 1")?;
+        check(
+            (1..=MAX_RTT_HISTORY_SIZE).contains(&self.rtt_history_size),
+            "rtt_history_size",
+            "in 1..=4096",
+        )?;
         let factor = |x: f64| x > 0.0 && x <= 1.0;
         check(
             factor(self.rtt_smoothing_factor),
@@ -236,13 +245,20 @@ impl Config {
     /// assert!(config.memory_bound() < 1_100_000);
     /// ```
     pub fn memory_bound(&self) -> usize {
-        self.reassembly_memory_bound() + self.fixed_table_bytes()
+        // Saturating: a bound over usize::MAX still reads as "too much", not as a panic.
+        self.reassembly_memory_bound()
+            .saturating_add(self.fixed_table_bytes())
     }
 
     fn fixed_table_bytes(&self) -> usize {
         SequenceBuffer::<SentPacket>::heap_bytes_for(self.sent_packets_buffer_size)
-            + SequenceBuffer::<ReceivedPacket>::heap_bytes_for(self.received_packets_buffer_size)
-            + self.rtt_history_size * core::mem::size_of::<f64>()
+            .saturating_add(SequenceBuffer::<ReceivedPacket>::heap_bytes_for(
+                self.received_packets_buffer_size,
+            ))
+            .saturating_add(
+                self.rtt_history_size
+                    .saturating_mul(core::mem::size_of::<f64>()),
+            )
     }
 }
 
@@ -258,6 +274,31 @@ mod tests {
                 DEFAULT_REASSEMBLY_MEMORY_BOUND
             );
         }
+    }
+
+    /// A huge RTT history is refused by `validate` (it overflowed the allocation in
+    /// `Endpoint::new`), and `memory_bound` saturates instead of overflowing.
+    #[test]
+    fn rtt_history_is_bounded_and_memory_bound_saturates() {
+        use crate::endpoint::Endpoint;
+        let at_max = Config {
+            rtt_history_size: MAX_RTT_HISTORY_SIZE,
+            ..Config::default()
+        };
+        assert!(Endpoint::new(at_max, 0.0).is_ok());
+        for size in [MAX_RTT_HISTORY_SIZE + 1, usize::MAX] {
+            let config = Config {
+                rtt_history_size: size,
+                ..Config::default()
+            };
+            assert_eq!(config.validate().unwrap_err().field, "rtt_history_size");
+            assert!(Endpoint::new(config.clone(), 0.0).is_err());
+        }
+        let huge = Config {
+            rtt_history_size: usize::MAX,
+            ..Config::default()
+        };
+        assert_eq!(huge.memory_bound(), usize::MAX);
     }
 
     /// The largest packet windows are accepted and run: 200 packets each way, every one

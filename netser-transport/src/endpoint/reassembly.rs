@@ -107,7 +107,9 @@ impl BlockMap {
     }
 
     fn heap_bytes_for(blocks: usize) -> usize {
-        blocks.div_ceil(64) * core::mem::size_of::<u64>()
+        blocks
+            .div_ceil(64)
+            .saturating_mul(core::mem::size_of::<u64>())
     }
 
     fn heap_bytes(&self) -> usize {
@@ -195,9 +197,10 @@ impl Reassembly {
 
     /// The worst-case heap bytes of a reassembly built with these parameters.
     pub fn memory_bound(capacity: usize, fragment_size: usize, max_blocks: usize) -> usize {
+        // Saturating: called on unvalidated configs too.
         Self::slot_bytes(capacity)
-            + max_blocks * fragment_size
-            + BlockMap::heap_bytes_for(max_blocks)
+            .saturating_add(max_blocks.saturating_mul(fragment_size))
+            .saturating_add(BlockMap::heap_bytes_for(max_blocks))
     }
 
     fn slot_bytes(capacity: usize) -> usize {
