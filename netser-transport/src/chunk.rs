@@ -113,6 +113,14 @@ const _: () = assert!(ACK_HEADER_BYTES + MAX_SLICES_LIMIT / 8 <= 1200);
 /// ```
 pub const MAX_SLICE_SIZE_LIMIT: usize = 65_507 - LAST_SLICE_HEADER_BYTES;
 
+/// Largest [`ChunkConfig::packet_overhead`]: no header stack is larger than a UDP
+/// datagram, and the bound keeps `slice packet + overhead` from overflowing.
+///
+/// ```
+/// assert_eq!(netser_transport::chunk::MAX_PACKET_OVERHEAD, 65_535);
+/// ```
+pub const MAX_PACKET_OVERHEAD: usize = 65_535;
+
 /// Settings for both ends of a chunk transfer. The defaults are the article's.
 ///
 /// ```
@@ -137,7 +145,8 @@ pub struct ChunkConfig {
     /// less than one slice packet). Default 0.1.
     pub budget_window: f64,
     /// Bytes charged to the budget per slice packet on top of its own length: the
-    /// UDP/IP and connection headers. Default 28 (IPv4 + UDP).
+    /// UDP/IP and connection headers. At most [`MAX_PACKET_OVERHEAD`] (65535, more than
+    /// any real header stack). Default 28 (IPv4 + UDP).
     pub packet_overhead: usize,
     /// Send every slice once, ignoring the budget, when a chunk starts. Default off.
     pub initial_burst: bool,
@@ -196,7 +205,8 @@ impl ChunkConfig {
     ///
     /// # Errors
     /// [`ChunkError::InvalidConfig`] naming the first field out of range: `slice_size`
-    /// (`1..=65498`), `max_slices` (`1..=8192`), `bandwidth` (finite, > 0),
+    /// (`1..=65498`), `max_slices` (`1..=8192`), `packet_overhead` (`0..=65535`),
+    /// `bandwidth` (finite, > 0),
     /// `budget_window`, `resend_delay`, `resend_rtt_factor`, `ack_interval` (finite, >= 0).
     ///
     /// ```
@@ -213,6 +223,9 @@ impl ChunkConfig {
         }
         if self.max_slices == 0 || self.max_slices > MAX_SLICES_LIMIT {
             return invalid("max_slices", "must be 1..=8192");
+        }
+        if self.packet_overhead > MAX_PACKET_OVERHEAD {
+            return invalid("packet_overhead", "must be at most 65535");
         }
         if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
             return invalid("bandwidth", "must be a finite number above 0");
@@ -516,6 +529,33 @@ impl ChunkRejections {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `packet_overhead = usize::MAX` passed validation and overflowed in
+    /// `ChunkSender::poll_packet`; now it is refused, and the largest accepted value runs.
+    #[test]
+    fn packet_overhead_is_bounded() {
+        for overhead in [MAX_PACKET_OVERHEAD + 1, usize::MAX] {
+            let config = ChunkConfig {
+                packet_overhead: overhead,
+                ..Default::default()
+            };
+            assert!(matches!(
+                ChunkSender::new(config),
+                Err(ChunkError::InvalidConfig {
+                    field: "packet_overhead",
+                    ..
+                })
+            ));
+        }
+        let config = ChunkConfig {
+            packet_overhead: MAX_PACKET_OVERHEAD,
+            ..Default::default()
+        };
+        let mut sender = ChunkSender::new(config).unwrap();
+        sender.send(vec![1; 3000]).unwrap();
+        assert!(sender.poll_packet(0.0).is_some());
+        assert!(sender.poll_packet(10.0).is_some());
+    }
 
     #[test]
     fn config_validation_names_the_field() {
