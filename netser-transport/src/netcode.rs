@@ -88,6 +88,7 @@ pub use packet::{Refusal, RefusalCounters};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
 pub use server::{
     NetcodeEvent, NetcodeServer, ReceivedPayload, ServerConfig, ServerConfigError, MAX_CLIENTS,
+    MAX_PENDING,
 };
 pub use token::{ConnectToken, PrivateConnectToken, ServerAddresses, TokenError, TokenParams};
 

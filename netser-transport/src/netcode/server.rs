@@ -22,6 +22,11 @@ use super::{
 /// Most client slots one server may have.
 pub const MAX_CLIENTS: usize = 4096;
 
+/// Most handshakes in progress one server may allow ([`ServerConfig::max_pending`]):
+/// 65536, far above any real join rate, and low enough that sizes derived from it
+/// (`max_clients + max_pending` token uses) cannot overflow.
+pub const MAX_PENDING: usize = 65_536;
+
 /// How a [`NetcodeServer`] is set up.
 ///
 /// ```
@@ -42,8 +47,8 @@ pub struct ServerConfig {
     pub public_addresses: Vec<SocketAddr>,
     /// Client slots, 1 to [`MAX_CLIENTS`] (default 64).
     pub max_clients: usize,
-    /// Most handshakes in progress at once (default 256); beyond it requests are refused,
-    /// which bounds the memory a flood of valid tokens can take.
+    /// Most handshakes in progress at once, 1 to [`MAX_PENDING`] (default 256); beyond it
+    /// requests are refused, which bounds the memory a flood of valid tokens can take.
     pub max_pending: usize,
     /// Most bytes of datagrams queued for `drain_datagrams` (default 4 MiB); beyond it
     /// packets are not queued (counted in [`NetcodeServer::dropped_datagrams`]).
@@ -84,7 +89,7 @@ pub enum ServerConfigError {
     NoPublicAddress,
     /// `max_clients` outside 1..=[`MAX_CLIENTS`].
     MaxClients(usize),
-    /// `max_pending` is zero.
+    /// `max_pending` outside 1..=[`MAX_PENDING`].
     MaxPending,
     /// `max_outbox_bytes` below one packet.
     MaxOutboxBytes(usize),
@@ -101,7 +106,9 @@ impl core::fmt::Display for ServerConfigError {
             ServerConfigError::MaxClients(n) => {
                 write!(f, "max_clients is {n}; it must be 1 to {MAX_CLIENTS}")
             }
-            ServerConfigError::MaxPending => write!(f, "max_pending must be at least 1"),
+            ServerConfigError::MaxPending => {
+                write!(f, "max_pending must be 1 to {MAX_PENDING}")
+            }
             ServerConfigError::MaxOutboxBytes(n) => {
                 write!(
                     f,
@@ -276,7 +283,7 @@ impl NetcodeServer {
         if config.max_clients == 0 || config.max_clients > MAX_CLIENTS {
             return Err(ServerConfigError::MaxClients(config.max_clients));
         }
-        if config.max_pending == 0 {
+        if config.max_pending == 0 || config.max_pending > MAX_PENDING {
             return Err(ServerConfigError::MaxPending);
         }
         if config.max_outbox_bytes < super::MAX_PACKET_BYTES {
@@ -886,4 +893,27 @@ pub(crate) fn check_payload(payload: &[u8]) -> Result<(), SendError> {
         return Err(SendError::PayloadTooLarge { len: payload.len() });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `max_pending = usize::MAX` passed and overflowed `max_clients + max_pending` in
+    /// `NetcodeServer::new`; now it is refused, and the largest value is accepted.
+    #[test]
+    fn max_pending_is_bounded() {
+        let config = |max_pending| ServerConfig {
+            max_clients: MAX_CLIENTS,
+            max_pending,
+            ..ServerConfig::new(1, [0; 32], vec!["127.0.0.1:40000".parse().unwrap()])
+        };
+        assert!(NetcodeServer::new(config(MAX_PENDING)).is_ok());
+        for n in [MAX_PENDING + 1, usize::MAX] {
+            assert_eq!(
+                NetcodeServer::new(config(n)).err(),
+                Some(ServerConfigError::MaxPending)
+            );
+        }
+    }
 }
