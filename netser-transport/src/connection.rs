@@ -727,7 +727,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// received (twice: the chunk receiver may hold a partial block a forged slice moved
     /// it away from) and the received blocks waiting, all at `max_block_size`, and the
     /// scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
-    /// field) comes on top, bounded by the message type's declared limits.
+    /// field) comes on top, bounded by the message type's declared limits. A bound
+    /// larger than `usize::MAX` (from huge queue settings) is reported as `usize::MAX`.
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -735,32 +736,54 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
+        // Saturating throughout: `chunk.max_queued_chunks` and `max_received_blocks` have
+        // no upper bound, and a bound too large to count is still a bound that says "too
+        // much" rather than a panic.
         let config = &self.config;
-        let endpoint = config.endpoint.memory_bound()
-            + config.endpoint.sent_packets_buffer_size * core::mem::size_of::<u16>()
-            + config.mtu;
-        let mut channels = 0;
-        let mut incoming = 0;
+        let endpoint = config
+            .endpoint
+            .memory_bound()
+            .saturating_add(
+                config
+                    .endpoint
+                    .sent_packets_buffer_size
+                    .saturating_mul(core::mem::size_of::<u16>()),
+            )
+            .saturating_add(config.mtu);
+        let mut channels: usize = 0;
+        let mut incoming: usize = 0;
         for (index, (sender, receiver)) in self.senders.iter().zip(&self.receivers).enumerate() {
             let max_message_bytes = self.max_message_bits[index].div_ceil(8) as usize;
-            channels += match sender {
+            channels = channels.saturating_add(match sender {
                 Sender::Reliable(s) => s.memory_bound(max_message_bytes),
                 Sender::Unreliable(s) => s.memory_bound(max_message_bytes),
-            };
-            channels += match receiver {
+            });
+            channels = channels.saturating_add(match receiver {
                 Receiver::Reliable(r) => r.memory_bound(),
                 Receiver::Unreliable(r) => r.memory_bound(),
-            };
-            incoming += config.channels[index].max_messages_per_packet;
+            });
+            incoming = incoming.saturating_add(config.channels[index].max_messages_per_packet);
         }
-        let blocks = (config.chunk.max_queued_chunks + 1) * config.max_block_size
-            + 2 * config.chunk.max_chunk_size()
-            + config.max_received_blocks * config.max_block_size;
-        let scratch = config.packet_payload_bytes()
-            + config.mtu
-            + incoming * core::mem::size_of::<Incoming<In>>()
-            + config.channels.len() * core::mem::size_of::<(usize, usize)>();
-        endpoint + channels + blocks + scratch
+        let blocks = config
+            .chunk
+            .max_queued_chunks
+            .saturating_add(1)
+            .saturating_mul(config.max_block_size)
+            .saturating_add(config.chunk.max_chunk_size().saturating_mul(2))
+            .saturating_add(
+                config
+                    .max_received_blocks
+                    .saturating_mul(config.max_block_size),
+            );
+        let scratch = config
+            .packet_payload_bytes()
+            .saturating_add(config.mtu)
+            .saturating_add(incoming.saturating_mul(core::mem::size_of::<Incoming<In>>()))
+            .saturating_add(config.channels.len() * core::mem::size_of::<(usize, usize)>());
+        endpoint
+            .saturating_add(channels)
+            .saturating_add(blocks)
+            .saturating_add(scratch)
     }
 
     /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth (recomputed by
@@ -855,5 +878,24 @@ fn take_block<In: NetSerialize>(
             counters.blocks_failed_decode += 1;
             BlockState::Failed
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Huge queue settings pass validation (they allocate nothing up front) and
+    /// overflowed `memory_bound`; it now saturates.
+    #[test]
+    fn memory_bound_saturates_on_huge_queues() {
+        let mut config = ConnectionConfig::default();
+        config.chunk.max_queued_chunks = usize::MAX;
+        let connection: Connection<u32> = Connection::new(config.clone(), 0.0).unwrap();
+        assert_eq!(connection.memory_bound(), usize::MAX);
+        config.chunk.max_queued_chunks = 8;
+        config.max_received_blocks = usize::MAX;
+        let connection: Connection<u32> = Connection::new(config, 0.0).unwrap();
+        assert_eq!(connection.memory_bound(), usize::MAX);
     }
 }
