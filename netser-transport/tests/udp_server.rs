@@ -717,3 +717,12 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     );
     assert!(clients[0].is_connected());
 }
+
+/// `shutdown(Duration::MAX)` panicked ("overflow when adding duration to instant"); it
+/// now means "no deadline" and returns once nothing is left to ack.
+#[test]
+fn shutdown_with_the_largest_timeout_does_not_panic() {
+    let mut server = server(generate_key().unwrap(), 4);
+    server.shutdown(Duration::MAX);
+    assert_eq!(server.connected_clients(), 0);
+}

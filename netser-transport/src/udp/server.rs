@@ -426,9 +426,12 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
 
     /// Graceful shutdown: keeps running frames (every millisecond) until every reliable
     /// message queued to every client is acked, or `timeout` passes; then disconnects
-    /// everyone and sends the disconnect packets. Events are left for `poll_event`.
+    /// everyone and sends the disconnect packets. Events are left for `poll_event`. A
+    /// `timeout` too large for an [`Instant`] (such as `Duration::MAX`) means no deadline:
+    /// it waits for every ack.
     pub fn shutdown(&mut self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
+        // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             self.update();
             self.send_packets();
@@ -443,7 +446,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
                         .sum::<usize>()
                 })
                 .sum();
-            if pending == 0 || Instant::now() >= deadline {
+            if pending == 0 || deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(1));
