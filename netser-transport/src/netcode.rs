@@ -83,7 +83,7 @@ mod token;
 pub use client::{ClientState, NetcodeClient};
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
 pub use game_client::Client;
-pub use game_server::{Server, ServerEvent};
+pub use game_server::{Server, ServerEvent, MAX_SERVER_EVENTS};
 pub use packet::{Refusal, RefusalCounters};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
 pub use server::{
@@ -325,7 +325,9 @@ pub enum SendError {
         /// The id asked for.
         client_id: u64,
     },
-    /// The queue of datagrams waiting for `drain_datagrams` is full; drain it first.
+    /// The queue of datagrams waiting for `drain_datagrams` is full; drain it first. The
+    /// client's holds 64 full packets (84 800 bytes), the server's
+    /// [`ServerConfig::max_outbox_bytes`].
     OutboxFull,
 }
 

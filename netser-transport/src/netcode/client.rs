@@ -54,6 +54,11 @@ impl ClientState {
 /// forward (the client measures the token's lifetime from `create` to `expire`, it never
 /// compares with the Unix time).
 ///
+/// Datagrams wait for `drain_datagrams` in an outbox of 64 full packets
+/// (64 x [`MAX_PACKET_BYTES`](super::MAX_PACKET_BYTES) = 84 800 bytes); when it has no
+/// room for one more, [`send_payload`](Self::send_payload) returns
+/// [`SendError::OutboxFull`](super::SendError::OutboxFull).
+///
 /// See the [module docs](super) for a complete handshake.
 #[derive(Debug)]
 pub struct NetcodeClient {

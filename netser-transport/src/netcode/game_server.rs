@@ -14,6 +14,16 @@ use crate::endpoint::Stats;
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
 use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, USER_DATA_BYTES};
 
+/// Most events held for [`Server::poll_event`]: a game that polls every frame never comes
+/// near it; beyond it new events are dropped and counted ([`Server::dropped_events`]), so
+/// a server that is never polled keeps a bounded memory (the same bound and rule as
+/// [`UdpServer`](crate::udp::UdpServer)).
+///
+/// ```
+/// assert_eq!(netser_transport::netcode::MAX_SERVER_EVENTS, 65_536);
+/// ```
+pub const MAX_SERVER_EVENTS: usize = 65_536;
+
 /// What happened to a client, from [`Server::poll_event`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerEvent {
@@ -39,6 +49,9 @@ pub enum ServerEvent {
 /// in with [`Server::receive_datagram`], out with [`Server::drain_datagrams`] after
 /// [`Server::update`]; `now` is seconds since the Unix epoch (connect tokens expire at
 /// Unix timestamps) from a clock that does not go back.
+///
+/// At most [`MAX_SERVER_EVENTS`] events wait for [`Server::poll_event`]; past that they
+/// are dropped and counted in [`Server::dropped_events`].
 ///
 /// ```
 /// use netser_transport::connection::ConnectionConfig;
@@ -89,6 +102,9 @@ pub struct Server<Out, In = Out> {
     /// By netcode slot: the client's id and connection.
     connections: Vec<Option<(ClientId, Connection<Out, In>)>>,
     events: VecDeque<ServerEvent>,
+    /// [`MAX_SERVER_EVENTS`], lowered by tests.
+    max_events: usize,
+    dropped_events: u64,
     scratch: Vec<u8>,
     dropped_datagrams: u64,
     now: f64,
@@ -120,6 +136,8 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
             connection_config: connection,
             connections,
             events: VecDeque::new(),
+            max_events: MAX_SERVER_EVENTS,
+            dropped_events: 0,
             scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
             dropped_datagrams: 0,
             now,
@@ -169,8 +187,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
                     match Connection::new(self.connection_config.clone(), now) {
                         Ok(connection) => {
                             self.connections[slot] = Some((client_id, connection));
-                            self.events
-                                .push_back(ServerEvent::ClientConnected { client_id });
+                            self.push_event(ServerEvent::ClientConnected { client_id });
                         }
                         // Validated in `new`, so this cannot happen; refuse the client anyway.
                         Err(_) => {
@@ -181,16 +198,34 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
                 NetcodeEvent::ClientDisconnected {
                     client_id, reason, ..
                 } => {
+                    let mut freed = 0;
                     for entry in &mut self.connections {
                         if entry.as_ref().is_some_and(|(id, _)| *id == client_id) {
                             *entry = None;
-                            self.events
-                                .push_back(ServerEvent::ClientDisconnected { client_id, reason });
+                            freed += 1;
                         }
+                    }
+                    for _ in 0..freed {
+                        self.push_event(ServerEvent::ClientDisconnected { client_id, reason });
                     }
                 }
             }
         }
+    }
+
+    /// Queues an event unless `max_events` wait; a dropped one is counted, never silent.
+    fn push_event(&mut self, event: ServerEvent) {
+        if self.events.len() < self.max_events {
+            self.events.push_back(event);
+        } else {
+            self.dropped_events += 1;
+        }
+    }
+
+    /// Events dropped because [`MAX_SERVER_EVENTS`] were waiting for
+    /// [`poll_event`](Self::poll_event).
+    pub fn dropped_events(&self) -> u64 {
+        self.dropped_events
     }
 
     /// Hands every datagram to send to `send(to, bytes)`; call after
@@ -199,7 +234,9 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         self.netcode.drain_datagrams(send);
     }
 
-    /// The next event, oldest first.
+    /// The next event, oldest first. Call it every frame: at most [`MAX_SERVER_EVENTS`]
+    /// wait, and events past that are dropped and counted in
+    /// [`dropped_events`](Self::dropped_events).
     pub fn poll_event(&mut self) -> Option<ServerEvent> {
         self.events.pop_front()
     }
@@ -365,5 +402,52 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
     /// The netcode layer (refusal counters, pending handshakes, memory).
     pub fn netcode(&self) -> &NetcodeServer {
         &self.netcode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::netcode::{generate_key, protocol_id, Client, ConnectToken, TokenParams};
+
+    /// An unpolled server keeps at most `max_events` events and counts the rest.
+    #[test]
+    fn events_past_the_bound_are_dropped_and_counted() {
+        let key = generate_key().unwrap();
+        let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+        let now = 1_700_000_000.0;
+        let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
+        let mut server: Server<u8> = Server::new(now, config, ConnectionConfig::default()).unwrap();
+        server.max_events = 1;
+        let params = TokenParams {
+            client_id: 9,
+            ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], now as u64)
+        };
+        let token = ConnectToken::generate(&params, &key).unwrap();
+        let mut client: Client<u8> = Client::new(now, token, ConnectionConfig::default()).unwrap();
+        let mut t = now;
+        while server.connected_clients() == 0 && t < now + 5.0 {
+            client.update(t);
+            let mut datagrams = Vec::new();
+            client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
+            for bytes in &datagrams {
+                server.receive_datagram(t, client_addr, bytes);
+            }
+            server.update(t);
+            let mut datagrams = Vec::new();
+            server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
+            for bytes in &datagrams {
+                client.receive_datagram(t, server_addr, bytes);
+            }
+            t += 0.02;
+        }
+        assert!(server.disconnect(9));
+        assert_eq!(server.dropped_events(), 1);
+        assert_eq!(
+            server.poll_event(),
+            Some(ServerEvent::ClientConnected { client_id: 9 })
+        );
+        assert_eq!(server.poll_event(), None);
     }
 }

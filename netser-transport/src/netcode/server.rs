@@ -45,7 +45,9 @@ pub struct ServerConfig {
     pub private_key: Key,
     /// The addresses clients reach this server at; a token must list one of them.
     pub public_addresses: Vec<SocketAddr>,
-    /// Client slots, 1 to [`MAX_CLIENTS`] (default 64).
+    /// Client slots, 1 to [`MAX_CLIENTS`] (default 64). It also bounds the events waiting
+    /// for [`NetcodeServer::poll_event`]: at `2 * max_clients + 16` connect events, new
+    /// clients are refused ([`Refusal::EventQueueFull`]).
     pub max_clients: usize,
     /// Most handshakes in progress at once, 1 to [`MAX_PENDING`] (default 256); beyond it
     /// requests are refused, which bounds the memory a flood of valid tokens can take.
@@ -391,7 +393,11 @@ impl NetcodeServer {
         self.outbox.len()
     }
 
-    /// The next event, oldest first.
+    /// The next event, oldest first. Call it every frame: the queue is bounded by refusing
+    /// new clients, not by dropping events. Once `2 * max_clients + 16` connect events
+    /// wait here, a client finishing its handshake is refused
+    /// ([`Refusal::EventQueueFull`], counted in [`refusals`](Self::refusals)); it keeps
+    /// retrying until its handshake times out.
     pub fn poll_event(&mut self) -> Option<NetcodeEvent> {
         self.events.pop_front()
     }
