@@ -38,9 +38,13 @@ pub const MAX_CHANNELS: usize = 64;
 pub struct ConnectionConfig {
     /// The channels, indexed by [`ChannelId`](crate::channel::ChannelId). `1..=64`.
     pub channels: Vec<ChannelConfig>,
-    /// Largest datagram the connection produces, in bytes (endpoint header included).
-    /// Default 1200. Layers above that wrap datagrams (encryption, netcode) lower it by
-    /// their overhead.
+    /// Largest datagram the connection produces, in bytes (endpoint header included),
+    /// `64..=65507`. Default 1200. Layers above that wrap datagrams (encryption, netcode)
+    /// lower it by their overhead.
+    ///
+    /// Other fields must agree with it: `endpoint.fragment_above` and
+    /// `endpoint.max_packet_size` at least `mtu - 9`, and `chunk.slice_size + 9` at most
+    /// `mtu`. [`with_mtu`](Self::with_mtu) sets all of them together.
     pub mtu: usize,
     /// Largest message sent as a block on a reliable channel, in encoded bytes. Default
     /// 256 KiB; at most `chunk.max_chunk_size()`.
@@ -113,6 +117,35 @@ impl ConnectionConfig {
         }
     }
 
+    /// This configuration with `mtu` and the fields that depend on it:
+    /// `endpoint.fragment_above` and `endpoint.max_packet_size` become `mtu - 9` (the
+    /// connection never fragments at the endpoint), `chunk.slice_size` is lowered to
+    /// `mtu - 9` if a slice packet would not fit, and `max_block_size` to
+    /// `chunk.max_chunk_size()` if the smaller slices cannot carry it. An `mtu` outside
+    /// `64..=65507` is kept, and [`validate`](Self::validate) refuses it.
+    ///
+    /// ```
+    /// use netser_transport::connection::ConnectionConfig;
+    /// let config = ConnectionConfig::default().with_mtu(576);
+    /// assert!(config.validate().is_ok());
+    /// assert_eq!(config.endpoint.fragment_above, 567);
+    /// assert_eq!(config.chunk.slice_size, 567);
+    /// assert_eq!(config.max_block_size, 567 * 256);
+    /// // A mismatched mtu set by hand is refused instead.
+    /// let by_hand = ConnectionConfig { mtu: 576, ..ConnectionConfig::default() };
+    /// assert!(by_hand.validate().is_err());
+    /// ```
+    pub fn with_mtu(mut self, mtu: usize) -> Self {
+        let payload = mtu.saturating_sub(MAX_PACKET_HEADER_BYTES);
+        self.mtu = mtu;
+        self.endpoint.fragment_above = payload;
+        self.endpoint.max_packet_size = payload;
+        // The slice header is as long as the endpoint's (9 bytes).
+        self.chunk.slice_size = self.chunk.slice_size.min(payload);
+        self.max_block_size = self.max_block_size.min(self.chunk.max_chunk_size());
+        self
+    }
+
     /// Payload bytes per packet after the endpoint header: `mtu - 9`.
     pub fn packet_payload_bytes(&self) -> usize {
         self.mtu.saturating_sub(MAX_PACKET_HEADER_BYTES)
@@ -130,36 +163,40 @@ impl ConnectionConfig {
     /// ```
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
-            return Err(ConfigError::field("channels", "1..=64 channels"));
+            return Err(ConfigError::field("channels", "a list of 1 to 64 channels"));
         }
         for (index, channel) in self.channels.iter().enumerate() {
             channel
                 .validate()
                 .map_err(|error| ConfigError::Channel { index, error })?;
         }
+        // Before the endpoint and chunk: a bad mtu is named as such, not through the
+        // fields derived from it.
+        if !(64..=65_507).contains(&self.mtu) {
+            return Err(ConfigError::field("mtu", "in 64..=65507 bytes"));
+        }
         self.endpoint.validate().map_err(ConfigError::Endpoint)?;
         self.chunk.validate().map_err(ConfigError::Chunk)?;
-        if !(64..=65_507).contains(&self.mtu) {
-            return Err(ConfigError::field("mtu", "64..=65507 bytes"));
-        }
         if self.endpoint.fragment_above < self.packet_payload_bytes()
             || self.endpoint.max_packet_size < self.packet_payload_bytes()
         {
             return Err(ConfigError::field(
                 "endpoint",
-                "fragment_above and max_packet_size at least mtu - 9",
+                "set with fragment_above and max_packet_size of at least mtu - 9 \
+                 (see ConnectionConfig::with_mtu)",
             ));
         }
         if self.chunk.max_slice_packet_size() > self.mtu {
             return Err(ConfigError::field(
                 "chunk",
-                "slice packets (slice_size + 9) must fit the mtu",
+                "set with slice_size at most mtu - 9, so a slice packet fits the mtu \
+                 (see ConnectionConfig::with_mtu)",
             ));
         }
         if self.max_block_size == 0 || self.max_block_size > self.chunk.max_chunk_size() {
             return Err(ConfigError::field(
                 "max_block_size",
-                "1..=chunk.max_chunk_size() bytes",
+                "in 1..=chunk.max_chunk_size() bytes",
             ));
         }
         if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
@@ -223,3 +260,33 @@ impl core::fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `with_mtu` gives a valid config across the mtu range, and the reasons read as
+    /// English after "{field} must be".
+    #[test]
+    fn with_mtu_agrees_and_reasons_read() {
+        for mtu in [64, 100, 576, 1200, 1500, 9000, 65_507] {
+            let config = ConnectionConfig::default().with_mtu(mtu);
+            assert_eq!(config.validate(), Ok(()), "mtu {mtu}");
+            assert!(config.chunk.max_slice_packet_size() <= mtu);
+        }
+        for mtu in [0, 9, 63, 65_508, usize::MAX] {
+            let config = ConnectionConfig::default().with_mtu(mtu);
+            assert!(matches!(
+                config.validate(),
+                Err(ConfigError::Field { field: "mtu", .. })
+            ));
+        }
+        let mut config = ConnectionConfig::default();
+        config.chunk.slice_size = 1200;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "connection config: chunk must be set with slice_size at most mtu - 9, so a slice \
+             packet fits the mtu (see ConnectionConfig::with_mtu)"
+        );
+    }
+}
