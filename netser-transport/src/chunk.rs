@@ -18,11 +18,11 @@
 //!
 //! Slices are not authenticated at this layer (run it under netcode, whose AEAD is, for
 //! that). A corrupted or forged slice with a newer chunk id moves the receiver forward;
-//! if the sender keeps sending the chunk it was on, the receiver goes back to it: after
-//! 16 of its slices with no progress on the newer chunk, or, once that newer chunk was
-//! completed, after its slices have kept coming for 30 s (late copies of a chunk the
-//! sender cancelled stop long before; one that comes later still can bring the cancelled
-//! chunk back, delivered late). It resumes that chunk with the slices it had (the sender
+//! if the sender keeps sending the chunk it was on, the receiver goes back to it: on the
+//! 17th of its slices with no progress on the newer chunk (the first 16 are refused), or,
+//! once that newer chunk was completed, when more than 16 have come over at least 30 s
+//! (late copies of a chunk the sender cancelled stop long before; one that comes later
+//! still can bring the cancelled chunk back, delivered late). It resumes that chunk with the slices it had (the sender
 //! counts the acked ones delivered and never sends them again), which it keeps aside
 //! until the move forward is confirmed: a receiver holds at most two chunk buffers. A
 //! chunk id completes at most once: after going back, the ids completed ahead are

@@ -271,7 +271,8 @@ impl ChunkSender {
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
-    /// // 10 000 bytes per second, 100-byte slices: 128 bytes per packet with overhead.
+    /// // 10 000 bytes per second, 100-byte slices: 135 bytes per packet (100 of slice,
+    /// // 7 of slice header, 28 of packet_overhead).
     /// let config = ChunkConfig {
     ///     slice_size: 100, bandwidth: 10_000.0, budget_window: 0.1, ..Default::default()
     /// };

@@ -16,7 +16,8 @@ pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1024 * 1024 + 128 + 64 * 80;
 pub const MAX_RTT_HISTORY_SIZE: usize = 4096;
 
 /// The endpoint's settings. The defaults are the articles' and `reliable`'s (fragment
-/// size 1024, up to 256 fragments, 256-packet windows), except where noted.
+/// size 1024, 256-packet windows), except where noted: up to 256 fragments per packet
+/// (256 KiB) where `reliable` defaults to 16 (16 KiB).
 ///
 /// Two endpoints must agree on `fragment_size` and `max_fragments` (the receiver refuses
 /// fragments that do not fit its own); the rest is local.
