@@ -265,7 +265,8 @@ pub enum ChunkError {
         /// The largest chunk the configuration allows.
         max: usize,
     },
-    /// `max_queued_chunks` chunks already wait behind the one in flight.
+    /// `max_queued_chunks` chunks already wait behind the one in flight. Try again once
+    /// the peer has acked the chunk in flight (a [`ChunkSender::receive_ack`] completes it).
     QueueFull {
         /// The queue's capacity.
         capacity: usize,
@@ -290,7 +291,11 @@ impl fmt::Display for ChunkError {
                 )
             }
             Self::QueueFull { capacity } => {
-                write!(f, "chunk send queue is full ({capacity} chunks)")
+                write!(
+                    f,
+                    "chunk send queue is full ({capacity} chunks wait); try again after the peer \
+                     acks the chunk in flight"
+                )
             }
             Self::InvalidConfig { field, reason } => {
                 write!(f, "invalid chunk config: `{field}` {reason}")

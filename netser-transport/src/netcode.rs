@@ -221,7 +221,8 @@ impl std::error::Error for SetupError {}
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum MessageError {
-    /// No such client is connected (server), or the client is disconnected.
+    /// No such client is connected (server: wait for its `ClientConnected` event), or the
+    /// client is disconnected (connect again with a new token).
     NotConnected,
     /// The connection refused it.
     Connection(crate::connection::SendError),
@@ -230,7 +231,11 @@ pub enum MessageError {
 impl core::fmt::Display for MessageError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            MessageError::NotConnected => write!(f, "not connected"),
+            MessageError::NotConnected => write!(
+                f,
+                "not connected: the server has no such client (wait for its ClientConnected \
+                 event), or the client has disconnected (connect again with a new token)"
+            ),
             MessageError::Connection(e) => write!(f, "{e}"),
         }
     }
@@ -318,7 +323,8 @@ pub enum SendError {
         /// The payload's size.
         len: usize,
     },
-    /// The client is not connected (yet, or any more).
+    /// The client is not connected (yet, or any more): wait for
+    /// [`ClientState::Connected`] before sending payloads.
     NotConnected,
     /// No connected client has this id.
     UnknownClient {
@@ -341,7 +347,11 @@ impl core::fmt::Display for SendError {
                     "payload of {len} bytes is larger than the {MAX_PAYLOAD_BYTES}-byte limit"
                 )
             }
-            SendError::NotConnected => write!(f, "not connected"),
+            SendError::NotConnected => write!(
+                f,
+                "the client is not connected; wait for ClientState::Connected before sending \
+                 payloads"
+            ),
             SendError::UnknownClient { client_id } => {
                 write!(f, "no connected client has id {client_id}")
             }

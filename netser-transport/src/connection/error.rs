@@ -54,7 +54,8 @@ pub enum SendError {
         /// The limit.
         max: usize,
     },
-    /// `chunk.max_queued_chunks` blocks already wait behind the one in flight.
+    /// `chunk.max_queued_chunks` blocks already wait behind the one in flight. Try again
+    /// after the peer acks the block in flight.
     BlockQueueFull {
         /// The queue's capacity.
         capacity: usize,
@@ -66,7 +67,11 @@ impl core::fmt::Display for SendError {
         match self {
             Self::InvalidChannel { channel } => write!(f, "no {channel} in the configuration"),
             Self::SendQueueFull { channel, capacity } => {
-                write!(f, "{channel}: send queue full ({capacity} messages)")
+                write!(
+                    f,
+                    "{channel}: send queue full ({capacity} messages); try again after the peer \
+                     acks some"
+                )
             }
             Self::Encode(error) => write!(f, "message does not encode: {error}"),
             Self::MessageTooLarge {
@@ -81,7 +86,11 @@ impl core::fmt::Display for SendError {
                 write!(f, "{channel}: message of {size} bytes is over max_block_size {max}")
             }
             Self::BlockQueueFull { capacity } => {
-                write!(f, "block queue full ({capacity} blocks wait)")
+                write!(
+                    f,
+                    "block queue full ({capacity} blocks wait); try again after the peer acks \
+                     the block in flight"
+                )
             }
         }
     }
@@ -178,5 +187,30 @@ impl ReceiveError {
             | Self::TrailingBits => &mut counters.malformed_packets,
         };
         *counter += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors a caller can recover from say how.
+    #[test]
+    fn recoverable_errors_say_what_to_do() {
+        let full = SendError::SendQueueFull {
+            channel: ChannelId(0),
+            capacity: 4,
+        };
+        assert!(full
+            .to_string()
+            .ends_with("try again after the peer acks some"));
+        let blocks = SendError::BlockQueueFull { capacity: 8 };
+        assert!(blocks.to_string().contains("try again after the peer acks"));
+        let chunks = crate::chunk::ChunkError::QueueFull { capacity: 8 };
+        assert!(chunks.to_string().contains("try again after the peer acks"));
+        let message = crate::netcode::MessageError::NotConnected.to_string();
+        assert!(message.contains("wait for its ClientConnected event"));
+        let payload = crate::netcode::SendError::NotConnected.to_string();
+        assert!(payload.contains("wait for ClientState::Connected"));
     }
 }
