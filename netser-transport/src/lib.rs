@@ -52,3 +52,18 @@ pub mod netcode;
 pub mod sequence;
 pub mod simulator;
 pub mod udp;
+
+/// `outer.source()` is `inner`, and `outer`'s Display does not repeat `inner`'s.
+#[cfg(test)]
+pub(crate) fn assert_source<E, I>(outer: &E, inner: &I)
+where
+    E: std::error::Error,
+    I: std::error::Error + PartialEq + 'static,
+{
+    let source = outer.source().expect("a source");
+    assert_eq!(source.downcast_ref::<I>(), Some(inner), "{outer:?}");
+    assert!(
+        !outer.to_string().contains(&inner.to_string()),
+        "{outer} repeats {inner}"
+    );
+}

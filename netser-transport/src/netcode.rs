@@ -202,8 +202,8 @@ pub enum SetupError {
 impl core::fmt::Display for SetupError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            SetupError::Netcode(e) => write!(f, "{e}"),
-            SetupError::Connection(e) => write!(f, "{e}"),
+            SetupError::Netcode(_) => write!(f, "the netcode server configuration is invalid"),
+            SetupError::Connection(_) => write!(f, "the connection configuration is invalid"),
             SetupError::MtuTooLarge { mtu } => {
                 write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload ({MAX_PAYLOAD_BYTES})")
             }
@@ -215,7 +215,15 @@ impl core::fmt::Display for SetupError {
     }
 }
 
-impl std::error::Error for SetupError {}
+impl std::error::Error for SetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SetupError::Netcode(e) => Some(e),
+            SetupError::Connection(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Why a message could not be queued.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,12 +244,19 @@ impl core::fmt::Display for MessageError {
                 "not connected: the server has no such client (wait for its ClientConnected \
                  event), or the client has disconnected (connect again with a new token)"
             ),
-            MessageError::Connection(e) => write!(f, "{e}"),
+            MessageError::Connection(_) => write!(f, "the connection refused the message"),
         }
     }
 }
 
-impl std::error::Error for MessageError {}
+impl std::error::Error for MessageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MessageError::Connection(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Why a connection ended (client and server side).
 ///
@@ -363,3 +378,25 @@ impl core::fmt::Display for SendError {
 }
 
 impl std::error::Error for SendError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// `SetupError` and `MessageError` return the error they wrap from `source()` and do
+    /// not repeat it in Display.
+    #[test]
+    fn setup_and_message_errors_have_sources() {
+        let netcode = ServerConfigError::MaxPending;
+        crate::assert_source(&SetupError::Netcode(netcode), &netcode);
+        let connection =
+            crate::connection::ConfigError::Chunk(crate::chunk::ChunkError::EmptyChunk);
+        crate::assert_source(&SetupError::Connection(connection.clone()), &connection);
+        assert!(SetupError::MtuTooLarge { mtu: 9000 }.source().is_none());
+
+        let send = crate::connection::SendError::BlockQueueFull { capacity: 4 };
+        crate::assert_source(&MessageError::Connection(send.clone()), &send);
+        assert!(MessageError::NotConnected.source().is_none());
+    }
+}

@@ -124,7 +124,14 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("demo: {e}");
+            // The transport's errors describe their own layer; the cause is in source().
+            let mut message = format!("demo: {e}");
+            let mut source = e.source();
+            while let Some(cause) = source {
+                message.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            eprintln!("{message}");
             ExitCode::FAILURE
         }
     }

@@ -249,9 +249,11 @@ impl ConfigError {
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::Channel { index, error } => write!(f, "channel {index}: {error}"),
-            Self::Endpoint(error) => write!(f, "endpoint: {error}"),
-            Self::Chunk(error) => write!(f, "chunk: {error}"),
+            Self::Channel { index, .. } => {
+                write!(f, "connection config: channel {index} is invalid")
+            }
+            Self::Endpoint(_) => write!(f, "connection config: endpoint settings are invalid"),
+            Self::Chunk(_) => write!(f, "connection config: chunk settings are invalid"),
             Self::Field { field, reason } => {
                 write!(f, "connection config: {field} must be {reason}")
             }
@@ -259,11 +261,47 @@ impl core::fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Channel { error, .. } => Some(error),
+            Self::Endpoint(error) => Some(error),
+            Self::Chunk(error) => Some(error),
+            Self::Field { .. } => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error;
+
+    /// The wrapping `ConfigError`s return their inner error from `source()` and do not
+    /// repeat it in Display.
+    #[test]
+    fn config_error_sources() {
+        let channel = crate::channel::ChannelConfig {
+            send_queue_size: 3,
+            ..crate::channel::ChannelConfig::reliable_unordered()
+        }
+        .validate()
+        .unwrap_err();
+        let outer = ConfigError::Channel {
+            index: 2,
+            error: channel.clone(),
+        };
+        crate::assert_source(&outer, &channel);
+        assert!(outer.to_string().contains("channel 2"));
+        let endpoint = endpoint::ConfigError {
+            field: "mtu",
+            expected: "larger",
+        };
+        crate::assert_source(&ConfigError::Endpoint(endpoint.clone()), &endpoint);
+        let chunk = ChunkError::EmptyChunk;
+        crate::assert_source(&ConfigError::Chunk(chunk.clone()), &chunk);
+        assert!(ConfigError::field("mtu", "x").source().is_none());
+    }
 
     /// `with_mtu` gives a valid config across the mtu range, and the reasons read as
     /// English after "{field} must be".

@@ -73,7 +73,7 @@ impl core::fmt::Display for SendError {
                      acks some"
                 )
             }
-            Self::Encode(error) => write!(f, "message does not encode: {error}"),
+            Self::Encode(_) => write!(f, "the message does not encode"),
             Self::MessageTooLarge {
                 channel,
                 bits,
@@ -96,7 +96,14 @@ impl core::fmt::Display for SendError {
     }
 }
 
-impl std::error::Error for SendError {}
+impl std::error::Error for SendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Encode(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// A datagram dropped by [`Connection::receive_datagram`](super::Connection::receive_datagram).
 /// A dropped datagram delivers nothing and acks nothing; each is counted.
@@ -133,9 +140,9 @@ pub enum ReceiveError {
 impl core::fmt::Display for ReceiveError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::Endpoint(error) => write!(f, "packet refused: {error}"),
-            Self::Block(error) => write!(f, "block datagram refused: {error}"),
-            Self::Malformed(error) => write!(f, "message does not decode: {error}"),
+            Self::Endpoint(_) => write!(f, "packet refused by the endpoint"),
+            Self::Block(_) => write!(f, "block datagram refused"),
+            Self::Malformed(_) => write!(f, "a message does not decode; packet dropped"),
             Self::UnknownChannel { channel } => write!(f, "unknown channel {channel}"),
             Self::RepeatedChannel { channel } => write!(f, "{channel} twice in one packet"),
             Self::TrailingBits => write!(f, "non-zero or excess padding after the last channel"),
@@ -146,7 +153,16 @@ impl core::fmt::Display for ReceiveError {
     }
 }
 
-impl std::error::Error for ReceiveError {}
+impl std::error::Error for ReceiveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Endpoint(error) => Some(error),
+            Self::Block(error) => Some(error),
+            Self::Malformed(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// What a [`Connection`](super::Connection) has done. The endpoint's own counters
 /// (drops by reason, fragments) are in [`Connection::endpoint`](super::Connection::endpoint).
@@ -193,6 +209,23 @@ impl ReceiveError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error;
+
+    /// `SendError::Encode` and the wrapping `ReceiveError`s return their inner error from
+    /// `source()` and do not repeat it in Display.
+    #[test]
+    fn send_and_receive_errors_have_sources() {
+        let encode = netser::Error::new(netser::ErrorKind::Custom("out of bounds"), 3);
+        crate::assert_source(&SendError::Encode(encode.clone()), &encode);
+        assert!(SendError::BlockQueueFull { capacity: 1 }.source().is_none());
+
+        let endpoint = endpoint::ReceiveError::BadPrefix { prefix: 7 };
+        crate::assert_source(&ReceiveError::Endpoint(endpoint), &endpoint);
+        let block = ChunkPacketError::AckPaddingBits;
+        crate::assert_source(&ReceiveError::Block(block.clone()), &block);
+        crate::assert_source(&ReceiveError::Malformed(encode.clone()), &encode);
+        assert!(ReceiveError::TrailingBits.source().is_none());
+    }
 
     /// Errors a caller can recover from say how.
     #[test]

@@ -118,12 +118,21 @@ impl core::fmt::Display for ServerConfigError {
                     super::MAX_PACKET_BYTES
                 )
             }
-            ServerConfigError::Random(e) => write!(f, "{e}"),
+            ServerConfigError::Random(_) => {
+                write!(f, "no random bytes for the challenge key")
+            }
         }
     }
 }
 
-impl std::error::Error for ServerConfigError {}
+impl std::error::Error for ServerConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServerConfigError::Random(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Something the application should know about, from [`NetcodeServer::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -904,6 +913,15 @@ pub(crate) fn check_payload(payload: &[u8]) -> Result<(), SendError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ServerConfigError::Random` returns the `RandomError` from `source()`.
+    #[test]
+    fn random_error_is_the_source() {
+        use std::error::Error;
+        let random = RandomError(getrandom::Error::UNSUPPORTED);
+        crate::assert_source(&ServerConfigError::Random(random), &random);
+        assert!(ServerConfigError::MaxPending.source().is_none());
+    }
 
     /// `max_pending = usize::MAX` passed and overflowed `max_clients + max_pending` in
     /// `NetcodeServer::new`; now it is refused, and the largest value is accepted.

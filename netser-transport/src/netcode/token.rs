@@ -110,12 +110,21 @@ impl core::fmt::Display for TokenError {
                 f,
                 "the private connect token does not decrypt with this key"
             ),
-            TokenError::Random(e) => write!(f, "{e}"),
+            TokenError::Random(_) => {
+                write!(f, "no random bytes for the token's keys or nonce")
+            }
         }
     }
 }
 
-impl std::error::Error for TokenError {}
+impl std::error::Error for TokenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenError::Random(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// The up to 32 server addresses of a token, without allocating.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -521,6 +530,15 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `TokenError::Random` returns the `RandomError` from `source()`.
+    #[test]
+    fn random_error_is_the_source() {
+        use std::error::Error;
+        let random = RandomError(getrandom::Error::UNSUPPORTED);
+        crate::assert_source(&TokenError::Random(random), &random);
+        assert!(TokenError::Truncated.source().is_none());
+    }
 
     fn params() -> TokenParams {
         TokenParams {

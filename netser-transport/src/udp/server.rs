@@ -79,8 +79,8 @@ pub enum StartError {
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io(e) => write!(f, "socket: {e}"),
-            Self::Setup(e) => write!(f, "{e}"),
+            Self::Io(_) => write!(f, "the socket could not be bound or set up"),
+            Self::Setup(_) => write!(f, "the netcode or connection setup was refused"),
         }
     }
 }
@@ -494,5 +494,24 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// `StartError` returns the error it wraps from `source()` and does not repeat it in
+    /// Display.
+    #[test]
+    fn start_error_sources() {
+        let setup = SetupError::MtuTooLarge { mtu: 9000 };
+        crate::assert_source(&StartError::Setup(setup.clone()), &setup);
+
+        let io = StartError::Io(io::Error::new(io::ErrorKind::AddrInUse, "port taken"));
+        let source = io.source().unwrap().downcast_ref::<io::Error>().unwrap();
+        assert_eq!(source.kind(), io::ErrorKind::AddrInUse);
+        assert!(!io.to_string().contains("port taken"));
     }
 }
