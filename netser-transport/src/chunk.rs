@@ -249,12 +249,15 @@ impl ChunkConfig {
 
 /// Errors of the chunk API (as opposed to bad packets, [`ChunkPacketError`]).
 ///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
+///
 /// ```
 /// use netser_transport::chunk::{ChunkConfig, ChunkError, ChunkSender};
 /// let mut sender = ChunkSender::new(ChunkConfig::default()).unwrap();
 /// assert_eq!(sender.send(Vec::new()), Err(ChunkError::EmptyChunk));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChunkError {
     /// A chunk must hold at least one byte (a slice carries 1..=slice_size bytes).
     EmptyChunk,
@@ -309,12 +312,15 @@ impl std::error::Error for ChunkError {}
 /// Why a slice or ack packet was refused. Every refusal is also counted in
 /// [`ChunkRejections`].
 ///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
+///
 /// ```
 /// use netser_transport::chunk::ChunkPacketError;
 /// let e = ChunkPacketError::SliceIdOutOfRange { slice_id: 9, slice_count: 4 };
 /// assert_eq!(e.to_string(), "slice id 9 is out of range for a chunk of 4 slices");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChunkPacketError {
     /// The first byte is not this packet's type.
     WrongPacketType {

@@ -91,6 +91,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         println!("chat from {}: {}", line.from, line.text);
                     }
                 },
+                // Events added to the transport later.
+                _ => {}
             }
         }
         if client.is_connected() {

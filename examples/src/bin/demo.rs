@@ -236,6 +236,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     ClientEvent::Message { message, .. } => {
                         receive(log, message, &world, t, &progress[i])
                     }
+                    // Events added to the transport later.
+                    _ => {}
                 }
             }
             if client.is_connected() {
@@ -295,7 +297,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         chat_relayed += 1;
                     }
                 },
-                ServerEvent::BlockProgress { .. } => {}
+                // BlockProgress, and events added to the transport later.
+                _ => {}
             }
         }
         if tick.is_multiple_of(2) && elapsed < play {

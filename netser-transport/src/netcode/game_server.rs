@@ -25,7 +25,10 @@ use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, U
 pub const MAX_SERVER_EVENTS: usize = 65_536;
 
 /// What happened to a client, from [`Server::poll_event`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerEvent {
     /// A client completed the netcode handshake; messages can flow.
     ClientConnected {

@@ -135,7 +135,10 @@ impl std::error::Error for ServerConfigError {
 }
 
 /// Something the application should know about, from [`NetcodeServer::poll_event`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NetcodeEvent {
     /// A client completed the handshake and holds slot `slot`.
     ClientConnected {

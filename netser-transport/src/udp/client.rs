@@ -31,7 +31,10 @@ pub struct UdpClientConfig {
 }
 
 /// What happened since the last frame, from [`UdpClient::poll_event`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ClientEvent<In> {
     /// The handshake completed: messages flow.
     Connected {

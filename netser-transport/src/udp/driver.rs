@@ -75,7 +75,10 @@ impl Default for UdpConfig {
 }
 
 /// Why the driver dropped a datagram. Each reason has its counter in [`UdpStats`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DropReason {
     /// A datagram larger than [`UdpConfig::max_datagram_size`] was given to send.
     SendOversize {

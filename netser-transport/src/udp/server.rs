@@ -107,7 +107,10 @@ impl From<SetupError> for StartError {
 }
 
 /// What happened since the last frame, from [`UdpServer::poll_event`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ServerEvent<In> {
     /// A client completed the handshake.
     ClientConnected {
