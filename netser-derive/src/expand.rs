@@ -133,17 +133,31 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
     };
     let ident = cont.ident;
     let mut generics = bounded_generics(cont.generics, &krate);
-    // Each nested type must implement the trait: stated once, in the where clause at
-    // the field's type, so a type without an impl is one error there, not one per use.
-    let predicates = nested_types(&bodies).into_iter().map(|ty| {
+    // Each nested type must implement the trait. A type that names one of the type's
+    // generic parameters is bounded in the where clause at the field's type. A concrete
+    // type is asserted by a const item at the field's type: one error there, with the
+    // trait's message. Its where-clause bound is higher-ranked (`for<'__netser>`), which
+    // rustc does not check at the definition, so an unsatisfied one adds no second
+    // error and no feature-gate note (#48214); the body relies on it, so no error per use
+    // follows either.
+    let mut impl_asserts = TokenStream::new();
+    let where_clause = generics.make_where_clause();
+    for ty in nested_types(&bodies) {
         // All of it at the type's span (the runtime path too), so rustc can point there.
         let span = ty.span();
         let krate = respan(krate.clone(), span);
-        quote_spanned!(span=> #ty: #krate::NetSerialize)
-    });
-    let where_clause = generics.make_where_clause();
-    for p in predicates {
-        where_clause.predicates.push(syn::parse_quote!(#p));
+        if mentions_generics(&quote!(#ty), cont.generics) {
+            let p = quote_spanned!(span=> #ty: #krate::NetSerialize);
+            where_clause.predicates.push(syn::parse_quote!(#p));
+        } else {
+            let p = quote_spanned!(span=> for<'__netser> #ty: #krate::NetSerialize);
+            where_clause.predicates.push(syn::parse_quote!(#p));
+            impl_asserts.extend(quote_spanned! {span=>
+                const _: fn() = || {
+                    let _: u64 = <#ty as #krate::NetSerialize>::MIN_BITS;
+                };
+            });
+        }
     }
     let (impl_g, ty_g, where_g) = generics.split_for_impl();
     let enc = quote!(#krate::Encoder);
@@ -327,10 +341,11 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
 
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        #[allow(non_upper_case_globals, unused_qualifications, unused_lifetimes, clippy::all)]
         const _: () = {
             extern crate alloc as __netser_alloc;
             #adapters
+            #impl_asserts
             #assertions
             #inherent
             #batch_inherent
@@ -416,6 +431,27 @@ pub fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
             tt
         })
         .collect()
+}
+
+/// Whether `tokens` name one of `generics`' parameters (or `Self`), so that they
+/// cannot be written outside the impl.
+fn mentions_generics(tokens: &TokenStream, generics: &syn::Generics) -> bool {
+    let mut names: Vec<String> = vec!["Self".to_owned()];
+    for param in &generics.params {
+        names.push(match param {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+        });
+    }
+    fn walk(tokens: &TokenStream, names: &[String]) -> bool {
+        tokens.clone().into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => names.iter().any(|n| i == n),
+            proc_macro2::TokenTree::Group(g) => walk(&g.stream(), names),
+            _ => false,
+        })
+    }
+    walk(tokens, &names)
 }
 
 /// Every type sent through its own impl, once each, in order of appearance.
