@@ -168,7 +168,7 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
     let is_enum = bodies.first().is_some_and(|b| b.variant.is_some());
 
     let mut hoist = Hoist::default();
-    hoist.bodies(&mut bodies, &krate);
+    hoist.bodies(&mut bodies, &krate, &g.type_name);
     let when_fns = when_fns(&mut bodies);
     let bodies = &bodies;
 

@@ -15,6 +15,9 @@ pub struct Hoist {
     /// The items, emitted next to the impl.
     pub items: TokenStream,
     count: usize,
+    /// The field being hoisted, as it appears in the constants' names (`players`,
+    /// `Move_0` for a variant's field).
+    field: String,
 }
 
 fn span_of(tokens: &TokenStream) -> Span {
@@ -25,16 +28,28 @@ fn span_of(tokens: &TokenStream) -> Span {
         .map_or_else(Span::call_site, |t| t.span())
 }
 
+/// Whether `tokens` are the name of a constant [`Hoist`] made (and so checked).
+pub fn is_hoisted(tokens: &TokenStream) -> bool {
+    let mut iter = tokens.clone().into_iter();
+    match (iter.next(), iter.next()) {
+        (Some(proc_macro2::TokenTree::Ident(i)), None) => i.to_string().starts_with("__NETSER_"),
+        _ => false,
+    }
+}
+
 impl Hoist {
-    /// Replaces `value` by a new `const` of type `ty` whose body is `body(value)`.
+    /// Replaces `value` by a new `const` of type `ty` whose body is `body(value)`. The
+    /// constant is named after the field and `role` (`__NETSER_players_RANGE_END_1`),
+    /// as rustc may show its name in an error; the number keeps names unique.
     fn constant(
         &mut self,
+        role: &str,
         ty: TokenStream,
         value: &mut TokenStream,
         body: impl FnOnce(&TokenStream) -> TokenStream,
     ) {
         let span = span_of(value);
-        let name = format_ident!("__NETSER_C{}", self.count);
+        let name = format_ident!("__NETSER_{}_{}_{}", self.field, role, self.count);
         self.count += 1;
         let body = body(value);
         self.items
@@ -42,17 +57,23 @@ impl Hoist {
         *value = quote!(#name);
     }
 
-    /// Hoists every field's expressions.
-    pub fn bodies(&mut self, bodies: &mut [Body<'_>], krate: &TokenStream) {
+    /// Hoists every field's expressions; `type_name` is the deriving type's name, for
+    /// messages (`netser: `Lobby.players`: ...`).
+    pub fn bodies(&mut self, bodies: &mut [Body<'_>], krate: &TokenStream, type_name: &str) {
         for body in bodies.iter_mut() {
             let variant = body.variant.map(|v| v.to_string());
             for plan in body.fields.iter_mut() {
-                let field = match &variant {
-                    Some(v) => format!("netser: variant `{v}`, field `{}`: ", plan.field.name),
-                    None => format!("netser: field `{}`: ", plan.field.name),
+                let name = &plan.field.name;
+                let (field, ident_part) = match &variant {
+                    Some(v) => (
+                        format!("netser: `{type_name}::{v}.{name}`: "),
+                        format!("{v}_{name}"),
+                    ),
+                    None => (format!("netser: `{type_name}.{name}`: "), name.clone()),
                 };
+                self.field = ident_part;
                 if let Some(magic) = &mut plan.magic {
-                    self.constant(quote!(u32), magic, |v| quote!(#v));
+                    self.constant("CHECK", quote!(u32), magic, |v| quote!(#v));
                 }
                 if let Some(wire) = &mut plan.wire {
                     self.wire(wire, krate, &field);
@@ -66,12 +87,13 @@ impl Hoist {
     /// runs on the converted `bound` before it is the constant's value.
     fn int_bound(
         &mut self,
+        role: &str,
         ty: &TokenStream,
         value: &mut TokenStream,
         krate: &TokenStream,
         check: TokenStream,
     ) {
-        self.constant(ty.clone(), value, |v| {
+        self.constant(role, ty.clone(), value, |v| {
             let span = span_of(v);
             quote_spanned! {span=> {
                 let bound = #v;
@@ -106,7 +128,7 @@ impl Hoist {
                 } else {
                     quote!(u128)
                 };
-                self.int_bound(&t, min, krate, quote!());
+                self.int_bound("RANGE_START", &t, min, krate, quote!());
                 let lo = min.clone();
                 let span = span_of(max);
                 // An excluded end is checked before one is subtracted from it, which
@@ -138,11 +160,11 @@ impl Hoist {
                     }
                 };
                 *end_excluded = false;
-                self.int_bound(&t, max, krate, check);
+                self.int_bound("RANGE_END", &t, max, krate, check);
             }
             Wire::IntBits { ty, bits } => {
                 let width = ty.width();
-                self.constant(quote!(u32), bits, |v| {
+                self.constant("BITS", quote!(u32), bits, |v| {
                     let span = span_of(v);
                     quote_spanned! {span=> {
                         let bits: u32 = #v;
@@ -160,14 +182,18 @@ impl Hoist {
             }
             Wire::Quantize { min, max, res, .. } => {
                 let span = span_of(max);
-                for p in [&mut *min, &mut *max, &mut *res] {
-                    self.constant(quote!(f32), p, |v| quote!(#v));
+                for (role, p) in [
+                    ("QUANTIZE_MIN", &mut *min),
+                    ("QUANTIZE_MAX", &mut *max),
+                    ("QUANTIZE_RES", &mut *res),
+                ] {
+                    self.constant(role, quote!(f32), p, |v| quote!(#v));
                 }
                 let (lo, hi, r) = (min.clone(), max.clone(), res.clone());
                 // One const checks everything, so one mistake gives one error, and the
                 // message carries the values the constants have.
                 let mut q = quote!(());
-                self.constant(quote!(#krate::Quantize), &mut q, |_| {
+                self.constant("QUANTIZE", quote!(#krate::Quantize), &mut q, |_| {
                     quote_spanned!(span=> {
                         let (min, max, res): (f32, f32, f32) = (#lo, #hi, #r);
                         let values = #msg
@@ -204,7 +230,7 @@ impl Hoist {
                 *max = quote!(#q.max());
                 *res = quote!(#q.res());
             }
-            Wire::Quat { bits, .. } => self.constant(quote!(u32), bits, |v| {
+            Wire::Quat { bits, .. } => self.constant("QUAT_BITS", quote!(u32), bits, |v| {
                 let span = span_of(v);
                 quote_spanned! {span=> {
                     let bits: u32 = #v;
@@ -235,12 +261,14 @@ impl Hoist {
                 self.wire(key, krate, field);
                 self.wire(value, krate, field);
             }
-            Wire::With { max_bits, .. } => self.constant(quote!(u64), max_bits, |v| quote!(#v)),
+            Wire::With { max_bits, .. } => {
+                self.constant("MAX_BITS", quote!(u64), max_bits, |v| quote!(#v))
+            }
         }
     }
 
     fn max_len(&mut self, max_len: &mut TokenStream, msg: &TokenStream) {
-        self.constant(quote!(usize), max_len, |v| {
+        self.constant("MAX_LEN", quote!(usize), max_len, |v| {
             let span = span_of(v);
             quote_spanned! {span=> {
                 let max_len: usize = #v;
@@ -258,17 +286,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn constants_are_numbered_and_replace_the_expression() {
+    fn constants_are_named_numbered_and_replace_the_expression() {
         let mut h = Hoist::default();
         let mut a = quote!(MAX_PLAYERS);
         let mut b = quote!(3);
-        h.constant(quote!(u8), &mut a, |v| quote!(#v));
-        h.constant(quote!(u8), &mut b, |v| quote!(#v));
-        assert_eq!(a.to_string(), "__NETSER_C0");
-        assert_eq!(b.to_string(), "__NETSER_C1");
+        h.field = "players".to_owned();
+        h.constant("RANGE_START", quote!(u8), &mut a, |v| quote!(#v));
+        h.constant("RANGE_END", quote!(u8), &mut b, |v| quote!(#v));
+        assert_eq!(a.to_string(), "__NETSER_players_RANGE_START_0");
+        assert!(is_hoisted(&a));
+        assert!(!is_hoisted(&quote!(MAX_PLAYERS)));
+        assert_eq!(b.to_string(), "__NETSER_players_RANGE_END_1");
         let items = h.items.to_string();
         assert!(
-            items.contains("const __NETSER_C0 : u8 = MAX_PLAYERS ;"),
+            items.contains("const __NETSER_players_RANGE_START_0 : u8 = MAX_PLAYERS ;"),
             "{items}"
         );
     }

@@ -137,7 +137,7 @@ fn leaf(wire: &Wire) -> Option<Leaf<'_>> {
                 .and_then(|e| lit_int(&e));
             // A constant the derive hoisted is checked to be in 2..=20 where it is
             // defined (a build error otherwise), as a literal is here.
-            let hoisted = bits.to_string().starts_with("__NETSER_C");
+            let hoisted = crate::hoist::is_hoisted(bits);
             if !(matches!(lit, Some(2..=20)) || hoisted) {
                 return None;
             }
