@@ -307,7 +307,7 @@ impl Resolver<'_, '_> {
         self.cx.error_spanned_by(
             self.leaf.tokens(),
             format!(
-                "`{name}` applies to {fits} (and element-wise to arrays, `Vec`s and `Option`s of them), not to `{}`{instead}",
+                "`{name}` applies to {fits} (and element-wise to them inside arrays, `Vec`s, `Box<[T]>`s, sets, `Option`s and map values), not to `{}`{instead}",
                 type_name(ty)
             ),
         );
