@@ -17,15 +17,16 @@ pub struct RandomError(pub getrandom::Error);
 
 impl core::fmt::Display for RandomError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "the operating system's random number generator failed: {}",
-            self.0
-        )
+        // The cause is `source()`, as for the crate's other wrapping errors.
+        f.write_str("the operating system's random number generator failed")
     }
 }
 
-impl std::error::Error for RandomError {}
+impl std::error::Error for RandomError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
 
 /// `N` random bytes from the operating system (keys, nonces).
 ///
@@ -108,6 +109,12 @@ pub(crate) fn decrypt_xnonce(buffer: &mut [u8], nonce: &[u8; 24], key: &Key, aad
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_error_has_the_os_error_as_source() {
+        let inner = getrandom::Error::UNSUPPORTED;
+        crate::assert_source(&RandomError(inner), &inner);
+    }
 
     #[test]
     fn round_trip_and_tamper() {
