@@ -133,31 +133,32 @@ impl Hoist {
                 let span = span_of(max);
                 // An excluded end is checked before one is subtracted from it, which
                 // would overflow for an end at the type's minimum.
-                let check = if *end_excluded {
-                    quote_spanned! {span=>
-                        if #lo >= bound {
-                            let m = #msg
-                                .str("this `range` is empty or reversed: its smallest value is ")
-                                .#shown(#lo as #wide)
-                                .str(" and its end, excluded, ")
-                                .#shown(bound as #wide)
-                                .str("; the end must be above the minimum (write `..=` to include it)");
-                            ::core::panic!("{}", m.as_str());
-                        }
-                        let bound = bound - 1;
-                    }
+                let (empty, end_is, advice, to_inclusive) = if *end_excluded {
+                    (
+                        quote!(#lo >= bound),
+                        " and its end, excluded, ",
+                        "; the end must be above the minimum (write `..=` to include it)",
+                        quote!(let bound = bound - 1;),
+                    )
                 } else {
-                    quote_spanned! {span=>
-                    if #lo > bound {
+                    (
+                        quote!(#lo > bound),
+                        " and its largest ",
+                        "; the minimum comes first",
+                        quote!(),
+                    )
+                };
+                let check = quote_spanned! {span=>
+                    if #empty {
                         let m = #msg
                             .str("this `range` is empty or reversed: its smallest value is ")
                             .#shown(#lo as #wide)
-                            .str(" and its largest ")
+                            .str(#end_is)
                             .#shown(bound as #wide)
-                            .str("; the minimum comes first");
+                            .str(#advice);
                         ::core::panic!("{}", m.as_str());
                     }
-                    }
+                    #to_inclusive
                 };
                 *end_excluded = false;
                 self.int_bound("RANGE_END", &t, max, krate, check);

@@ -338,25 +338,20 @@ impl Resolver<'_, '_> {
     fn resolve(&mut self, ty: &Type) -> Option<Wire> {
         match shape(ty) {
             Shape::Int(int) => match &self.leaf {
-                Leaf::None if matches!(int, IntTy::Usize | IntTy::Isize) && self.in_key => {
-                    self.leaf_reported = true;
-                    self.cx.error_spanned_by(
-                        ty,
-                        format!(
-                            "`{}` has no fixed width on the wire (it depends on the platform), and a map's key takes no attributes (`range` and `bits` apply to its values); use a fixed-width key type such as `u32`, or send the field with `with`",
-                            int.name()
-                        ),
-                    );
-                    None
-                }
                 Leaf::None if matches!(int, IntTy::Usize | IntTy::Isize) => {
                     self.leaf_reported = true;
+                    let instead = if self.in_key {
+                        ", and a map's key takes no attributes (`range` and `bits` apply to its values); use a fixed-width key type such as `u32`, or send the field with `with`"
+                    } else if int.signed() {
+                        "; add `#[net(range = A..=B)]` or use a fixed-width integer"
+                    } else {
+                        "; add `#[net(range = A..=B)]` or `#[net(bits = N)]` or use a fixed-width integer"
+                    };
                     self.cx.error_spanned_by(
                         ty,
                         format!(
-                            "`{}` has no fixed width on the wire (it depends on the platform); add `#[net(range = A..=B)]`{} or use a fixed-width integer",
-                            int.name(),
-                            if int.signed() { "" } else { " or `#[net(bits = N)]`" }
+                            "`{}` has no fixed width on the wire (it depends on the platform){instead}",
+                            int.name()
                         ),
                     );
                     None
