@@ -59,6 +59,7 @@ pub mod attributes;
 #[doc(hidden)]
 pub mod batch;
 pub mod bits;
+pub mod delta;
 pub mod error;
 pub mod framing;
 #[cfg(feature = "glam")]
@@ -72,6 +73,7 @@ pub mod stream;
 pub mod trace;
 pub mod unified;
 
+pub use delta::NetDelta;
 pub use error::{Error, ErrorKind, Num, Result};
 pub use int::RangedInt;
 pub use quantize::Quantize;
