@@ -55,16 +55,18 @@
 mod config;
 mod error;
 mod packet;
+mod section;
 
 pub use config::{
     ConfigError, ConnectionConfig, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
 };
 pub use error::{ConnectionCounters, ReceiveError, SendError};
+pub use section::{ReceivedSection, SectionError};
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use netser::{Encoder, NetSerialize, ReadStream, WriteStream};
+use netser::{NetSerialize, ReadStream, WriteStream};
 
 use crate::channel::reliable::{BlockState, Item, Payload};
 use crate::channel::wire::EncodedMessage;
@@ -118,6 +120,9 @@ pub struct Connection<Out, In = Out> {
     plan: Vec<(usize, usize)>,
     datagram: Vec<u8>,
     incoming: Vec<Incoming<In>>,
+    /// Packets that carried a section from the layer above, and those of them acked
+    /// since that layer last asked (see `section.rs`).
+    sections: section::SectionAcks,
     /// Bytes the next packets may take (token bucket; may go below zero by one packet).
     budget: f64,
     budget_time: f64,
@@ -196,10 +201,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             counters: ConnectionCounters::default(),
             ack_owed: false,
             rotation: 0,
-            packet: vec![0; config.packet_payload_bytes()],
+            packet: vec![
+                0;
+                config
+                    .packet_payload_bytes()
+                    .max(config.endpoint.max_packet_size)
+            ],
             plan: Vec::with_capacity(channels),
             datagram: Vec::new(),
             incoming: Vec::new(),
+            sections: section::SectionAcks::new(sent_packets),
             budget: config.bandwidth * config.budget_window,
             budget_time: now,
             time: now,
@@ -392,16 +403,57 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// assert_eq!(b.counters().endpoint_drops, 1);
     /// ```
     pub fn receive_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
+        self.receive_datagram_with(now, bytes, |_| false)
+    }
+
+    /// [`receive_datagram`](Self::receive_datagram) for a connection that carries
+    /// sections of a layer above (snapshots): `on_section` is handed the section of a
+    /// packet that has one, before the packet is acked, and returns whether it takes it.
+    /// A refused section drops the whole packet, unacked (as reliable.c's
+    /// `process_packet_function`), so an ack always means the layer above took it.
+    /// `on_section` may see the same packet twice (a duplicate the endpoint then
+    /// refuses): taking a section must not depend on seeing it once.
+    ///
+    /// # Errors
+    /// As [`receive_datagram`](Self::receive_datagram), and
+    /// [`ReceiveError::SectionRefused`] when `on_section` returns `false`.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError};
+    /// let config = ConnectionConfig::default();
+    /// let mut a: Connection<u8> = Connection::new(config.clone(), 0.0).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(config, 0.0).unwrap();
+    /// a.send_section(0.0, &[0b1011], 4).unwrap();
+    /// let datagram = a.poll_datagram(0.0).unwrap().to_vec();
+    /// let mut seen = Vec::new();
+    /// b.receive_datagram_with(0.05, &datagram, |section| {
+    ///     seen.push(section.reader().read_bits(4).unwrap());
+    ///     true
+    /// })
+    /// .unwrap();
+    /// assert_eq!(seen, [0b1011]);
+    /// ```
+    pub fn receive_datagram_with(
+        &mut self,
+        now: f64,
+        bytes: &[u8],
+        mut on_section: impl FnMut(ReceivedSection<'_>) -> bool,
+    ) -> Result<(), ReceiveError> {
         self.time = now;
         self.counters.datagrams_received += 1;
-        let result = self.process_datagram(now, bytes);
+        let result = self.process_datagram(now, bytes, &mut on_section);
         if let Err(error) = &result {
             error.count(&mut self.counters);
         }
         result
     }
 
-    fn process_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
+    fn process_datagram(
+        &mut self,
+        now: f64,
+        bytes: &[u8],
+        on_section: &mut dyn FnMut(ReceivedSection<'_>) -> bool,
+    ) -> Result<(), ReceiveError> {
         match bytes.first() {
             Some(&SLICE_PACKET_TYPE) => {
                 self.chunk_receiver
@@ -418,40 +470,52 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
             _ => {}
         }
-        // A whole packet is parsed before the endpoint sees it, so that a packet we
-        // cannot take is never acked (the peer resends its messages).
+        // A whole packet is parsed (and its section handed up) before the endpoint sees
+        // it, so that a packet we cannot take is never acked (the peer resends its
+        // messages, and its snapshot layer never takes a refused snapshot for received).
         let parsed_early = match bytes.first() {
             Some(prefix) if prefix & 1 == 0 => {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
-                    Ok((_, header_len)) => {
-                        packet::parse(
-                            &bytes[header_len..],
+                    Ok((header, header_len)) => {
+                        let payload = &bytes[header_len..];
+                        let start = packet::parse(
+                            payload,
                             &self.config.channels,
                             &self.receivers,
                             &mut self.incoming,
                         )?;
-                        true
+                        section::hand_up(header.sequence, payload, start, on_section)?;
+                        Some(start.is_some())
                     }
-                    Err(_) => false, // the endpoint reports it
+                    Err(_) => None, // the endpoint reports it
                 }
             }
-            _ => false,
+            _ => None,
         };
         let received = self
             .endpoint
             .receive_packet(now, bytes)
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
-            if !parsed_early {
-                packet::parse(
-                    received.payload,
-                    &self.config.channels,
-                    &self.receivers,
-                    &mut self.incoming,
-                )?;
-            }
+            let had_section = match parsed_early {
+                Some(had_section) => had_section,
+                None => {
+                    // A reassembled packet: already recorded as received by the endpoint,
+                    // so a refused section can no longer hold back its ack (the
+                    // connection never fragments its own packets; only a peer with a
+                    // larger `endpoint.max_packet_size` sends these).
+                    let start = packet::parse(
+                        received.payload,
+                        &self.config.channels,
+                        &self.receivers,
+                        &mut self.incoming,
+                    )?;
+                    section::hand_up(received.sequence, received.payload, start, on_section)?;
+                    start.is_some()
+                }
+            };
             self.counters.packets_received += 1;
-            if !self.incoming.is_empty() {
+            if !self.incoming.is_empty() || had_section {
                 self.ack_owed = true;
             }
             self.deliver_incoming();
@@ -501,6 +565,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     counters.messages_acked += sender.on_packet_acked(sequence) as u64;
                 }
             }
+            if self.sections.on_packet_acked(sequence) {
+                self.counters.acked_sections_dropped += 1;
+            }
         }
     }
 
@@ -542,8 +609,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// Packs a packet and hands it to the endpoint; `false` when there is nothing to send.
     fn build_packet(&mut self, now: f64) -> bool {
+        self.build_packet_with(now, None).is_some()
+    }
+
+    /// Packs a packet of the messages due, and `section` if given (its bytes and bits,
+    /// which the caller checked fit [`max_section_bits`](Self::max_section_bits)), and
+    /// hands it to the endpoint. Returns its sequence; `None` when there is nothing to
+    /// send.
+    fn build_packet_with(&mut self, now: f64, section: Option<(&[u8], u64)>) -> Option<u16> {
         let channels = self.config.channels.len();
-        let payload_bits = self.packet.len() as u64 * 8;
+        let payload_bits = self.config.packet_payload_bytes() as u64 * 8;
         // Which channels have something to send, and their weights.
         let mut weights = 0u64;
         let mut pending = 0u64; // bit mask of channels with messages due
@@ -559,16 +634,22 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         }
         self.refill_budget(now);
         if self.budget <= 0.0 {
-            pending = 0; // over budget: acks only
+            pending = 0; // over budget: acks (and a section) only
         }
-        if pending == 0 && !self.ack_owed {
-            return false;
+        if pending == 0 && !self.ack_owed && section.is_none() {
+            return None;
         }
         // Each channel in turn, from a rotating start, gets its weighted share of what is
         // left, and at least room for its oldest message if that fits what is left; so
-        // every channel moves and none starves the others.
+        // every channel moves and none starves the others. A section takes its room
+        // first (the `section follows` bit and its bits); one larger than a packet
+        // (fragmented by the endpoint) leaves the messages for the next packet.
         self.plan.clear();
-        let mut remaining = payload_bits - 1; // the final `no more channels` bit
+        let section_bits = section.map_or(0, |(_, bits)| 1 + bits);
+        let mut remaining = (payload_bits - 1).saturating_sub(section_bits); // and `no more channels`
+        if remaining == 0 {
+            pending = 0;
+        }
         let start = self.rotation % channels;
         self.rotation = self.rotation.wrapping_add(1);
         for step in 0..channels {
@@ -585,7 +666,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 continue;
             }
             // Where this entry begins: messages with alignment are sized where they land.
-            let start = payload_bits - 1 - remaining;
+            let start = payload_bits - 1 - section_bits.min(payload_bits - 1) - remaining;
             let (count, bits) = match &mut self.senders[index] {
                 Sender::Reliable(s) => {
                     let selection = s.select(now, start, overhead, share, remaining);
@@ -601,7 +682,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
         }
         let packet_sequence = self.endpoint.next_sequence();
-        let len = if self.plan.is_empty() {
+        let len = if self.plan.is_empty() && section.is_none() {
             self.counters.ack_only_packets_sent += 1;
             0
         } else {
@@ -613,13 +694,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &self.config.channels,
                 &mut self.senders,
                 &self.plan,
+                section,
             )
             .expect("the plan fits the packet budget");
-            debug_assert_eq!(
-                w.bit_position(),
-                payload_bits - remaining,
-                "sized as planned"
-            );
             w.finish()
         };
         self.ack_owed = false;
@@ -627,10 +704,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if len > 0 {
             self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;
         }
+        if section.is_some() {
+            self.sections.on_packet_sent(packet_sequence);
+        }
         self.endpoint
             .send_packet(now, &self.packet[..len])
             .expect("packets fit max_packet_size");
-        true
+        Some(packet_sequence)
     }
 
     fn refill_budget(&mut self, now: f64) {
@@ -775,8 +855,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .max_received_blocks
                     .saturating_mul(config.max_block_size),
             );
+        let sections = section::SectionAcks::heap_bytes(config.endpoint.sent_packets_buffer_size);
         let scratch = config
             .packet_payload_bytes()
+            .max(config.endpoint.max_packet_size)
+            .saturating_add(sections)
             .saturating_add(config.mtu)
             .saturating_add(incoming.saturating_mul(core::mem::size_of::<Incoming<In>>()))
             .saturating_add(config.channels.len() * core::mem::size_of::<(usize, usize)>());

@@ -135,6 +135,12 @@ pub enum ReceiveError {
         /// The channel.
         channel: ChannelId,
     },
+    /// The packet's section (a snapshot) was refused by the layer above (see
+    /// [`Connection::receive_datagram_with`](super::Connection::receive_datagram_with));
+    /// the packet is not acked. [`Connection::receive_datagram`](super::Connection::receive_datagram)
+    /// refuses every section: a connection that carries snapshots is fed through the
+    /// snapshot layer.
+    SectionRefused,
 }
 
 impl core::fmt::Display for ReceiveError {
@@ -149,6 +155,7 @@ impl core::fmt::Display for ReceiveError {
             Self::ReceiveQueueFull { channel } => {
                 write!(f, "{channel}: receive queue full, packet not acked")
             }
+            Self::SectionRefused => write!(f, "the packet's snapshot section was refused"),
         }
     }
 }
@@ -189,6 +196,13 @@ pub struct ConnectionCounters {
     pub endpoint_drops: u64,
     /// Slice or slice ack datagrams refused.
     pub block_datagram_drops: u64,
+    /// Packets sent with a section of the layer above (a snapshot).
+    pub sections_sent: u64,
+    /// Packets dropped because the layer above refused their section (it counts why).
+    pub sections_refused: u64,
+    /// Acks of section packets dropped because the layer above had not taken the
+    /// `endpoint.sent_packets_buffer_size` that waited.
+    pub acked_sections_dropped: u64,
 }
 
 impl ReceiveError {
@@ -197,6 +211,7 @@ impl ReceiveError {
             Self::Endpoint(_) => &mut counters.endpoint_drops,
             Self::Block(_) => &mut counters.block_datagram_drops,
             Self::ReceiveQueueFull { .. } => &mut counters.packets_refused,
+            Self::SectionRefused => &mut counters.sections_refused,
             Self::Malformed(_)
             | Self::UnknownChannel { .. }
             | Self::RepeatedChannel { .. }

@@ -11,9 +11,13 @@
 //!     block flag              reliable channels: 1 bit
 //!     message | chunk id      the message's own encoding | 16 bits (block)
 //! 0                           no more channels
+//! optionally:
+//!   1                         a section of the layer above follows (a snapshot)
+//!   section                   its own bits (see the snapshot module)
 //! zero padding to the byte
 //! ```
-//! An empty payload is a packet that only carries acks.
+//! An empty payload is a packet that only carries acks. A packet without a section is
+//! bit for bit what it was before sections existed.
 
 use netser::{Decoder, Encoder, NetSerialize, ReadStream};
 
@@ -65,16 +69,17 @@ pub(crate) enum IncomingItem<In> {
 }
 
 /// Reads every message of `payload` into `out` without touching any channel, so a
-/// packet that fails anywhere delivers nothing.
+/// packet that fails anywhere delivers nothing. Returns the bit where the section of the
+/// layer above begins, if the packet has one.
 pub(crate) fn parse<In: NetSerialize>(
     payload: &[u8],
     configs: &[ChannelConfig],
     receivers: &[Receiver<In>],
     out: &mut Vec<Incoming<In>>,
-) -> Result<(), ReceiveError> {
+) -> Result<Option<u64>, ReceiveError> {
     out.clear();
     if payload.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut r = ReadStream::new(payload);
     let index_bits = index_bits(configs.len());
@@ -135,14 +140,20 @@ pub(crate) fn parse<In: NetSerialize>(
             });
         }
     }
+    // A `1` after the last channel starts the section of the layer above; otherwise
+    // what is left is the zero padding.
+    if r.bits_remaining() > 0 && r.read_bool().map_err(ReceiveError::Malformed)? {
+        return Ok(Some(r.bit_position()));
+    }
     let rest = r.bits_remaining();
     if rest >= 8 || r.read_bits(rest as u32).map_err(ReceiveError::Malformed)? != 0 {
         return Err(ReceiveError::TrailingBits);
     }
-    Ok(())
+    Ok(None)
 }
 
-/// Writes the channel entries of `plan` (channel indices with their selections made).
+/// Writes the channel entries of `plan` (channel indices with their selections made),
+/// then the section of the layer above, if any (its bytes and length in bits).
 pub(crate) fn write<E: Encoder>(
     e: &mut E,
     now: f64,
@@ -150,6 +161,7 @@ pub(crate) fn write<E: Encoder>(
     configs: &[ChannelConfig],
     senders: &mut [Sender],
     plan: &[(usize, usize)],
+    section: Option<(&[u8], u64)>,
 ) -> netser::Result<()> {
     let index_bits = index_bits(configs.len());
     for &(index, count) in plan {
@@ -161,5 +173,10 @@ pub(crate) fn write<E: Encoder>(
             Sender::Unreliable(sender) => sender.write(e)?,
         }
     }
-    e.write_bool(false)
+    e.write_bool(false)?;
+    if let Some((bytes, bits)) = section {
+        e.write_bool(true)?;
+        super::section::copy_bits(e, bytes, bits)?;
+    }
+    Ok(())
 }
