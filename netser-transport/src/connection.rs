@@ -55,7 +55,7 @@
 mod config;
 mod error;
 mod packet;
-mod section;
+pub(crate) mod section;
 
 pub use config::{
     ConfigError, ConnectionConfig, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,

@@ -15,6 +15,9 @@
 //!   reliable-unordered, unreliable-sequenced and unreliable.
 //! * [`connection`]: one peer: the endpoint, its channels and the block path behind one
 //!   interface of typed messages in and datagrams out ([`connection::Connection`]).
+//! * [`snapshot`]: state synchronization over a connection: snapshots delta-encoded
+//!   against the newest one the peer acked, and entity sets that a priority accumulator
+//!   fits to a per-client byte budget.
 //! * [`netcode`]: secure connections with connect tokens (the netcode 1.02 protocol,
 //!   wire-compatible with the `renetcode` crate), and the sans-IO game
 //!   [`netcode::Server`] (client slots, one connection each) and [`netcode::Client`].
@@ -51,6 +54,7 @@ pub mod endpoint;
 pub mod netcode;
 pub mod sequence;
 pub mod simulator;
+pub mod snapshot;
 pub mod udp;
 
 /// `outer.source()` is `inner`, and `outer`'s Display does not repeat `inner`'s.
