@@ -111,10 +111,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod entities;
+mod entity_receiver;
 mod history;
 mod receiver;
 mod sender;
 
+pub use entities::{EntityConfig, EntitySendError, EntitySender, EntityStats};
+pub use entity_receiver::{EntityCounters, EntityReceiver};
 pub use history::{HistoryCounters, SnapshotHistory};
 pub use receiver::{ReceiverCounters, SnapshotReceiver, SnapshotRefusal};
 pub use sender::{SendOutcome, SnapshotPeer, SnapshotSendError, SnapshotSender, SnapshotStats};

@@ -120,7 +120,7 @@ pub(super) fn hand_up(
 }
 
 /// Writes the first `bits` bits of `bytes` into `e`.
-pub(super) fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> netser::Result<()> {
+pub(crate) fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> netser::Result<()> {
     let mut r = ReadStream::new(bytes);
     let mut left = bits;
     while left > 0 {
@@ -187,6 +187,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn max_section_bits(&self) -> u64 {
         (self.config.endpoint.max_packet_size as u64 * 8).saturating_sub(2)
+    }
+
+    /// The sequence the next packet will have (the one [`send_section`](Self::send_section)
+    /// would return now), so a section can name earlier packets relative to its own.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// assert_eq!(a.next_packet_sequence(), 0);
+    /// assert_eq!(a.send_section(0.0, &[1], 1), Ok(0));
+    /// assert_eq!(a.next_packet_sequence(), 1);
+    /// ```
+    pub fn next_packet_sequence(&self) -> u16 {
+        self.endpoint.next_sequence()
     }
 
     /// Sends `bits` bits of `bytes` as the section of a packet built now, with the
