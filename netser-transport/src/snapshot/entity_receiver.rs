@@ -25,6 +25,9 @@ pub struct EntityCounters {
     pub stale: u64,
     /// Refused: an entity encoded against a state this receiver does not hold.
     pub unknown_baseline: u64,
+    /// Refused: an entity encoded against a packet that already left the window (a
+    /// packet delayed past `window` newer ones).
+    pub baseline_evicted: u64,
     /// Refused: a whole snapshot where an entity set was expected.
     pub wrong_kind: u64,
     /// Refused: did not decode (an id out of range or twice, bits after the set).
@@ -70,6 +73,12 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
     /// The newest state of entity `id`, if it exists.
     pub fn entity(&self, id: usize) -> Option<&E> {
         self.entities.get(id)?.as_ref()
+    }
+
+    /// The sequence of the packet whose update of entity `id` the receiver holds (its
+    /// state, or its removal), if any came.
+    pub fn entity_packet(&self, id: usize) -> Option<u16> {
+        self.versions.get(id)?.map(|v| v as u16)
     }
 
     /// Every entity that exists, by id.
@@ -143,6 +152,7 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
         match &result {
             Ok(()) => {}
             Err(SnapshotRefusal::UnknownBaseline { .. }) => self.counters.unknown_baseline += 1,
+            Err(SnapshotRefusal::BaselineEvicted { .. }) => self.counters.baseline_evicted += 1,
             Err(SnapshotRefusal::WrongKind) => self.counters.wrong_kind += 1,
             Err(SnapshotRefusal::Malformed(_)) => self.counters.malformed += 1,
         }
@@ -194,6 +204,12 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
                 Some(if r.read_bool().map_err(malformed)? {
                     let offset = r.read_bits(c.offset_bits()).map_err(malformed)? as u16 + 1;
                     let baseline = packet.wrapping_sub(offset);
+                    if self.ring.is_stale(baseline) {
+                        return Err(SnapshotRefusal::BaselineEvicted {
+                            sequence: packet,
+                            baseline,
+                        });
+                    }
                     let base = self
                         .ring
                         .get(baseline)

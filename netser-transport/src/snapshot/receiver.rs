@@ -20,6 +20,14 @@ pub enum SnapshotRefusal {
         /// Its baseline.
         baseline: u16,
     },
+    /// Encoded against a snapshot that already left the ring: a packet delayed past
+    /// `history` newer snapshots. It is not acked, so the sender never uses it.
+    BaselineEvicted {
+        /// The snapshot.
+        sequence: u16,
+        /// Its baseline.
+        baseline: u16,
+    },
     /// An entity set where a whole snapshot was expected.
     WrongKind,
     /// The bits do not decode (or bits follow the snapshot).
@@ -32,6 +40,10 @@ impl core::fmt::Display for SnapshotRefusal {
             Self::UnknownBaseline { sequence, baseline } => write!(
                 f,
                 "snapshot {sequence} is encoded against snapshot {baseline}, which this receiver does not hold"
+            ),
+            Self::BaselineEvicted { sequence, baseline } => write!(
+                f,
+                "snapshot {sequence} is encoded against snapshot {baseline}, which already left the ring"
             ),
             Self::WrongKind => write!(f, "an entity set where a snapshot was expected"),
             Self::Malformed(_) => write!(f, "the snapshot does not decode"),
@@ -62,8 +74,10 @@ pub struct ReceiverCounters {
     /// Older than the ring (a packet delayed past `history` newer snapshots): taken and
     /// ignored; the sender cannot use it as a baseline any more.
     pub stale: u64,
-    /// Refused: baseline not held.
+    /// Refused: baseline not held (never from an honest sender).
     pub unknown_baseline: u64,
+    /// Refused: baseline left the ring (a snapshot delayed past `history` newer ones).
+    pub baseline_evicted: u64,
     /// Refused: an entity set.
     pub wrong_kind: u64,
     /// Refused: did not decode.
@@ -138,6 +152,7 @@ impl<S: NetDelta> SnapshotReceiver<S> {
         match &result {
             Ok(()) => {}
             Err(SnapshotRefusal::UnknownBaseline { .. }) => self.counters.unknown_baseline += 1,
+            Err(SnapshotRefusal::BaselineEvicted { .. }) => self.counters.baseline_evicted += 1,
             Err(SnapshotRefusal::WrongKind) => self.counters.wrong_kind += 1,
             Err(SnapshotRefusal::Malformed(_)) => self.counters.malformed += 1,
         }
@@ -167,6 +182,9 @@ impl<S: NetDelta> SnapshotReceiver<S> {
             None => S::decode(r),
             Some(baseline) => {
                 // A baseline is older than its snapshot; anything else is not one we hold.
+                if self.ring.is_stale(baseline) {
+                    return Err(SnapshotRefusal::BaselineEvicted { sequence, baseline });
+                }
                 let base = sequence_greater_than(sequence, baseline)
                     .then(|| self.ring.get(baseline))
                     .flatten()
