@@ -116,12 +116,15 @@ mod entity_receiver;
 mod history;
 mod receiver;
 mod sender;
+mod sync;
 
 pub use entities::{EntityConfig, EntitySendError, EntitySender, EntityStats};
 pub use entity_receiver::{EntityCounters, EntityReceiver};
 pub use history::{HistoryCounters, SnapshotHistory};
 pub use receiver::{ReceiverCounters, SnapshotReceiver, SnapshotRefusal};
 pub use sender::{SendOutcome, SnapshotPeer, SnapshotSendError, SnapshotSender, SnapshotStats};
+pub(crate) use sync::{ClientReceivers, ClientSync};
+pub use sync::{NoSnapshot, SnapshotError};
 
 use netser::bits::bits_required;
 use netser::{Decoder, Encoder};

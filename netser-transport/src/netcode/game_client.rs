@@ -3,11 +3,15 @@
 
 use std::net::SocketAddr;
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::endpoint::Stats;
+use crate::snapshot::{
+    ClientReceivers, EntityConfig, EntityCounters, EntityReceiver, NoSnapshot, ReceiverCounters,
+    SnapshotConfig, SnapshotConfigError, SnapshotReceiver,
+};
 
 use super::client::{ClientState, NetcodeClient};
 use super::token::ConnectToken;
@@ -24,16 +28,21 @@ use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, 
 /// in with [`Client::receive_datagram`], out with [`Client::drain_datagrams`] after
 /// [`Client::update`]; `now` in seconds from any clock that does not go back.
 ///
+/// `S` is the type of the snapshots (or the entities of entity sets) the server sends,
+/// if any: the client decodes each against the baseline it names and keeps the newest
+/// ([`Client::newest_snapshot`], [`Client::entity`]).
+///
 /// See [`Server`](super::Server) for a complete exchange.
 #[derive(Debug)]
-pub struct Client<Out, In = Out> {
+pub struct Client<Out, In = Out, S = NoSnapshot> {
     netcode: NetcodeClient,
     connection: Connection<Out, In>,
+    receivers: ClientReceivers<S>,
     scratch: Vec<u8>,
     dropped_datagrams: u64,
 }
 
-impl<Out: NetSerialize, In: NetSerialize> Client<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S> {
     /// A client that starts connecting at the next [`Client::update`]. Messages sent before
     /// it is connected are queued (reliable ones) and go out once it is.
     ///
@@ -74,6 +83,8 @@ impl<Out: NetSerialize, In: NetSerialize> Client<Out, In> {
         Ok(Self {
             netcode: NetcodeClient::new(now, token),
             connection,
+            receivers: ClientReceivers::new(SnapshotConfig::default(), EntityConfig::default())
+                .expect("the defaults are valid"),
             scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
             dropped_datagrams: 0,
         })
@@ -84,8 +95,12 @@ impl<Out: NetSerialize, In: NetSerialize> Client<Out, In> {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         if let Some(payload) = self.netcode.process_packet(now, from, &mut self.scratch) {
-            // Drops inside the connection are counted there.
-            let _ = self.connection.receive_datagram(now, payload);
+            // Drops inside the connection are counted there; refused snapshots in the
+            // receivers' counters.
+            let receivers = &mut self.receivers;
+            let _ = self
+                .connection
+                .receive_datagram_with(now, payload, |section| receivers.take_section(section));
         }
     }
 
@@ -206,5 +221,64 @@ impl<Out: NetSerialize, In: NetSerialize> Client<Out, In> {
             None
         };
         netcode.into_iter().chain(connection).min_by(f64::total_cmp)
+    }
+
+    /// Sets how whole snapshots are kept (as the server's), dropping those received.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_snapshot_config(
+        &mut self,
+        config: SnapshotConfig,
+    ) -> Result<(), SnapshotConfigError> {
+        self.receivers.snapshots = SnapshotReceiver::new(config)?;
+        Ok(())
+    }
+
+    /// Sets how entity sets are read (as the server's), dropping the entities received.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_entity_config(&mut self, config: EntityConfig) -> Result<(), SnapshotConfigError> {
+        config.validate()?;
+        self.receivers.entity_config = config;
+        self.receivers.entities = None;
+        Ok(())
+    }
+
+    /// The newest snapshot decoded and its sequence.
+    pub fn newest_snapshot(&self) -> Option<(u16, &S)> {
+        self.receivers.snapshots.newest()
+    }
+
+    /// The newest snapshot, if a newer one was decoded since the last call.
+    pub fn poll_snapshot(&mut self) -> Option<(u16, &S)> {
+        self.receivers.snapshots.poll_snapshot()
+    }
+
+    /// What became of the snapshots received: decoded, duplicates, refusals by reason.
+    pub fn snapshot_counters(&self) -> &ReceiverCounters {
+        self.receivers.snapshots.counters()
+    }
+
+    /// The snapshot receiver (its ring and memory bound).
+    pub fn snapshot_receiver(&self) -> &SnapshotReceiver<S> {
+        &self.receivers.snapshots
+    }
+
+    /// The newest state of entity `id` from the server's entity sets, if it exists.
+    pub fn entity(&self, id: usize) -> Option<&S> {
+        self.receivers.entities.as_ref()?.entity(id)
+    }
+
+    /// The entity receiver, once an entity set arrived (its entities, counters, memory
+    /// bound).
+    pub fn entity_receiver(&self) -> Option<&EntityReceiver<S>> {
+        self.receivers.entities.as_deref()
+    }
+
+    /// What became of the entity sets received, once one arrived.
+    pub fn entity_counters(&self) -> Option<&EntityCounters> {
+        self.receivers.entities.as_ref().map(|r| r.counters())
     }
 }

@@ -4,12 +4,16 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 
 use crate::channel::wire::EncodedMessage;
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::endpoint::Stats;
+use crate::snapshot::{
+    ClientSync, EntityConfig, EntityStats, NoSnapshot, SendOutcome, SnapshotConfig,
+    SnapshotConfigError, SnapshotError, SnapshotHistory, SnapshotStats,
+};
 
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
 use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, USER_DATA_BYTES};
@@ -99,11 +103,14 @@ pub enum ServerEvent {
 /// assert_eq!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 9 }));
 /// ```
 #[derive(Debug)]
-pub struct Server<Out, In = Out> {
+pub struct Server<Out, In = Out, S = NoSnapshot> {
     netcode: NetcodeServer,
     connection_config: ConnectionConfig,
-    /// By netcode slot: the client's id and connection.
-    connections: Vec<Option<(ClientId, Connection<Out, In>)>>,
+    /// By netcode slot: the client's id, connection and state synchronization.
+    connections: Vec<Option<(ClientId, Connection<Out, In>, ClientSync<S>)>>,
+    /// The snapshots pushed, shared by every client's snapshot peer.
+    history: SnapshotHistory<S>,
+    entity_config: EntityConfig,
     events: VecDeque<ServerEvent>,
     /// [`MAX_SERVER_EVENTS`], lowered by tests.
     max_events: usize,
@@ -113,7 +120,7 @@ pub struct Server<Out, In = Out> {
     now: f64,
 }
 
-impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Server<Out, In, S> {
     /// A server with no clients. Use [`ServerConfig::new`] with
     /// [`protocol_id::<In, Out>()`](super::protocol_id) (client messages first) unless the
     /// game has its own protocol id.
@@ -138,6 +145,8 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
             netcode,
             connection_config: connection,
             connections,
+            history: SnapshotHistory::new(SnapshotConfig::default()).expect("the default is valid"),
+            entity_config: EntityConfig::default(),
             events: VecDeque::new(),
             max_events: MAX_SERVER_EVENTS,
             dropped_events: 0,
@@ -156,7 +165,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         if let Some(received) = self.netcode.process_packet(now, from, &mut self.scratch) {
-            if let Some(Some((_, connection))) = self.connections.get_mut(received.slot) {
+            if let Some(Some((_, connection, _))) = self.connections.get_mut(received.slot) {
                 // Drops inside the connection are counted there.
                 let _ = connection.receive_datagram(now, received.payload);
             }
@@ -170,14 +179,9 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         self.now = self.now.max(now);
         self.netcode.update(now);
         self.pump_events(now);
-        for (client_id, connection) in self.connections.iter_mut().flatten() {
+        for (client_id, connection, _) in self.connections.iter_mut().flatten() {
             connection.update(now);
-            while let Some(datagram) = connection.poll_datagram(now) {
-                if self.netcode.send_payload(*client_id, datagram).is_err() {
-                    // The outbox is full: drain more often. Reliable messages are resent.
-                    self.dropped_datagrams += 1;
-                }
-            }
+            self.dropped_datagrams += flush(&mut self.netcode, *client_id, connection, now);
         }
     }
 
@@ -189,7 +193,8 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
                 } => {
                     match Connection::new(self.connection_config.clone(), now) {
                         Ok(connection) => {
-                            self.connections[slot] = Some((client_id, connection));
+                            self.connections[slot] =
+                                Some((client_id, connection, ClientSync::Idle));
                             self.push_event(ServerEvent::ClientConnected { client_id });
                         }
                         // Validated in `new`, so this cannot happen; refuse the client anyway.
@@ -203,7 +208,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
                 } => {
                     let mut freed = 0;
                     for entry in &mut self.connections {
-                        if entry.as_ref().is_some_and(|(id, _)| *id == client_id) {
+                        if entry.as_ref().is_some_and(|(id, _, _)| *id == client_id) {
                             *entry = None;
                             freed += 1;
                         }
@@ -248,7 +253,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         let slot = self.netcode.client_slot(client_id)?;
         self.connections[slot]
             .as_mut()
-            .map(|(_, connection)| connection)
+            .map(|(_, connection, _)| connection)
     }
 
     /// The connection of a connected client (its channels, counters, endpoint).
@@ -256,7 +261,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         let slot = self.netcode.client_slot(client_id)?;
         self.connections[slot]
             .as_ref()
-            .map(|(_, connection)| connection)
+            .map(|(_, connection, _)| connection)
     }
 
     /// Queues a message to a client on `channel`.
@@ -307,7 +312,7 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
         let encoded = EncodedMessage::encode(message)
             .map_err(|e| MessageError::Connection(crate::connection::SendError::Encode(e)));
         let mut first_error = None;
-        for (client_id, connection) in self.connections.iter_mut().flatten() {
+        for (client_id, connection, _) in self.connections.iter_mut().flatten() {
             if Some(*client_id) == except {
                 continue;
             }
@@ -391,10 +396,186 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
             .connections
             .iter()
             .flatten()
-            .filter_map(|(_, c)| c.next_wakeup());
+            .filter_map(|(_, c, _)| c.next_wakeup());
         connections
             .chain(self.netcode.next_wakeup())
             .min_by(f64::total_cmp)
+    }
+
+    /// Sets how whole snapshots are kept and sent (the clients' must match), and starts
+    /// the history and every client's snapshot state from nothing.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_snapshot_config(
+        &mut self,
+        config: SnapshotConfig,
+    ) -> Result<(), SnapshotConfigError> {
+        self.history = SnapshotHistory::new(config)?;
+        for (_, _, sync) in self.connections.iter_mut().flatten() {
+            if matches!(sync, ClientSync::Snapshots(_)) {
+                *sync = ClientSync::Idle;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets how entity sets are sent (the clients' must match), and starts every
+    /// client's entity state from nothing.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_entity_config(&mut self, config: EntityConfig) -> Result<(), SnapshotConfigError> {
+        config.validate()?;
+        self.entity_config = config;
+        for (_, _, sync) in self.connections.iter_mut().flatten() {
+            if matches!(sync, ClientSync::Entities(_)) {
+                *sync = ClientSync::Idle;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `snapshot` the newest world state, once per tick, before sending it with
+    /// [`send_snapshot`](Self::send_snapshot) or
+    /// [`send_snapshot_to_all`](Self::send_snapshot_to_all). Returns its sequence. The
+    /// last `history` are kept, once for all clients.
+    pub fn push_snapshot(&mut self, snapshot: S) -> u16 {
+        self.history.push(snapshot)
+    }
+
+    /// The snapshots pushed (and the encodings shared between clients).
+    pub fn snapshot_history(&self) -> &SnapshotHistory<S> {
+        &self.history
+    }
+
+    /// Sends the newest snapshot to a client, delta-encoded against the newest one it
+    /// acked (clients holding the same baseline share one encoding), in a packet of its
+    /// own with the messages due; a snapshot equal to what it acked goes only every
+    /// `keep_alive`. The datagrams go to netcode at once.
+    ///
+    /// # Errors
+    /// [`SnapshotError::NotConnected`], or why the snapshot could not be sent.
+    pub fn send_snapshot(
+        &mut self,
+        now: f64,
+        client_id: ClientId,
+    ) -> Result<SendOutcome, SnapshotError> {
+        let slot = self
+            .netcode
+            .client_slot(client_id)
+            .ok_or(SnapshotError::NotConnected)?;
+        let Some((_, connection, sync)) = self.connections[slot].as_mut() else {
+            return Err(SnapshotError::NotConnected);
+        };
+        let config = self.history.config().clone();
+        let outcome = sync
+            .peer(&config)
+            .send(now, &mut self.history, connection)
+            .map_err(SnapshotError::Snapshot)?;
+        self.dropped_datagrams += flush(&mut self.netcode, client_id, connection, now);
+        Ok(outcome)
+    }
+
+    /// [`send_snapshot`](Self::send_snapshot) to every connected client.
+    ///
+    /// # Errors
+    /// The first client it failed for and why; the others were sent theirs.
+    pub fn send_snapshot_to_all(&mut self, now: f64) -> Result<(), (ClientId, SnapshotError)> {
+        let mut first_error = None;
+        for client_id in self.clients_id() {
+            if let Err(error) = self.send_snapshot(now, client_id) {
+                first_error.get_or_insert((client_id, error));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Sends a client the next packet of `world` (slot `id` holds entity `id`) from its
+    /// priority accumulator: the entities that most need sending, filled to the entity
+    /// config's `packet_budget`, each against the last state of it the client acked.
+    /// `priority(id, entity)` is what an entity with news adds to its accumulated
+    /// priority. Returns the packet's sequence, `None` when nothing had to go.
+    ///
+    /// # Errors
+    /// [`SnapshotError::NotConnected`], or why the set could not be sent.
+    pub fn send_entities(
+        &mut self,
+        now: f64,
+        client_id: ClientId,
+        world: &[Option<S>],
+        priority: impl FnMut(usize, &S) -> f32,
+    ) -> Result<Option<u16>, SnapshotError> {
+        let slot = self
+            .netcode
+            .client_slot(client_id)
+            .ok_or(SnapshotError::NotConnected)?;
+        let Some((_, connection, sync)) = self.connections[slot].as_mut() else {
+            return Err(SnapshotError::NotConnected);
+        };
+        let packet = sync
+            .entities(&self.entity_config)
+            .send(now, connection, world, priority)
+            .map_err(SnapshotError::Entities)?;
+        self.dropped_datagrams += flush(&mut self.netcode, client_id, connection, now);
+        Ok(packet)
+    }
+
+    /// [`send_entities`](Self::send_entities) to every connected client, with
+    /// `priority(client, id, entity)`.
+    ///
+    /// # Errors
+    /// The first client it failed for and why; the others were sent theirs.
+    pub fn send_entities_to_all(
+        &mut self,
+        now: f64,
+        world: &[Option<S>],
+        mut priority: impl FnMut(ClientId, usize, &S) -> f32,
+    ) -> Result<(), (ClientId, SnapshotError)> {
+        let mut first_error = None;
+        for client_id in self.clients_id() {
+            let result = self.send_entities(now, client_id, world, |id, entity| {
+                priority(client_id, id, entity)
+            });
+            if let Err(error) = result {
+                first_error.get_or_insert((client_id, error));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// What whole snapshots sent to a client cost: bits per snapshot, baseline age,
+    /// skips at rest. `None` for an unknown client or one sent none.
+    pub fn snapshot_stats(&self, client_id: ClientId) -> Option<&SnapshotStats> {
+        let slot = self.netcode.client_slot(client_id)?;
+        match self.connections[slot].as_ref()? {
+            (_, _, ClientSync::Snapshots(peer)) => Some(peer.stats()),
+            _ => None,
+        }
+    }
+
+    /// What entity sets sent to a client cost: entities pending, their age, bits.
+    /// `None` for an unknown client or one sent none.
+    pub fn entity_stats(&self, client_id: ClientId) -> Option<&EntityStats> {
+        let slot = self.netcode.client_slot(client_id)?;
+        match self.connections[slot].as_ref()? {
+            (_, _, ClientSync::Entities(sender)) => Some(sender.stats()),
+            _ => None,
+        }
+    }
+
+    /// The most heap bytes state synchronization holds for one client: its snapshot
+    /// record ([`SnapshotPeer::memory_bound`](crate::snapshot::SnapshotPeer::memory_bound)),
+    /// or its entity sender ([`EntitySender::memory_bound`](crate::snapshot::EntitySender::memory_bound)),
+    /// whichever it uses; the history is shared
+    /// ([`SnapshotHistory::memory_bound`]).
+    pub fn snapshot_memory_bound(&self, client_id: ClientId) -> Option<usize> {
+        let slot = self.netcode.client_slot(client_id)?;
+        Some(match &self.connections[slot].as_ref()?.2 {
+            ClientSync::Idle => 0,
+            ClientSync::Snapshots(peer) => peer.memory_bound(),
+            ClientSync::Entities(sender) => sender.memory_bound(),
+        })
     }
 
     /// Connection datagrams not sent because the netcode outbox was full.
@@ -406,6 +587,23 @@ impl<Out: NetSerialize, In: NetSerialize> Server<Out, In> {
     pub fn netcode(&self) -> &NetcodeServer {
         &self.netcode
     }
+}
+
+/// Hands a connection's datagrams to netcode; returns how many the full outbox dropped
+/// (drain more often; reliable messages are resent, a lost snapshot is not acked).
+fn flush<Out: NetSerialize, In: NetSerialize>(
+    netcode: &mut NetcodeServer,
+    client_id: ClientId,
+    connection: &mut Connection<Out, In>,
+    now: f64,
+) -> u64 {
+    let mut dropped = 0;
+    while let Some(datagram) = connection.poll_datagram(now) {
+        if netcode.send_payload(client_id, datagram).is_err() {
+            dropped += 1;
+        }
+    }
+    dropped
 }
 
 #[cfg(test)]

@@ -1,0 +1,188 @@
+//! Snapshots and entity sets through the sans-IO game `Server` and `Client` (netcode,
+//! encryption and all): per client and to all, the newest snapshot on the client,
+//! statistics, encodings shared between clients, and entity sets.
+
+mod snapshot_support;
+
+use std::net::SocketAddr;
+
+use netser_transport::connection::ConnectionConfig;
+use netser_transport::netcode::{
+    generate_key, protocol_id, Client, ConnectToken, Server, ServerConfig, TokenParams,
+};
+use netser_transport::snapshot::{EntityConfig, SendOutcome};
+use snapshot_support::{Body, World, WorldGen, SLOTS};
+
+const NOW: f64 = 1_700_000_000.0;
+
+struct Game<S> {
+    server: Server<u8, u8, S>,
+    clients: Vec<(SocketAddr, Client<u8, u8, S>)>,
+    server_addr: SocketAddr,
+    now: f64,
+}
+
+impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
+    fn new(clients: u64) -> Self {
+        let key = generate_key().unwrap();
+        let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
+        let server = Server::new(NOW, config, ConnectionConfig::default()).unwrap();
+        let clients = (0..clients)
+            .map(|i| {
+                let params = TokenParams {
+                    client_id: i + 1,
+                    ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], NOW as u64)
+                };
+                let token = ConnectToken::generate(&params, &key).unwrap();
+                let addr: SocketAddr = format!("127.0.0.1:{}", 50_000 + i).parse().unwrap();
+                (
+                    addr,
+                    Client::new(NOW, token, ConnectionConfig::default()).unwrap(),
+                )
+            })
+            .collect();
+        let mut game = Self {
+            server,
+            clients,
+            server_addr,
+            now: NOW,
+        };
+        while game.server.connected_clients() < game.clients.len() {
+            game.step(|_| {});
+            assert!(game.now < NOW + 5.0, "connected");
+        }
+        game
+    }
+
+    /// One frame: clients send, the server receives, `send` runs, the server sends, the
+    /// clients receive. Datagrams arrive at once.
+    fn step(&mut self, send: impl FnOnce(&mut Self)) {
+        let now = self.now;
+        for (addr, client) in &mut self.clients {
+            client.update(now);
+            let mut out = Vec::new();
+            client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+            for bytes in &out {
+                self.server.receive_datagram(now, *addr, bytes);
+            }
+        }
+        self.server.update(now);
+        send(self);
+        let mut out = Vec::new();
+        self.server
+            .drain_datagrams(|to, bytes| out.push((to, bytes.to_vec())));
+        for (to, bytes) in &out {
+            for (addr, client) in &mut self.clients {
+                if addr == to {
+                    client.receive_datagram(now, self.server_addr, bytes);
+                }
+            }
+        }
+        self.now += 1.0 / 60.0;
+    }
+}
+
+/// Every client gets every snapshot (the server's world of that tick), delta-encoded once
+/// acked; clients holding the same baseline share one encoding; statistics are there.
+#[test]
+fn snapshots_to_all() {
+    let mut game: Game<World> = Game::new(3);
+    let mut gen = WorldGen::new(5);
+    for _ in 0..120 {
+        let world = gen.step().clone();
+        game.step(|g| {
+            g.server.push_snapshot(world);
+            g.server.send_snapshot_to_all(g.now).unwrap();
+        });
+        for (_, client) in &mut game.clients {
+            let (_, decoded) = client.poll_snapshot().expect("a new snapshot every frame");
+            assert_eq!(decoded, &gen.world);
+        }
+    }
+    let history = game.server.snapshot_history().counters();
+    // Three clients acking at the same pace share nearly every encoding.
+    assert!(history.encodings_shared >= 2 * 115, "{history:?}");
+    for id in 1..=3 {
+        let stats = game.server.snapshot_stats(id).unwrap();
+        assert_eq!(stats.sent, 120);
+        assert_eq!(stats.absolute_sent, 1, "{stats:?}");
+        assert_eq!(stats.last_baseline_age, Some(1));
+        assert!(stats.bits_per_snapshot() < 1_000.0);
+        assert!(game.server.snapshot_memory_bound(id).unwrap() > 0);
+    }
+    let counters = game.clients[0].1.snapshot_counters();
+    assert_eq!(counters.decoded, 120);
+    assert_eq!(counters.unknown_baseline, 0);
+}
+
+/// A snapshot to one client only; an unknown client is refused.
+#[test]
+fn snapshot_per_client() {
+    let mut game: Game<World> = Game::new(2);
+    let world = WorldGen::new(1).step().clone();
+    let mut outcome = None;
+    game.step(|g| {
+        g.server.push_snapshot(world.clone());
+        outcome = Some(g.server.send_snapshot(g.now, 2).unwrap());
+        assert!(g.server.send_snapshot(g.now, 9).is_err());
+    });
+    assert!(matches!(
+        outcome,
+        Some(SendOutcome::Sent { baseline: None, .. })
+    ));
+    assert_eq!(game.clients[1].1.newest_snapshot().unwrap().1, &world);
+    assert_eq!(game.clients[0].1.newest_snapshot(), None);
+}
+
+/// Entity sets: each client's accumulator fills its packets to the budget; the clients
+/// converge on the world.
+#[test]
+fn entities_to_all() {
+    let mut game: Game<Body> = Game::new(2);
+    let config = EntityConfig {
+        max_entities: SLOTS,
+        packet_budget: 120,
+        ..EntityConfig::default()
+    };
+    game.server.set_entity_config(config.clone()).unwrap();
+    for (_, client) in &mut game.clients {
+        client.set_entity_config(config.clone()).unwrap();
+    }
+    let mut gen = WorldGen::new(8);
+    for _ in 0..300 {
+        let world = gen.step().clone();
+        game.step(|g| {
+            g.server
+                .send_entities_to_all(g.now, &world.bodies, |client, id, _| {
+                    // Client 1 cares about low ids, client 2 about high ones.
+                    if (client == 1) == (id < SLOTS / 2) {
+                        10.0
+                    } else {
+                        1.0
+                    }
+                })
+                .unwrap();
+        });
+    }
+    let still = gen.world.clone();
+    for _ in 0..120 {
+        game.step(|g| {
+            g.server
+                .send_entities_to_all(g.now, &still.bodies, |_, _, _| 1.0)
+                .unwrap();
+        });
+    }
+    for (_, client) in &game.clients {
+        for (id, expected) in still.bodies.iter().enumerate() {
+            assert_eq!(client.entity(id), expected.as_ref(), "entity {id}");
+        }
+        assert_eq!(client.entity_counters().unwrap().unknown_baseline, 0);
+    }
+    let stats = game.server.entity_stats(1).unwrap();
+    assert_eq!(stats.pending, 0);
+    assert!(
+        stats.delta_sent > 0 && stats.packets_sent > 100,
+        "{stats:?}"
+    );
+}
