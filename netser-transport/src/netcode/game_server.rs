@@ -28,6 +28,9 @@ use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, U
 /// ```
 pub const MAX_SERVER_EVENTS: usize = 65_536;
 
+/// A connected client: its id, connection and state synchronization.
+type ClientSlot<Out, In, S> = (ClientId, Connection<Out, In>, ClientSync<S>);
+
 /// What happened to a client, from [`Server::poll_event`].
 ///
 /// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
@@ -107,7 +110,7 @@ pub struct Server<Out, In = Out, S = NoSnapshot> {
     netcode: NetcodeServer,
     connection_config: ConnectionConfig,
     /// By netcode slot: the client's id, connection and state synchronization.
-    connections: Vec<Option<(ClientId, Connection<Out, In>, ClientSync<S>)>>,
+    connections: Vec<Option<ClientSlot<Out, In, S>>>,
     /// The snapshots pushed, shared by every client's snapshot peer.
     history: SnapshotHistory<S>,
     entity_config: EntityConfig,
