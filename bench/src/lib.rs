@@ -32,6 +32,7 @@ pub mod model;
 pub mod naia_codec;
 pub mod netser_codec;
 mod rotation;
+pub mod scene;
 
 pub use data::{Rest, Workload, RANDOM_VARIANTS};
 pub use model::{Entity, Position, Snapshot};
