@@ -419,7 +419,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// [`ReceiveError::SectionRefused`] when `on_section` returns `false`.
     ///
     /// ```
-    /// use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError};
+    /// use netser::Decoder;
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let config = ConnectionConfig::default();
     /// let mut a: Connection<u8> = Connection::new(config.clone(), 0.0).unwrap();
     /// let mut b: Connection<u8> = Connection::new(config, 0.0).unwrap();

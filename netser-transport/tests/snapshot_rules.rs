@@ -316,3 +316,48 @@ fn malformed_section_is_refused() {
     assert_eq!(w.receiver.counters().malformed, 1);
     assert_eq!(w.receiver.newest(), None);
 }
+
+/// Arbitrary bytes as sections: every one is taken or refused with a reason, never a
+/// panic, and the counters add up.
+#[test]
+fn arbitrary_sections_are_refused_or_taken() {
+    use netser::ReadStream;
+    use netser_transport::snapshot::{EntityConfig, EntityReceiver};
+    use snapshot_support::{Body, Rng};
+    let mut snapshots = SnapshotReceiver::<World>::new(SnapshotConfig::default()).unwrap();
+    let mut entities = EntityReceiver::<Body>::new(EntityConfig {
+        max_entities: 100,
+        ..EntityConfig::default()
+    })
+    .unwrap();
+    let mut rng = Rng(99);
+    for round in 0..20_000u32 {
+        let len = rng.below(200) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let _ = snapshots.receive_section(&mut ReadStream::new(&bytes));
+        let _ = entities.receive_section(round as u16, &mut ReadStream::new(&bytes));
+    }
+    let s = snapshots.counters();
+    assert_eq!(
+        s.received,
+        s.decoded
+            + s.duplicates
+            + s.stale
+            + s.unknown_baseline
+            + s.baseline_evicted
+            + s.wrong_kind
+            + s.malformed
+    );
+    assert!(s.wrong_kind > 5_000 && s.malformed > 5_000, "{s:?}");
+    let e = entities.counters();
+    assert_eq!(
+        e.received,
+        e.taken
+            + e.duplicates
+            + e.stale
+            + e.unknown_baseline
+            + e.baseline_evicted
+            + e.wrong_kind
+            + e.malformed
+    );
+}
