@@ -1,0 +1,114 @@
+//! Building a connection packet: the channels' messages due, packed by weight under the
+//! bandwidth budget, and the section of the layer above.
+
+use netser::{NetSerialize, WriteStream};
+
+use super::{packet, Connection, Sender, UDP_IP_HEADER_BYTES};
+use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
+
+impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
+    /// Packs a packet of the messages due, and `section` if given (its bytes and bits,
+    /// which the caller checked fit [`max_section_bits`](Self::max_section_bits)), and
+    /// hands it to the endpoint. Returns its sequence; `None` when there is nothing to
+    /// send.
+    pub(super) fn build_packet_with(
+        &mut self,
+        now: f64,
+        section: Option<(&[u8], u64)>,
+    ) -> Option<u16> {
+        let channels = self.config.channels.len();
+        let payload_bits = self.config.packet_payload_bytes() as u64 * 8;
+        // Which channels have something to send, and their weights.
+        let mut weights = 0u64;
+        let mut pending = 0u64; // bit mask of channels with messages due
+        for (index, sender) in self.senders.iter().enumerate() {
+            let due = match sender {
+                Sender::Reliable(s) => s.has_due(now),
+                Sender::Unreliable(s) => s.len() > 0,
+            };
+            if due {
+                pending |= 1 << index;
+                weights += u64::from(self.config.channels[index].priority);
+            }
+        }
+        self.refill_budget(now);
+        if self.budget <= 0.0 {
+            pending = 0; // over budget: acks (and a section) only
+        }
+        if pending == 0 && !self.ack_owed && section.is_none() {
+            return None;
+        }
+        // Each channel in turn, from a rotating start, gets its weighted share of what is
+        // left, and at least room for its oldest message if that fits what is left; so
+        // every channel moves and none starves the others. A section takes its room
+        // first (the `section follows` bit and its bits); one larger than a packet
+        // (fragmented by the endpoint) leaves the messages for the next packet.
+        self.plan.clear();
+        let section_bits = section.map_or(0, |(_, bits)| 1 + bits);
+        let mut remaining = (payload_bits - 1).saturating_sub(section_bits); // and `no more channels`
+        if remaining == 0 {
+            pending = 0;
+        }
+        let start = self.rotation % channels;
+        self.rotation = self.rotation.wrapping_add(1);
+        for step in 0..channels {
+            let index = (start + step) % channels;
+            if pending & (1 << index) == 0 {
+                continue;
+            }
+            let config = &self.config.channels[index];
+            let weight = u64::from(config.priority);
+            let share = remaining * weight / weights;
+            weights -= weight;
+            let overhead = packet::entry_overhead(channels, config);
+            if overhead >= remaining {
+                continue;
+            }
+            // Where this entry begins: messages with alignment are sized where they land.
+            let start = payload_bits - 1 - section_bits.min(payload_bits - 1) - remaining;
+            let (count, bits) = match &mut self.senders[index] {
+                Sender::Reliable(s) => {
+                    let selection = s.select(now, start, overhead, share, remaining);
+                    self.channel_counters[index].messages_resent += selection.resent as u64;
+                    (selection.count, selection.bits)
+                }
+                Sender::Unreliable(s) => s.select(start, overhead, share, remaining),
+            };
+            if count > 0 {
+                remaining -= overhead + bits;
+                self.channel_counters[index].messages_packed += count as u64;
+                self.plan.push((index, count));
+            }
+        }
+        let packet_sequence = self.endpoint.next_sequence();
+        let len = if self.plan.is_empty() && section.is_none() {
+            self.counters.ack_only_packets_sent += 1;
+            0
+        } else {
+            let mut w = WriteStream::new(&mut self.packet);
+            packet::write(
+                &mut w,
+                now,
+                packet_sequence,
+                &self.config.channels,
+                &mut self.senders,
+                &self.plan,
+                section,
+            )
+            .expect("the plan fits the packet budget");
+            w.finish()
+        };
+        self.ack_owed = false;
+        self.counters.packets_sent += 1;
+        if len > 0 {
+            self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;
+        }
+        if section.is_some() {
+            self.sections.on_packet_sent(packet_sequence);
+        }
+        self.endpoint
+            .send_packet(now, &self.packet[..len])
+            .expect("packets fit max_packet_size");
+        Some(packet_sequence)
+    }
+}
