@@ -138,25 +138,45 @@ fn client_shutdown_delivers_its_reliable_messages_then_its_disconnect() {
     assert_eq!(messages, (0..20).collect::<Vec<u32>>());
 }
 
-#[test]
-fn a_server_that_shuts_down_and_is_dropped_is_seen_leaving() {
-    let (mut server, mut client) = connected_pair(slow_link(), UdpConfig::default());
-    server.shutdown(Duration::from_secs(1));
-    drop(server);
+/// Runs the client alone until the server leaves; returns the reason.
+fn client_sees_leave(client: &mut Client) -> DisconnectReason {
     let start = Instant::now();
-    let reason = loop {
+    loop {
         assert!(
             start.elapsed() < Duration::from_secs(TIMEOUT_SECONDS as u64 + 3),
-            "the server never left"
+            "the server never left, not even by timing out"
         );
         client.update();
-        if let Some(ClientEvent::Disconnected { reason }) = client.poll_event() {
-            break reason;
+        while let Some(event) = client.poll_event() {
+            if let ClientEvent::Disconnected { reason } = event {
+                return reason;
+            }
         }
         client.send_packets();
         std::thread::sleep(Duration::from_millis(1));
-    };
-    assert_eq!(reason, DisconnectReason::DisconnectedByServer);
+    }
+}
+
+#[test]
+fn a_server_that_shuts_down_and_is_dropped_is_seen_leaving() {
+    let (mut server, mut client) = connected_pair(slow_link(), UdpConfig::default());
+    assert!(server.shutdown(Duration::from_secs(1)));
+    assert_eq!(server.driver().held(), 0);
+    drop(server);
+    assert_eq!(
+        client_sees_leave(&mut client),
+        DisconnectReason::DisconnectedByServer
+    );
+}
+
+#[test]
+fn a_server_dropped_with_clients_tells_them() {
+    let (server, mut client) = connected_pair(slow_link(), UdpConfig::default());
+    drop(server);
+    assert_eq!(
+        client_sees_leave(&mut client),
+        DisconnectReason::DisconnectedByServer
+    );
 }
 
 #[test]

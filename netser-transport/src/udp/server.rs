@@ -236,10 +236,15 @@ pub enum ServerEvent<In> {
 /// configuration), the driver's bounded send queue, and at most [`MAX_QUEUED_EVENTS`]
 /// events.
 ///
-/// `Debug` shows a summary (address, clients, queues), never a key. Dropping the server
-/// does not disconnect its clients (call [`shutdown`](Self::shutdown)); its driver
-/// still sends what it holds for at most [`UdpConfig::linger`].
-pub struct UdpServer<Out, In> {
+/// `Debug` shows a summary (address, clients, queues), never a key.
+///
+/// Leaving: [`shutdown`](Self::shutdown) delivers what is queued, then the disconnects.
+/// Dropping a server disconnects the clients still connected (as
+/// [`disconnect_all`](Self::disconnect_all)), and its driver sends what it holds, the
+/// disconnect packets included, for at most [`UdpConfig::linger`] (default 1 s; only a
+/// send simulator or a full kernel buffer makes it wait), so the clients learn at once
+/// instead of timing the server out.
+pub struct UdpServer<Out: NetSerialize, In: NetSerialize> {
     server: Server<Out, In>,
     driver: UdpDriver,
     channels: usize,
@@ -571,6 +576,17 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped
+    }
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Drop for UdpServer<Out, In> {
+    /// Disconnects the clients still connected, so they hear of it; the driver's own
+    /// drop then sends what it holds within [`UdpConfig::linger`].
+    fn drop(&mut self) {
+        if self.server.connected_clients() > 0 {
+            self.disconnect_all();
+            self.send_packets();
+        }
     }
 }
 
