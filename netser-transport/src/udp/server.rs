@@ -620,6 +620,8 @@ mod tests {
     fn start_error_sources() {
         let setup = SetupError::MtuTooLarge { mtu: 9000 };
         crate::assert_source(&StartError::Setup(setup.clone()), &setup);
+        let config = UdpConfigError::MaxReceivePerPoll;
+        crate::assert_source(&StartError::Config(config), &config);
 
         let io = StartError::Io(io::Error::new(io::ErrorKind::AddrInUse, "port taken"));
         let source = io.source().unwrap().downcast_ref::<io::Error>().unwrap();
