@@ -50,6 +50,8 @@ pub struct EntityReceiver<E> {
     newest_packet: Option<u64>,
     counters: EntityCounters,
     scratch: Vec<(u32, Option<E>)>,
+    /// A bit per entity: seen in the packet being read.
+    seen: Vec<u64>,
 }
 
 impl<E: NetDelta + Clone> EntityReceiver<E> {
@@ -66,6 +68,7 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
             newest_packet: None,
             counters: EntityCounters::default(),
             scratch: Vec::with_capacity(config.max_per_packet),
+            seen: vec![0; config.max_entities.div_ceil(64)],
             config,
         })
     }
@@ -191,10 +194,29 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
             )));
         }
         self.scratch.clear();
+        let result = self.read_entries(packet, count, r);
+        for (id, _) in &self.scratch {
+            self.seen[*id as usize / 64] = 0;
+        }
+        result?;
+        self.apply(packet);
+        Ok(())
+    }
+
+    /// Reads `count` entries into `scratch`, marking their ids in `seen`.
+    fn read_entries(
+        &mut self,
+        packet: u16,
+        count: usize,
+        r: &mut ReadStream<'_>,
+    ) -> Result<(), SnapshotRefusal> {
+        let malformed = SnapshotRefusal::Malformed;
+        let c = &self.config;
         for _ in 0..count {
             let at = r.bit_position();
             let id = r.read_bits(c.id_bits()).map_err(malformed)? as u32;
-            if id as usize >= c.max_entities || self.scratch.iter().any(|(i, _)| *i == id) {
+            let bit = 1u64 << (id % 64);
+            if id as usize >= c.max_entities || self.seen[id as usize / 64] & bit != 0 {
                 return Err(SnapshotRefusal::Malformed(netser::Error::new(
                     netser::ErrorKind::Custom("entity id out of range or repeated"),
                     at,
@@ -230,9 +252,14 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
             } else {
                 None
             };
+            self.seen[id as usize / 64] |= bit;
             self.scratch.push((id, state));
         }
-        check_padding(r).map_err(malformed)?;
+        check_padding(r).map_err(malformed)
+    }
+
+    /// Keeps the states read as baselines and applies what is newer than what is held.
+    fn apply(&mut self, packet: u16) {
         // Taken: keep the states as baselines and apply what is newer than what we have.
         let version = match self.newest_packet {
             None => (1u64 << 32) + u64::from(packet),
@@ -259,6 +286,5 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
         // Not stale (checked above), so it is stored.
         let _ = self.ring.insert(packet, kept);
         self.counters.taken += 1;
-        Ok(())
     }
 }
