@@ -23,7 +23,7 @@ const REST_SPEED: f32 = 0.05;
 const FRICTION: f32 = 1.1;
 const GRAVITY: f32 = 9.81;
 /// Angular damping per second (fraction kept).
-const SPIN_KEEP: f32 = 0.2;
+const SPIN_KEEP: f32 = 0.05;
 
 /// One cube's state.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -165,9 +165,9 @@ impl Sim {
                     },
                 ];
                 body.spin = [
-                    self.rng.range(-3.0, 3.0),
-                    self.rng.range(-3.0, 3.0),
-                    self.rng.range(-2.0, 2.0),
+                    self.rng.range(-1.5, 1.5),
+                    self.rng.range(-1.5, 1.5),
+                    self.rng.range(-1.0, 1.0),
                 ];
                 body.resting = false;
                 body.interacting = true;
