@@ -285,3 +285,125 @@ impl SnapshotHeader {
         Ok(Self { sequence, baseline })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each setting out of range is named; the defaults and the edges pass.
+    #[test]
+    fn configs_validate() {
+        assert_eq!(SnapshotConfig::default().validate(), Ok(()));
+        for history in [2, 1024] {
+            let config = SnapshotConfig {
+                history,
+                ..SnapshotConfig::default()
+            };
+            assert_eq!(config.validate(), Ok(()));
+        }
+        for history in [0, 1, 3, 100, 2048] {
+            let config = SnapshotConfig {
+                history,
+                ..SnapshotConfig::default()
+            };
+            assert_eq!(config.validate().unwrap_err().field, "history");
+        }
+        for keep_alive in [-0.1, f64::NAN, f64::INFINITY] {
+            let config = SnapshotConfig {
+                keep_alive,
+                ..SnapshotConfig::default()
+            };
+            assert_eq!(config.validate().unwrap_err().field, "keep_alive");
+        }
+        assert_eq!(EntityConfig::default().validate(), Ok(()));
+        let bad = [
+            (
+                EntityConfig {
+                    max_entities: 0,
+                    ..EntityConfig::default()
+                },
+                "max_entities",
+            ),
+            (
+                EntityConfig {
+                    max_entities: 65_537,
+                    ..EntityConfig::default()
+                },
+                "max_entities",
+            ),
+            (
+                EntityConfig {
+                    max_per_packet: 0,
+                    ..EntityConfig::default()
+                },
+                "max_per_packet",
+            ),
+            (
+                EntityConfig {
+                    window: 3,
+                    ..EntityConfig::default()
+                },
+                "window",
+            ),
+            (
+                EntityConfig {
+                    packet_budget: 63,
+                    ..EntityConfig::default()
+                },
+                "packet_budget",
+            ),
+            (
+                EntityConfig {
+                    removal_priority: f32::NAN,
+                    ..EntityConfig::default()
+                },
+                "removal_priority",
+            ),
+            (
+                EntityConfig {
+                    max_age: 0,
+                    ..EntityConfig::default()
+                },
+                "max_age",
+            ),
+            (
+                EntityConfig {
+                    resend_delay: -1.0,
+                    ..EntityConfig::default()
+                },
+                "resend_delay",
+            ),
+        ];
+        for (config, field) in bad {
+            assert_eq!(config.validate().unwrap_err().field, field);
+        }
+    }
+
+    /// Offsets: history 2 needs none, 64 six bits, 1024 ten (the header's widest).
+    #[test]
+    fn offset_widths() {
+        let bits = |history| {
+            SnapshotConfig {
+                history,
+                ..SnapshotConfig::default()
+            }
+            .offset_bits()
+        };
+        assert_eq!((bits(2), bits(64), bits(1024)), (0, 6, 10));
+        assert_eq!(SnapshotHeader::MAX_BITS, 1 + 16 + 1 + u64::from(bits(1024)));
+    }
+
+    /// A ring placed anywhere on the circle expects exactly that sequence next.
+    #[test]
+    fn rings_start_anywhere() {
+        for first in [0u16, 1, 100, 32_768, 40_000, 65_535] {
+            let mut ring = SequenceBuffer::<u8>::new(64);
+            ring.insert(3, 1).unwrap();
+            start_ring_at(&mut ring, first);
+            assert_eq!(ring.sequence(), first);
+            assert!(ring.is_empty());
+            assert!(!ring.is_stale(first));
+            assert!(ring.is_stale(first.wrapping_sub(65)));
+        }
+    }
+}
