@@ -270,14 +270,14 @@ impl<E> Default for Track<E> {
 /// #         if d.read_bool()? { Self::decode(d) } else { Ok(b.clone()) }
 /// #     }
 /// # }
-/// // 1000 entities, 100 bytes a packet: about 30 fit each.
+/// // 1000 entities, 100 bytes a packet: 17 fit each.
 /// let config = EntityConfig { max_entities: 1000, packet_budget: 100, ..EntityConfig::default() };
 /// let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
 /// let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
 /// let mut sender = EntitySender::<Pos>::new(config.clone())?;
 /// let mut receiver = EntityReceiver::<Pos>::new(config)?;
 /// let world: Vec<Option<Pos>> = (0..1000).map(|i| Some(Pos(i))).collect();
-/// for tick in 0..60 {
+/// for tick in 0..30 {
 ///     let now = f64::from(tick) / 60.0;
 ///     // Entity 7 matters most: it goes in every packet it has news in.
 ///     sender.send(now, &mut server, &world, |id, _| if id == 7 { 1000.0 } else { 1.0 })?;
