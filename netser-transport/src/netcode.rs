@@ -92,10 +92,10 @@ mod server;
 mod token;
 
 pub use client::{ClientState, NetcodeClient};
-pub use layout::Layout;
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
 pub use game_client::Client;
 pub use game_server::{Server, ServerEvent, MAX_SERVER_EVENTS};
+pub use layout::Layout;
 pub use packet::{Refusal, RefusalCounters};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
 pub use server::{

@@ -801,7 +801,15 @@ impl NetcodeServer {
     ) -> Refusal {
         let protocol_id = self.protocol_id;
         let authentic = |keys: &Keys, bytes: &mut [u8]| {
-            packet::open(bytes, kind, sequence, protocol_id, &keys.receive_key.0, None).is_ok()
+            packet::open(
+                bytes,
+                kind,
+                sequence,
+                protocol_id,
+                &keys.receive_key.0,
+                None,
+            )
+            .is_ok()
         };
         if let Some(index) = self.connected_slot(from) {
             if self.slots[index]
@@ -847,9 +855,13 @@ impl NetcodeServer {
     }
 
     fn send(&mut self, to: SocketAddr, packet: &Packet<'_>, keys: &mut Keys) -> bool {
-        let queued = self
-            .outbox
-            .push(to, packet, keys.sequence, self.protocol_id, &keys.send_key.0);
+        let queued = self.outbox.push(
+            to,
+            packet,
+            keys.sequence,
+            self.protocol_id,
+            &keys.send_key.0,
+        );
         keys.sequence += 1;
         queued
     }

@@ -5,8 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use super::crypto::{decrypt_xnonce, encrypt_xnonce, random_bytes, Key, RandomError, SecretKey};
 use super::{
-    Layout, CONNECT_TOKEN_BYTES, CONNECT_TOKEN_NONCE_BYTES, CONNECT_TOKEN_PRIVATE_BYTES,
-    KEY_BYTES, MAC_BYTES, MAX_SERVER_ADDRESSES, USER_DATA_BYTES, VERSION_INFO,
+    Layout, CONNECT_TOKEN_BYTES, CONNECT_TOKEN_NONCE_BYTES, CONNECT_TOKEN_PRIVATE_BYTES, KEY_BYTES,
+    MAC_BYTES, MAX_SERVER_ADDRESSES, USER_DATA_BYTES, VERSION_INFO,
 };
 
 const ADDRESS_IPV4: u8 = 1;
@@ -594,7 +594,8 @@ impl PrivateConnectToken {
         layout: Layout,
     ) -> [u8; CONNECT_TOKEN_PRIVATE_BYTES] {
         let mut buffer = [0u8; CONNECT_TOKEN_PRIVATE_BYTES];
-        buffer[..CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES].copy_from_slice(&self.to_plaintext(layout));
+        buffer[..CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES]
+            .copy_from_slice(&self.to_plaintext(layout));
         encrypt_xnonce(
             &mut buffer,
             nonce,
@@ -805,10 +806,7 @@ mod tests {
             }
             let mut longer = bytes.clone();
             longer.push(0);
-            assert_eq!(
-                read(&longer),
-                Err(TokenError::TrailingBytes { count: 1 })
-            );
+            assert_eq!(read(&longer), Err(TokenError::TrailingBytes { count: 1 }));
             let mut version = bytes.clone();
             version[head + 11] = b'1';
             assert_eq!(read(&version), Err(TokenError::WrongVersion));
@@ -841,7 +839,10 @@ mod tests {
     #[test]
     fn ipv6_in_each_layout() {
         let v6: SocketAddr = "[::1]:40000".parse().unwrap();
-        for (layout, head, tail) in [(Layout::Standard, 0, [1u8, 0]), (Layout::Renetcode, 8, [0, 1])] {
+        for (layout, head, tail) in [
+            (Layout::Standard, 0, [1u8, 0]),
+            (Layout::Renetcode, 8, [0, 1]),
+        ] {
             let params = TokenParams {
                 layout,
                 ..TokenParams::new(77, vec![v6], 1000)
