@@ -418,12 +418,21 @@ pub(crate) fn peek_in(bytes: &[u8], layout: Layout) -> Result<Peeked, Refusal> {
     if sequence_bytes > 8 {
         return Err(Refusal::InvalidSequenceBytes);
     }
+    // The standard refuses zero sequence bytes before any size check.
+    let no_sequence = if sequence_bytes == 0 && layout == Layout::Standard {
+        Refusal::InvalidSequenceBytes
+    } else {
+        Refusal::WrongSize
+    };
     let Some(body) = bytes.len().checked_sub(1 + sequence_bytes + MAC_BYTES) else {
-        return Err(Refusal::TooSmall);
+        return Err(match no_sequence {
+            Refusal::InvalidSequenceBytes => no_sequence,
+            _ => Refusal::TooSmall,
+        });
     };
     let (min, max) = kind.body_sizes();
     if body < min || body > max {
-        return Err(Refusal::WrongSize);
+        return Err(no_sequence);
     }
     let foreign = if layout == Layout::Renetcode {
         None
