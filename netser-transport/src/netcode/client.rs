@@ -448,8 +448,14 @@ impl NetcodeClient {
         let dropped = self.outbox.dropped;
         let mut outbox = core::mem::replace(&mut self.outbox, Outbox::new(0));
         let token = self.token.clone();
+        // The first server continues its sequence for this token: keeping its window
+        // refuses a recording of the last session's server packets too.
+        let replay = (self.server_index == 0).then(|| self.replay.clone());
         *self = Self::new(self.now.max(now), token);
         self.sequence = sequence;
+        if let Some(replay) = replay {
+            self.replay = replay;
+        }
         self.refusals = refusals;
         // Datagrams already queued (the last session's disconnects) still go out.
         outbox.dropped = dropped;
