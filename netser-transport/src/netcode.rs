@@ -394,7 +394,7 @@ impl core::fmt::Display for SendError {
             SendError::PayloadTooLarge { len, max, layout } => {
                 write!(
                     f,
-                    "payload of {len} bytes is larger than the {max}-byte limit of {layout:?}"
+                    "payload of {len} bytes is larger than the {max}-byte limit of Layout::{layout:?}"
                 )
             }
             SendError::NotConnected => write!(
