@@ -131,3 +131,44 @@ fn no_netcode_type_prints_a_key() {
     assert_hidden("Server", &game_server, &keys);
     assert_hidden("Client", &game_client, &keys);
 }
+
+/// The UDP server and client hold the netcode ones: formatted once connected over
+/// loopback. (`UdpServerConfig` holds the private key as a public field and is not covered
+/// here.)
+#[test]
+fn the_udp_server_and_client_print_no_key() {
+    use netser_transport::udp::{UdpClient, UdpClientConfig, UdpServer, UdpServerConfig};
+    let protocol = netser_transport::netcode::protocol_id::<u8, u8>();
+    let mut server: UdpServer<u8, u8> =
+        UdpServer::bind("127.0.0.1:0", UdpServerConfig::new(protocol, PRIVATE_KEY)).unwrap();
+    let unix_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let params = TokenParams {
+        client_id: 4,
+        ..TokenParams::new(protocol, vec![server.local_addr()], unix_now)
+    };
+    let token = ConnectToken::generate(&params, &PRIVATE_KEY).unwrap();
+    let keys = [
+        PRIVATE_KEY,
+        *token.client_to_server_key(),
+        *token.server_to_client_key(),
+    ];
+    let config = UdpClientConfig::default();
+    let mut client: UdpClient<u8, u8> = UdpClient::connect(token, config).unwrap();
+    let start = std::time::Instant::now();
+    while !(client.is_connected() && server.connected_clients() == 1) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "no connection"
+        );
+        client.update();
+        client.send_packets();
+        server.update();
+        server.send_packets();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_hidden("UdpServer", &server, &keys);
+    assert_hidden("UdpClient", &client, &keys);
+}
