@@ -138,7 +138,9 @@ impl NetcodeClient {
         }
     }
 
-    /// The id from the connect token.
+    /// The id from the connect token: [`ConnectToken::client_id`], which is 0 for a token
+    /// read from the standard's bytes (its public part does not carry the id; the server
+    /// reads it from the private part).
     pub fn client_id(&self) -> u64 {
         self.token.client_id()
     }
