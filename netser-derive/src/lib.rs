@@ -32,6 +32,7 @@
 mod batch;
 mod bounds;
 mod decode;
+mod delta;
 mod encode;
 mod expand;
 mod gen;
