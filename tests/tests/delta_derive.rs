@@ -1,63 +1,16 @@
-//! `#[net(delta)]`: each rule of the derived delta encoding, against the absolute one.
+//! `#[net(delta)]`: each rule of the derived delta encoding, checked against the
+//! absolute encoding of the same value.
+#![allow(missing_docs)]
 
-use netser::{Decoder, Encoder, NetDelta, NetSerialize, ReadStream, WriteStream};
+#[path = "delta/types.rs"]
+mod types;
 
-/// The articles' cube: 80 bits absolute.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(delta)]
-struct Cube {
-    #[net(quantize(-256.0, 255.0, 1.0 / 512.0))]
-    x: f32,
-    #[net(quantize(-256.0, 255.0, 1.0 / 512.0))]
-    y: f32,
-    #[net(quantize(0.0, 31.998046875, 1.0 / 512.0))]
-    z: f32,
-    #[net(quat(bits = 9))]
-    orientation: [f32; 4],
-    interacting: bool,
-}
+use netser::{Encoder, ErrorKind, NetDelta, NetSerialize, ReadStream, WriteStream};
+use types::{cube, player, Cube, Player, Scene, Shape};
 
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(delta)]
-struct Scene {
-    #[net(max_len = 1024)]
-    cubes: Vec<Cube>,
-}
-
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(delta)]
-struct Player {
-    #[net(range = 0..=100)]
-    health: u8,
-    #[net(bits = 12)]
-    ammo: u16,
-    score: u32,
-    alive: bool,
-    cube: Cube,
-    #[net(max_len = 16)]
-    name: String,
-    #[net(absolute, range = -1000..=1000)]
-    money: i32,
-    #[net(range = 0..=9)]
-    slot: Option<u8>,
-    bonus: Option<u16>,
-    #[net(range = 0..=3)]
-    keys: [u8; 4],
-}
-
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(delta)]
-enum Shape {
-    Sphere {
-        #[net(quantize(0.0, 10.0, 0.01))]
-        radius: f32,
-    },
-    Box(#[net(range = 0..=255)] u8, #[net(range = 0..=255)] u8),
-    None,
-}
-
+/// The delta of `v` against `b`: its bits and bytes.
 fn delta<T: NetDelta>(v: &T, b: &T) -> (u64, Vec<u8>) {
-    let mut buf = vec![0u8; (T::MAX_DELTA_BITS.div_ceil(8) + 8) as usize];
+    let mut buf = vec![0u8; T::MAX_DELTA_BITS.div_ceil(8) as usize + 1];
     let mut w = WriteStream::new(&mut buf);
     v.encode_delta(b, &mut w).unwrap();
     let bits = w.bit_position();
@@ -66,67 +19,314 @@ fn delta<T: NetDelta>(v: &T, b: &T) -> (u64, Vec<u8>) {
     (bits, buf)
 }
 
-fn round<T: NetDelta + PartialEq + core::fmt::Debug>(v: &T, b: &T) -> u64 {
+/// Encodes `v` against `b`, decodes it, checks it is what absolute decoding gives (by
+/// their encodings: floats bit for bit) within the worst case, and returns the bits.
+fn round<T: NetDelta + core::fmt::Debug>(v: &T, b: &T) -> u64 {
     let (bits, bytes) = delta(v, b);
-    assert!(bits <= T::MAX_DELTA_BITS);
+    assert!(bits <= T::MAX_DELTA_BITS, "{bits} > {}", T::MAX_DELTA_BITS);
+    assert_eq!(v.measure_delta_bits(b).unwrap(), bits);
     let got = T::decode_delta(b, &mut ReadStream::new(&bytes)).unwrap();
     let abs = T::decode_from_slice(&v.to_vec().unwrap()).unwrap();
-    assert_eq!(got, abs);
+    assert_eq!(
+        got.to_vec().unwrap(),
+        abs.to_vec().unwrap(),
+        "{got:?} != {abs:?}"
+    );
     bits
 }
 
-fn cube(x: f32, y: f32) -> Cube {
-    Cube {
-        x,
-        y,
-        z: 0.5,
-        orientation: [0.0, 0.0, 0.0, 1.0],
-        interacting: false,
-    }
+#[test]
+fn the_cube_is_80_bits_absolute_and_one_bit_unchanged() {
+    assert_eq!(Cube::MAX_BITS, 80);
+    let c = cube(10.0, -20.0, 0.5);
+    assert_eq!(round(&c, &c), 1);
+    // A value that quantizes to the baseline's integers is unchanged too.
+    let mut near = c.clone();
+    near.x += 0.0005;
+    assert_eq!(round(&near, &c), 1);
+    // Worst case: each field's worst plus the struct's bit.
+    assert_eq!(Cube::MAX_DELTA_BITS, 1 + 21 + 21 + 17 + 31 + 1);
+    assert_eq!(Cube::MAX_CHANGED_BITS, Cube::MAX_DELTA_BITS - 1);
 }
 
 #[test]
-fn smoke() {
-    let a = cube(1.0, 2.0);
-    assert_eq!(Cube::MAX_BITS, 80);
-    assert_eq!(round(&a, &a), 1);
-    assert_eq!(round(&cube(1.2, 2.0), &a), 17);
-    let s = Scene {
-        cubes: vec![a.clone(); 10],
+fn quantized_floats_go_in_tiers_of_their_own_range() {
+    let c = cube(10.0, 0.0, 0.0);
+    let bits = |dx: f32| {
+        round(
+            &Cube {
+                x: 10.0 + dx / 512.0,
+                ..c.clone()
+            },
+            &c,
+        )
     };
-    let mut t = s.clone();
-    t.cubes[3].x = 5.0;
-    t.cubes.push(cube(0.0, 0.0));
-    round(&t, &s);
-    round(&s, &t);
-    let p = Player {
-        health: 5,
-        ammo: 100,
-        score: 7,
-        alive: true,
-        cube: a.clone(),
-        name: "ab".into(),
-        money: -5,
-        slot: Some(3),
-        bonus: None,
-        keys: [0, 1, 2, 3],
+    // Struct bit, then x's delta, then four unchanged fields of one bit.
+    let rest = 1 + 4;
+    assert_eq!(bits(1.0), rest + 2 + 5); // small tier: ±16 in 5 bits
+    assert_eq!(bits(-16.0), rest + 2 + 5);
+    assert_eq!(bits(17.0), rest + 3 + 9); // large tier: ±(16 + 256) in 9 bits
+    assert_eq!(bits(-272.0), rest + 3 + 9);
+    assert_eq!(bits(273.0), rest + 3 + 18); // absolute
+                                            // z has 14 bits: tiers of 4 and 7.
+    let up = Cube {
+        z: 0.5 + 8.0 / 512.0,
+        ..c.clone()
     };
+    assert_eq!(round(&up, &c), rest + 2 + 4);
+}
+
+#[test]
+fn quaternions_go_relative_on_their_smallest_three() {
+    let c = cube(0.0, 0.0, 0.0);
+    // A small turn about z: the same largest component (w), one component moves.
+    let turned = cube(0.0, 0.0, 0.02);
+    assert_eq!(round(&turned, &c), 1 + 4 + 2 + 3 * 6);
+    // 0.2 rad: 36 steps of 9-bit smallest three, the large tier.
+    let turned = cube(0.0, 0.0, 0.2);
+    assert_eq!(round(&turned, &c), 1 + 4 + 2 + 6 + 6 + 9);
+    // Half a turn: z becomes the largest component: absolute, 2 + 29 bits.
+    let flipped = cube(0.0, 0.0, 3.0);
+    assert_eq!(round(&flipped, &c), 1 + 4 + 2 + 29);
+}
+
+#[test]
+fn each_field_kind_costs_one_bit_unchanged() {
+    let p = player();
     assert_eq!(round(&p, &p), 1);
-    let mut q = p.clone();
-    q.name = "abc".into();
-    q.money = 7;
-    q.slot = None;
-    q.bonus = Some(4);
-    q.keys[2] = 0;
-    round(&q, &p);
-    round(&p, &q);
-    let sh = Shape::Sphere { radius: 1.0 };
-    assert_eq!(round(&sh, &sh), 1);
-    round(&Shape::Box(1, 2), &sh);
-    round(&Shape::Sphere { radius: 2.0 }, &sh);
-    round(&Shape::None, &Shape::None);
-    let _ = (
-        ReadStream::new(&[]).read_bool(),
-        netser::MeasureStream::new().write_bool(true),
+    // Changing one field costs the struct's bit, one bit per other sent field (16, one
+    // of them `stamina`, sent while alive), and the field's own delta.
+    let others = 1 + 15;
+    let one = |f: &dyn Fn(&mut Player)| {
+        let mut q = player();
+        f(&mut q);
+        round(&q, &p) - others
+    };
+    assert_eq!(one(&|q| q.health = 81), 2 + 2); // 7 bits: tiers of 2 and 4
+    assert_eq!(one(&|q| q.health = 0), 3 + 7);
+    assert_eq!(one(&|q| q.ammo = 301), 2 + 3); // 12 bits: small tier of 3
+    assert_eq!(one(&|q| q.score = 0), 1 + 32); // full width: changed bit, value
+    assert_eq!(one(&|q| q.lean = 4), 1 + 5); // 5 bits: no tiers
+                                             // Its bit is the value, and `stamina` is no longer sent: one bit for one bit.
+    assert_eq!(one(&|q| q.alive = false), 0);
+    assert_eq!(one(&|q| q.speed = -0.0), 1 + 32);
+    assert_eq!(one(&|q| q.cube.interacting = true), 1 + 5); // nested: its own delta
+                                                            // An absolute string: its length, padding to a byte boundary (where it falls in the
+                                                            // delta), its bytes.
+    let name = one(&|q| q.name = "bob".into());
+    assert!((1 + 5 + 24..1 + 5 + 7 + 24).contains(&name), "{name}");
+    assert_eq!(one(&|q| q.money = 251), 1 + 11); // opted out: absolute
+    assert_eq!(one(&|q| q.slot = None), 1 + 1);
+    assert_eq!(one(&|q| q.slot = Some(3)), 1 + 1 + 1 + 4);
+    assert_eq!(one(&|q| q.bonus = Some(9)), 1 + 16); // against None: absolute
+                                                     // Changed, the dense mode (a bit per element: cheaper than two relative indices),
+                                                     // the element's delta: changed, and its 2 bits.
+    assert_eq!(one(&|q| q.keys[1] = 3), 1 + 1 + 4 + 1 + 2);
+    assert_eq!(one(&|q| q.path.push(7)), 1 + 3 + 1 + 1 + 2 + 10); // length, indices, absolute tail
+    assert_eq!(
+        one(&|q| {
+            q.stats.insert(3, 30);
+        }),
+        1 + 3 + 3 * 24
+    ); // absolute map
+    assert_eq!(one(&|q| q.stamina = 0.5), 3 + 7);
+}
+
+#[test]
+fn enums_keep_fields_relative_within_a_variant() {
+    let s = Shape::Sphere { radius: 1.0 };
+    assert_eq!(round(&s, &s), 1);
+    // Changed, same variant, the radius's delta: 10 bits, small tier of 3.
+    assert_eq!(round(&Shape::Sphere { radius: 1.02 }, &s), 1 + 1 + 2 + 3);
+    // Another variant: changed, other variant, tag and fields absolute.
+    assert_eq!(round(&Shape::Box(1, 2), &s), 1 + 1 + 2 + 16);
+    assert_eq!(round(&Shape::Empty, &s), 1 + 1 + 2);
+    assert_eq!(round(&s, &Shape::Empty), 1 + 1 + 2 + 10);
+    assert_eq!(round(&Shape::Empty, &Shape::Empty), 1);
+    // Changed, same variant, and the larger of the Box's two deltas (11 bits each) and
+    // the absolute worst (tag and two bytes).
+    assert_eq!(Shape::MAX_DELTA_BITS, 2 + (11 + 11));
+}
+
+#[test]
+fn collections_send_changed_indices_relative_to_the_previous_one() {
+    let base = Scene {
+        frame: 1,
+        cubes: (0..900).map(|i| cube(i as f32 * 0.25, 0.0, 0.0)).collect(),
+    };
+    let mut v = base.clone();
+    assert_eq!(round(&v, &base), 1);
+    v.frame = 2;
+    // frame changed: 1 + 32; cubes unchanged: 1.
+    assert_eq!(round(&v, &base), 1 + 33 + 1);
+    // Two changed cubes, 40 apart: sparse indices, each cube's changes without its bit.
+    v.cubes[10].interacting = true;
+    v.cubes[50].interacting = true;
+    let cube_changed = 5;
+    let indices = 8 + 13 + 18; // +11, +40, then the sentinel +850
+    assert_eq!(
+        round(&v, &base),
+        1 + 33 + 1 + 11 + 1 + indices + 2 * cube_changed
     );
+    // Growing: the new cubes absolute after the length.
+    let mut grown = base.clone();
+    grown.cubes.push(cube(1.0, 1.0, 0.0));
+    assert_eq!(round(&grown, &base), 1 + 1 + 1 + 11 + 1 + 18 + 80);
+    // Shrinking: the length, and no index among the three left (a bit each: cheaper
+    // than the sentinel's 5).
+    let mut shrunk = base.clone();
+    shrunk.cubes.truncate(3);
+    assert_eq!(round(&shrunk, &base), 1 + 1 + 1 + 11 + 1 + 3);
+    round(&base, &shrunk);
+}
+
+#[test]
+fn a_delta_of_many_changes_uses_a_bit_per_index() {
+    let base = Scene {
+        frame: 0,
+        cubes: (0..64).map(|i| cube(i as f32, 0.0, 0.0)).collect(),
+    };
+    let mut v = base.clone();
+    for c in v.cubes.iter_mut().step_by(2) {
+        c.interacting = true;
+    }
+    // Dense: the mode bit and 64 index bits, 32 cubes of 5 bits.
+    assert_eq!(round(&v, &base), 1 + 1 + 1 + 11 + 1 + 64 + 32 * 5);
+}
+
+#[test]
+fn a_value_outside_its_bounds_is_an_error_on_write_even_when_unchanged() {
+    let mut p = player();
+    p.health = 101;
+    let mut m = netser::MeasureStream::new();
+    let e = p.encode_delta(&p, &mut m).unwrap_err();
+    assert_eq!(e.path(), "Player.health");
+    assert!(matches!(e.kind(), ErrorKind::OutOfRange { .. }));
+    assert!(p.is_unchanged(&p).is_err());
+    // A string over its bound, equal to the baseline's.
+    let mut p = player();
+    p.name = "x".repeat(17);
+    assert_eq!(
+        p.encode_delta(&p, &mut m).unwrap_err().path(),
+        "Player.name"
+    );
+    let mut s = Scene {
+        frame: 0,
+        cubes: vec![cube(0.0, 0.0, 0.0); 1025],
+    };
+    let e = s.encode_delta(&s.clone(), &mut m).unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::LengthTooLong {
+            len: 1025,
+            max: 1024
+        }
+    ));
+    s.cubes.truncate(2);
+    s.cubes[1].x = f32::NAN;
+    let e = s.encode_delta(&s.clone(), &mut m).unwrap_err();
+    assert_eq!(e.path(), "Scene.cubes[1].x");
+}
+
+#[test]
+fn a_delta_leading_outside_the_range_is_a_typed_error() {
+    // health 0..=100 against a baseline of 100: a small-tier +1 leads to 101.
+    let mut hi = player();
+    hi.health = 100;
+    let mut lo = player();
+    lo.health = 99;
+    let (_, bytes) = delta(&hi, &lo); // +1 against 99
+    let e = Player::decode_delta(&hi, &mut ReadStream::new(&bytes)).unwrap_err();
+    assert_eq!(e.path(), "Player.health");
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::DeltaOutOfRange {
+            baseline: 100,
+            delta: 1,
+            max: 100
+        }
+    );
+}
+
+#[test]
+fn a_lying_length_allocates_no_more_than_max_len() {
+    #[derive(NetSerialize, Debug, Clone, PartialEq)]
+    #[net(delta)]
+    struct Small {
+        #[net(max_len = 3, range = 0..=7)]
+        items: Vec<u8>,
+    }
+    // Changed, changed, length 7 (above 3) in 2 bits is impossible; 3 is the most.
+    let e = Small::decode_delta(&Small { items: vec![] }, &mut ReadStream::new(&[0xff; 8]));
+    assert!(e.is_ok() || e.is_err());
+    assert_eq!(Small::MAX_HEAP_BYTES, 3);
+    // The length is read as the absolute decoder reads it: bounded by max_len.
+    #[derive(NetSerialize, Debug, Clone, PartialEq)]
+    #[net(delta)]
+    struct Five {
+        #[net(max_len = 5, range = 0..=7)]
+        items: Vec<u8>,
+    }
+    // `1` changed struct, `1` changed list, length 7 (3 bits).
+    let e =
+        Five::decode_delta(&Five { items: vec![] }, &mut ReadStream::new(&[0b11111])).unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::LengthTooLong { len: 7, max: 5 }
+    ));
+    assert_eq!(e.path(), "Five.items");
+}
+
+#[test]
+fn an_unchanged_delta_decodes_as_the_baseline_decodes() {
+    // A baseline that is not itself a decoded value (its x between two steps): the
+    // receiver's value is what absolute decoding of the baseline gives.
+    let b = cube(1.0001, 2.0, 0.1);
+    let got = Cube::decode_delta(&b, &mut ReadStream::new(&[0])).unwrap();
+    let abs = Cube::decode_from_slice(&b.to_vec().unwrap()).unwrap();
+    assert_eq!(got.x.to_bits(), abs.x.to_bits());
+    assert_eq!(Cube::decode_unchanged(&b).unwrap(), abs);
+}
+
+#[test]
+fn when_fields_follow_their_condition_on_both_sides() {
+    let p = player();
+    let mut dead = player();
+    dead.alive = false;
+    round(&dead, &p);
+    round(&p, &dead); // stamina absent from the baseline: sent absolute
+    let mut tired = player();
+    tired.stamina = 0.1;
+    round(&tired, &p);
+    assert_eq!(round(&dead, &dead), 1);
+}
+
+#[test]
+fn the_worst_case_is_the_absolute_worst_plus_the_documented_overhead() {
+    // Cube: 1 for the struct, 3 per quantized field, 2 for the quaternion, 0 for bool.
+    assert_eq!(Cube::MAX_DELTA_BITS, Cube::MAX_BITS + 1 + 3 * 3 + 2);
+    // Player: every field's overhead, summed.
+    let nested = Cube::MAX_DELTA_BITS - Cube::MAX_BITS;
+    let option_attr = 2; // 1 + max(4, 1 + 5) over 1 + 4
+    let option_impl = 1; // 1 + max(16, 1 + 16) over 1 + 16
+    let array = 2 + 4 * 2; // 1 + 1 + N (1 + (2 + 1)) over N * 2
+    let path = 2 + 6 + 6 * 3; // 1 + len + 1 + M (1 + 13) over len + M * 10
+    let overhead = 1 // the struct
+        + 3 // health
+        + 3 // ammo
+        + 1 // score
+        + 1 // lean
+        + 0 // alive
+        + 1 // speed
+        + nested
+        + 1 // name
+        + 1 // money
+        + option_attr
+        + option_impl
+        + array
+        + path
+        + 1 // stats
+        + (Shape::MAX_DELTA_BITS - Shape::MAX_BITS)
+        + 3; // stamina
+    assert_eq!(Player::MAX_DELTA_BITS, Player::MAX_BITS + overhead);
 }
