@@ -315,8 +315,7 @@ fn the_worst_case_is_the_absolute_worst_plus_the_documented_overhead() {
         + 3 // health
         + 3 // ammo
         + 1 // score
-        + 1 // lean
-        + 0 // alive
+        + 1 // lean (alive: none)
         + 1 // speed
         + nested
         + 1 // name
