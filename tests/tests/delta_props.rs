@@ -14,6 +14,9 @@ use netser::{Encoder, NetDelta, NetSerialize, ReadStream, WriteStream};
 use proptest::prelude::*;
 use types::{Cube, Player, Scene, Shape};
 
+/// The cube's highest height: 32 m less one step.
+const Z_TOP: f32 = 32.0 - 1.0 / 512.0;
+
 fn quat() -> impl Strategy<Value = [f32; 4]> {
     prop::array::uniform4(-1.0f32..1.0)
         .prop_filter("non-zero", |q| q.iter().map(|c| c * c).sum::<f32>() > 1e-3)
@@ -23,7 +26,7 @@ fn cube() -> impl Strategy<Value = Cube> {
     (
         prop_oneof![Just(-256.0f32), Just(255.0), -256.0f32..=255.0],
         -256.0f32..=255.0,
-        prop_oneof![Just(0.0f32), Just(31.998046875), 0.0f32..=31.998046875],
+        prop_oneof![Just(0.0f32), Just(Z_TOP), 0.0f32..=Z_TOP],
         quat(),
         any::<bool>(),
     )
@@ -42,7 +45,7 @@ fn near(c: &Cube, d: [f32; 4], turn: [f32; 4]) -> Cube {
     Cube {
         x: clamp(c.x + d[0], -256.0, 255.0),
         y: clamp(c.y + d[1], -256.0, 255.0),
-        z: clamp(c.z + d[2], 0.0, 31.998046875),
+        z: clamp(c.z + d[2], 0.0, Z_TOP),
         orientation: [
             c.orientation[0] + turn[0],
             c.orientation[1] + turn[1],
