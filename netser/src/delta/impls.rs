@@ -243,10 +243,10 @@ macro_rules! tuple {
     };
 }
 
-tuple!(A 0);
-tuple!(A 0, B 1);
-tuple!(A 0, B 1, C 2);
-tuple!(A 0, B 1, C 2, F 3);
+tuple!(T0 0);
+tuple!(T0 0, T1 1);
+tuple!(T0 0, T1 1, T2 2);
+tuple!(T0 0, T1 1, T2 2, T3 3);
 
 #[cfg(test)]
 mod tests {
