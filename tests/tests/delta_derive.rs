@@ -329,3 +329,77 @@ fn the_worst_case_is_the_absolute_worst_plus_the_documented_overhead() {
         + 3; // stamina
     assert_eq!(Player::MAX_DELTA_BITS, Player::MAX_BITS + overhead);
 }
+
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+struct Body {
+    #[net(quantize(-100.0, 100.0, 0.01))]
+    position: glam::Vec3,
+    #[net(quat(bits = 12))]
+    orientation: glam::Quat,
+}
+
+#[test]
+fn glam_vectors_and_quaternions() {
+    let b = Body {
+        position: glam::Vec3::new(1.0, 2.0, 3.0),
+        orientation: glam::Quat::IDENTITY,
+    };
+    assert_eq!(round(&b, &b), 1);
+    let mut v = b.clone();
+    v.position.y += 0.02;
+    // Changed; position changed, x unchanged, y +2 (15 bits: `1 0` + 4), z unchanged;
+    // orientation unchanged.
+    assert_eq!(round(&v, &b), 1 + 1 + 1 + 6 + 1 + 1);
+    v.orientation = glam::Quat::from_rotation_z(0.1);
+    round(&v, &b);
+    // Worst: the group's bit and three 15-bit levels (18 each), 2 + 3 * 12 + 2.
+    assert_eq!(Body::MAX_DELTA_BITS, 1 + (1 + 3 * 18) + (4 + 36));
+}
+
+/// A generic delta type: its parameter gets a `NetDelta` bound.
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+struct Slot<T> {
+    item: T,
+    #[net(max_len = 3)]
+    history: Vec<T>,
+}
+
+/// A tuple struct with a `with` field (sent absolute when changed).
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+struct Tagged(
+    #[net(range = 0..=15)] u8,
+    #[net(with = serialize_code, max_bits = 8)] u8,
+);
+
+fn serialize_code<S: netser::Stream>(s: &mut S, v: &mut u8) -> netser::Result<()> {
+    s.serialize_uint_bits(v, 8)
+}
+
+#[test]
+fn generics_tuple_structs_and_with_fields() {
+    let a = Slot {
+        item: 5u16,
+        history: vec![1, 2],
+    };
+    assert_eq!(round(&a, &a), 1);
+    let b = Slot {
+        item: 6u16,
+        history: vec![1, 3, 4],
+    };
+    round(&b, &a);
+    round(&a, &b);
+    let c = Slot {
+        item: cube(0.0, 0.0, 0.0),
+        history: vec![],
+    };
+    assert_eq!(round(&c, &c), 1);
+    assert_eq!(Slot::<u16>::MAX_DELTA_BITS, 1 + 17 + (2 + 2 + 3 * (1 + 16)));
+
+    let t = Tagged(3, 200);
+    assert_eq!(round(&t, &t), 1);
+    assert_eq!(round(&Tagged(3, 201), &t), 1 + 1 + (1 + 8));
+    assert_eq!(round(&Tagged(4, 200), &t), 1 + (1 + 4) + 1);
+}
