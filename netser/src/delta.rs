@@ -74,12 +74,30 @@
 //! | `bool` | its value, 1 bit | | 1 |
 //! | full-width integers and floats (`u32`, `f32`, ...) | `0` | `1` + absolute | `1 + width` |
 //! | `Option<T>` | `0` | `1`; against `None`: absolute `T`; against `Some`: the presence bit, then `T`'s changes | `1 + max(T abs, 1 + T changed)` |
-//! | `[T; N]`, `Vec<T>`, `Box<[T]>` of `max_len` M | `0` | `1`, the length (not for arrays), the changed indices (a bit per index or relative indices, the cheaper: [`Encoder::write_subset`]), each changed element's changes; elements past the baseline's length absolute | `1 + len + 1 + M * (1 + max(T changed, T abs))` |
+//! | `[T; N]` | `0` | `1`, the changed indices (a bit per index or relative indices, the cheaper: [`Encoder::write_subset`]), each changed element's changes | `2 + N * (1 + T changed)` |
+//! | `Vec<T>`, `Box<[T]>` of `max_len` M | `0` | `1`, the length, the changed indices among the elements the baseline has too, each changed element's changes; the elements past the baseline's length absolute | `2 + len + M * (1 + max(T changed, T abs))` |
 //! | `String`, maps, sets, `with`, `#[net(absolute)]` | `0` | `1` + absolute | `1 + abs` |
 //! | nested type (`#[net(delta)]` or a hand impl) | its own [`NetDelta`] | | its `MAX_DELTA_BITS` |
 //!
-//! "T changed" is [`NetDelta::MAX_CHANGED_BITS`]: a derived type's worst case less its
-//! leading bit, since an element already known to have changed does not send it.
+//! "len" is `bits_required(0, M)`, "T abs" the element's `MAX_BITS`, and "T changed"
+//! [`NetDelta::MAX_CHANGED_BITS`] for a nested type (its worst case less its leading
+//! bit: an element already known to have changed does not send it), the element's
+//! whole worst delta for any other element form. A `when` field's worst case is the
+//! larger of its delta's and its absolute encoding's (against a baseline that did not
+//! send it, it goes absolute); a `check` adds its 32 bits; `align` applies to absolute
+//! encodings only.
+//!
+//! "Unchanged" is decided on the wire form: equal levels, equal smallest-three
+//! integers, bit-equal full-width floats, equal absolute encodings. The receiver then
+//! takes what absolute decoding of the baseline's field gives.
+//!
+//! # Memory
+//!
+//! Delta decoding allocates what absolute decoding may ([`NetSerialize::MAX_HEAP_BYTES`]):
+//! a collection's length is read against its `max_len`, and its decoder reserves no
+//! more than the baseline's elements plus what the input left can hold. An unchanged
+//! field sent absolute (a string, a map) is rebuilt by re-reading the baseline's
+//! encoding, a buffer of at most that field's absolute size while it lives.
 //!
 //! ```
 //! use netser::{NetDelta, NetSerialize};
