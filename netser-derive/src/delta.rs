@@ -1020,3 +1020,61 @@ pub fn bounds(
     let _ = generics;
     asserts
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    fn expand(input: proc_macro2::TokenStream) -> String {
+        crate::expand::derive(&syn::parse2(input).unwrap()).to_string()
+    }
+
+    #[test]
+    fn delta_adds_the_impl_and_only_then() {
+        let with = expand(quote!(
+            #[net(delta)]
+            struct S {
+                #[net(range = 0..=9)]
+                a: u8,
+            }
+        ));
+        assert!(with.contains("NetDelta for S"), "{with}");
+        assert!(with.contains("write_int_delta"), "{with}");
+        let without = expand(quote!(
+            struct S {
+                a: u8,
+            }
+        ));
+        assert!(!without.contains("NetDelta"), "{without}");
+    }
+
+    #[test]
+    fn nested_types_are_asserted_unless_absolute() {
+        let out = expand(quote!(
+            #[net(delta)]
+            struct S {
+                inner: Inner,
+                #[net(absolute)]
+                other: Other,
+                #[net(max_len = 4)]
+                list: Vec<Item>,
+            }
+        ));
+        assert!(out.contains("< Inner as :: netser :: NetDelta >"), "{out}");
+        assert!(out.contains("< Item as :: netser :: NetDelta >"), "{out}");
+        assert!(!out.contains("< Other as :: netser :: NetDelta >"), "{out}");
+        assert!(out.contains("same_encoding"), "{out}");
+    }
+
+    #[test]
+    fn strings_and_maps_go_absolute() {
+        let out = expand(quote!(
+            #[net(delta)]
+            struct S {
+                #[net(max_len = 8)]
+                name: String,
+            }
+        ));
+        assert!(out.contains("reencode"), "{out}");
+    }
+}

@@ -674,6 +674,18 @@ mod tests {
     }
 
     #[test]
+    fn parses_absolute_and_refuses_a_value() {
+        let (attrs, errors) = field(quote::quote! { #[net(absolute)] x: u8 });
+        assert!(errors.is_empty() && attrs.absolute.is_some(), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(absolute = true)] x: u8 });
+        assert!(errors[0].contains("takes no value"), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(absolut)] x: u8 });
+        assert!(errors[0].contains("did you mean `absolute`"), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(delta)] x: u8 });
+        assert!(errors[0].contains("container attribute"), "{errors:?}");
+    }
+
+    #[test]
     fn container_key_on_field_says_where_it_goes() {
         let (_, errors) = field(quote::quote! { #[net(max_bytes = 4)] x: u8 });
         assert!(errors[0].contains("container attribute"), "{errors:?}");
