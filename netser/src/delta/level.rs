@@ -25,6 +25,12 @@ use crate::stream::{range_error, trace_int, Decoder, Encoder};
 use crate::trace::TraceValue;
 
 /// The fewest level bits that get the small and large tiers.
+///
+/// ```
+/// use netser::delta::{level_tiers, level::TIERED_FROM};
+/// assert!(level_tiers(TIERED_FROM).is_some());
+/// assert!(level_tiers(TIERED_FROM - 1).is_none());
+/// ```
 pub const TIERED_FROM: u32 = 6;
 
 /// The small and large tiers' code widths `(s, l)` of a level of `bits` bits, or `None`
@@ -319,13 +325,34 @@ pub(crate) fn quantize_f64(q: &Quantize, value: f64, bit: u64) -> Result<u32> {
 }
 
 /// A float quantized by `q` (an `f32` or an `f64` field), for the generic helpers.
+///
+/// ```
+/// use netser::delta::QuantizedFloat;
+/// use netser::Quantize;
+/// let q = Quantize::new(0.0, 1.0, 0.01);
+/// assert_eq!(0.5f64.level(&q, 0)?, 50);
+/// assert_eq!(f64::from_level(&q, 50), 0.5);
+/// # Ok::<(), netser::Error>(())
+/// ```
 pub trait QuantizedFloat: Copy {
     /// Its integer under `q`, as the absolute writer computes it.
     ///
     /// # Errors
     /// As [`Quantize::quantize`].
+    ///
+    /// ```
+    /// use netser::delta::QuantizedFloat;
+    /// let q = netser::Quantize::new(0.0, 1.0, 0.01);
+    /// assert!(2.0f32.level(&q, 0).is_err());
+    /// ```
     fn level(self, q: &Quantize, bit: u64) -> Result<u32>;
     /// The value integer `n` decodes to, as the absolute reader returns it.
+    ///
+    /// ```
+    /// use netser::delta::QuantizedFloat;
+    /// let q = netser::Quantize::new(0.0, 1.0, 0.01);
+    /// assert_eq!(f32::from_level(&q, 100), 1.0);
+    /// ```
     fn from_level(q: &Quantize, n: u32) -> Self;
     /// For traces.
     #[doc(hidden)]
