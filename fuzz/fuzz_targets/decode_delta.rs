@@ -13,5 +13,5 @@ mod types;
 mod target;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    target::decode_delta(data);
+    let _ = target::decode_delta(data);
 });

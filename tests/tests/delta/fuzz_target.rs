@@ -12,13 +12,14 @@ use netser::{Encoder, NetDelta, ReadStream, WriteStream};
 
 use crate::types::{cube, player, Cube, Player, Scene, Shape};
 
-/// Runs the target on `data`.
+/// Runs the target on `data`; whether it held a baseline and a delta that decoded (and
+/// so were checked).
 ///
 /// # Panics
 /// When the delta decoder accepts a value that breaks the contract.
-pub fn decode_delta(data: &[u8]) {
+pub fn decode_delta(data: &[u8]) -> bool {
     let Some((&kind, rest)) = data.split_first() else {
-        return;
+        return false;
     };
     match kind % 4 {
         0 => check::<Cube>(rest),
@@ -28,13 +29,13 @@ pub fn decode_delta(data: &[u8]) {
     }
 }
 
-fn check<T: NetDelta + core::fmt::Debug>(data: &[u8]) {
+fn check<T: NetDelta + core::fmt::Debug>(data: &[u8]) -> bool {
     let mut r = ReadStream::new(data);
     let Ok(base) = T::decode(&mut r) else {
-        return;
+        return false;
     };
     let Ok(value) = T::decode_delta(&base, &mut r) else {
-        return;
+        return false;
     };
     let bytes = value
         .to_vec()
@@ -58,6 +59,7 @@ fn check<T: NetDelta + core::fmt::Debug>(data: &[u8]) {
         bytes,
         "the delta does not decode to the value"
     );
+    true
 }
 
 /// One input: the type byte, the baseline absolute, the value's delta.
