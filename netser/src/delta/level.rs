@@ -255,7 +255,7 @@ pub fn read_int_delta<D: Decoder, I: RangedInt>(
     max: I,
 ) -> Result<I> {
     let start = d.bit_position();
-    let v = int_unchanged(baseline, min, max, start)?;
+    int_unchanged(baseline, min, max, start)?;
     let bits = I::range_bits(min, max);
     let value = match get_level(d, baseline.offset_from(min), max.offset_from(min), bits)? {
         Ok(level) => I::from_offset(min, level),
@@ -263,7 +263,6 @@ pub fn read_int_delta<D: Decoder, I: RangedInt>(
             return Err(crate::stream::headroom_error(level, min, max, start));
         }
     };
-    let _ = v;
     d.trace(start, trace_int(value));
     Ok(value)
 }
