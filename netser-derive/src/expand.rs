@@ -328,6 +328,11 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             }
         };
     }
+    let delta_impl = if cont.attrs.delta.is_some() {
+        delta_impl(cont, bodies, &g, &krate)
+    } else {
+        TokenStream::new()
+    };
     let assertions = hoist.items;
     let adapters = if bodies
         .iter()
@@ -373,7 +378,70 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
 
                 #packed
             }
+
+            #delta_impl
         };
+    }
+}
+
+/// The `NetDelta` impl of a `#[net(delta)]` type, with its own bounds: every nested
+/// type sent relatively implements `NetDelta` (one error at its type otherwise).
+fn delta_impl(
+    cont: &Container<'_>,
+    bodies: &[Body<'_>],
+    g: &Gen,
+    krate: &TokenStream,
+) -> TokenStream {
+    let ident = cont.ident;
+    let mut generics = bounded_generics(cont.generics, krate);
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!(#krate::NetDelta));
+    }
+    let mut where_clause = generics.make_where_clause().clone();
+    // The `NetSerialize` bounds of the nested types, as the absolute impl has them.
+    for ty in nested_types(bodies) {
+        let span = ty.span();
+        let k = respan(krate.clone(), span);
+        if mentions_generics(&quote!(#ty), cont.generics) {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#ty: #k::NetSerialize));
+        }
+    }
+    let asserts = crate::delta::bounds(g, bodies, cont.generics, &mut where_clause, |t| {
+        mentions_generics(t, cont.generics)
+    });
+    let (impl_g, ty_g, _) = generics.split_for_impl();
+    let items = if bodies.first().is_some_and(|b| b.variant.is_some()) {
+        let variants: Vec<_> = bodies
+            .iter()
+            .map(|body| {
+                let variant = body.variant.expect("a variant");
+                let path = quote!(Self::#variant);
+                crate::delta::VariantParts {
+                    body,
+                    pat: pattern(&path, body),
+                    construct: construct(&path, body),
+                }
+            })
+            .collect();
+        crate::delta::enum_items(g, &variants)
+    } else {
+        let body = &bodies[0];
+        crate::delta::struct_items(
+            g,
+            body,
+            &pattern(&quote!(Self), body),
+            &construct(&quote!(Self), body),
+        )
+    };
+    quote! {
+        #asserts
+
+        #[automatically_derived]
+        impl #impl_g #krate::NetDelta for #ident #ty_g #where_clause {
+            #items
+        }
     }
 }
 

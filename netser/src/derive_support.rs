@@ -11,6 +11,9 @@
 //! names `Ord` with netser's message) and the sorted views `sorted_entries` /
 //! `sorted_elements` the encoder writes from.
 
+/// The collection and "absolute when changed" helpers of `#[net(delta)]` types.
+pub use crate::delta::seq as delta_seq;
+
 /// A `range` bound must have the field's integer type `T`.
 #[diagnostic::on_unimplemented(
     message = "this `range` bound has type `{Self}`, but the field is `{T}`",

@@ -229,6 +229,17 @@ pub enum ErrorKind {
         /// How many bytes were not consumed.
         count: usize,
     },
+    /// A delta read that leads outside its field's range: the baseline's integer level
+    /// (a ranged integer's offset from its minimum, a quantized float's integer, a
+    /// smallest-three component) plus the delta read is below 0 or above `max`.
+    DeltaOutOfRange {
+        /// The baseline's level.
+        baseline: u128,
+        /// The delta read.
+        delta: i128,
+        /// The highest level of the field.
+        max: u128,
+    },
     /// An error raised by hand-written serialization code.
     Custom(&'static str),
 }
@@ -321,6 +332,14 @@ impl fmt::Display for ErrorKind {
                 )
             }
             TrailingBytes { count } => write!(f, "{count} trailing bytes after the packet"),
+            DeltaOutOfRange {
+                baseline,
+                delta,
+                max,
+            } => write!(
+                f,
+                "delta {delta:+} from level {baseline} leads outside the levels 0..={max}"
+            ),
             Custom(msg) => f.write_str(msg),
         }
     }

@@ -106,7 +106,7 @@ fn fixed_bounds<I: RangedInt>(
 }
 
 #[inline(always)]
-fn trace_int<I: RangedInt>(v: I) -> TraceValue<'static> {
+pub(crate) fn trace_int<I: RangedInt>(v: I) -> TraceValue<'static> {
     match v.to_num() {
         Num::Int(i) => TraceValue::Int(i),
         Num::Uint(u) => TraceValue::Uint(u),

@@ -16,6 +16,7 @@ const MAX_QUANTIZE_VALUES: f32 = 4_294_967_040.0;
 /// Runs every container-level and cross-attribute rule.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_max_bytes(cx, cont);
+    check_absolute_needs_delta(cx, cont);
     match &cont.data {
         Data::Struct(_, fields) => check_fields(cx, fields),
         Data::Enum(variants) => {
@@ -38,6 +39,34 @@ fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
     }
     check_when_has_earlier_field(cx, fields);
     check_when_tests_earlier_fields(cx, fields);
+}
+
+/// `absolute` says how a field goes in a delta: only a `#[net(delta)]` type has one, and
+/// a skipped field is never sent at all.
+fn check_absolute_needs_delta(cx: &Ctxt, cont: &Container<'_>) {
+    let fields: Vec<&Field<'_>> = match &cont.data {
+        Data::Struct(_, fields) => fields.iter().collect(),
+        Data::Enum(variants) => variants.iter().flat_map(|v| &v.fields).collect(),
+    };
+    for field in fields {
+        let Some(absolute) = &field.attrs.absolute else {
+            continue;
+        };
+        if cont.attrs.delta.is_none() {
+            cx.error_spanned_by(
+                &absolute.tokens,
+                format!(
+                    "`absolute` says how a field goes in a delta encoding, which `{}` does not have; add `#[net(delta)]` to the type, or remove `absolute`",
+                    cont.ident
+                ),
+            );
+        } else if field.attrs.skip.is_some() {
+            cx.error_spanned_by(
+                &absolute.tokens,
+                "`absolute` conflicts with `skip`: a skipped field is never sent; keep one of them",
+            );
+        }
+    }
 }
 
 /// `max_bytes = 0` can never hold; a negative or non-integer literal is a typo.
