@@ -123,8 +123,8 @@ pub use entity_receiver::{EntityCounters, EntityReceiver};
 pub use history::{HistoryCounters, SnapshotHistory};
 pub use receiver::{ReceiverCounters, SnapshotReceiver, SnapshotRefusal};
 pub use sender::{SendOutcome, SnapshotPeer, SnapshotSendError, SnapshotSender, SnapshotStats};
+pub use sync::SnapshotError;
 pub(crate) use sync::{ClientReceivers, ClientSync};
-pub use sync::{NoSnapshot, SnapshotError};
 
 use netser::bits::bits_required;
 use netser::{Decoder, Encoder};

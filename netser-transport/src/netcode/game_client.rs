@@ -9,7 +9,7 @@ use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::endpoint::Stats;
 use crate::snapshot::{
-    ClientReceivers, EntityConfig, EntityCounters, EntityReceiver, NoSnapshot, ReceiverCounters,
+    ClientReceivers, EntityConfig, EntityCounters, EntityReceiver, ReceiverCounters,
     SnapshotConfig, SnapshotConfigError, SnapshotReceiver,
 };
 
@@ -34,7 +34,7 @@ use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, 
 ///
 /// See [`Server`](super::Server) for a complete exchange.
 #[derive(Debug)]
-pub struct Client<Out, In = Out, S = NoSnapshot> {
+pub struct Client<Out, In = Out, S = ()> {
     netcode: NetcodeClient,
     connection: Connection<Out, In>,
     receivers: ClientReceivers<S>,

@@ -11,8 +11,8 @@ use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::endpoint::Stats;
 use crate::snapshot::{
-    ClientSync, EntityConfig, EntityStats, NoSnapshot, SendOutcome, SnapshotConfig,
-    SnapshotConfigError, SnapshotError, SnapshotHistory, SnapshotStats,
+    ClientSync, EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError,
+    SnapshotError, SnapshotHistory, SnapshotStats,
 };
 
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
@@ -106,7 +106,7 @@ pub enum ServerEvent {
 /// assert_eq!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 9 }));
 /// ```
 #[derive(Debug)]
-pub struct Server<Out, In = Out, S = NoSnapshot> {
+pub struct Server<Out, In = Out, S = ()> {
     netcode: NetcodeServer,
     connection_config: ConnectionConfig,
     /// By netcode slot: the client's id, connection and state synchronization.

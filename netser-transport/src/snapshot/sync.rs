@@ -1,7 +1,7 @@
 //! What the game server and client keep for state synchronization: per client on the
 //! server, whole snapshots or an entity set; on the client, the receivers of both.
 
-use netser::{Decoder, Encoder, NetDelta, NetSerialize};
+use netser::{Decoder, NetDelta};
 
 use super::entities::{EntityConfig, EntitySendError, EntitySender};
 use super::entity_receiver::EntityReceiver;
@@ -9,40 +9,6 @@ use super::receiver::SnapshotReceiver;
 use super::sender::{SnapshotPeer, SnapshotSendError};
 use super::{SnapshotConfig, SnapshotConfigError, KIND_SNAPSHOT};
 use crate::connection::ReceivedSection;
-
-/// The snapshot type of a server or client that sends none: nothing, in 0 bits.
-///
-/// ```
-/// use netser::{NetDelta, NetSerialize};
-/// use netser_transport::snapshot::NoSnapshot;
-/// assert_eq!(NoSnapshot::MAX_BITS, 0);
-/// assert_eq!(NoSnapshot.measure_delta_bits(&NoSnapshot).unwrap(), 0);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NoSnapshot;
-
-impl NetSerialize for NoSnapshot {
-    const MIN_BITS: u64 = 0;
-    const MAX_BITS: u64 = 0;
-    const MAX_HEAP_BYTES: u64 = 0;
-    const SCHEMA_HASH: u64 = netser::schema::fnv1a(b"netser_transport::snapshot::NoSnapshot");
-    fn encode<E: Encoder>(&self, _: &mut E) -> netser::Result<()> {
-        Ok(())
-    }
-    fn decode<D: Decoder>(_: &mut D) -> netser::Result<Self> {
-        Ok(Self)
-    }
-}
-
-impl NetDelta for NoSnapshot {
-    const MAX_DELTA_BITS: u64 = 0;
-    fn encode_delta<E: Encoder>(&self, _: &Self, _: &mut E) -> netser::Result<()> {
-        Ok(())
-    }
-    fn decode_delta<D: Decoder>(_: &Self, _: &mut D) -> netser::Result<Self> {
-        Ok(Self)
-    }
-}
 
 /// A snapshot or entity set a game server could not send to a client.
 #[derive(Debug, Clone, PartialEq)]
