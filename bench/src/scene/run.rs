@@ -240,8 +240,7 @@ pub fn run(loss: f64, drive: u64, rest: u64, seed: u64) -> Figures {
             figures.mismatches += m;
             let mut floats = Vec::with_capacity(CUBES * 29);
             for cube in scene.cubes.iter() {
-                let (p, o) = cube.to_f32();
-                for v in p.iter().chain(&o) {
+                for v in [cube.x, cube.y, cube.z].iter().chain(&cube.orientation) {
                     floats.extend_from_slice(&v.to_le_bytes());
                 }
                 floats.push(u8::from(cube.interacting));
@@ -250,13 +249,16 @@ pub fn run(loss: f64, drive: u64, rest: u64, seed: u64) -> Figures {
             let cubes: Vec<BitcodeCube> = scene
                 .cubes
                 .iter()
-                .map(|c| BitcodeCube {
-                    x: c.x,
-                    y: c.y,
-                    z: c.z,
-                    largest: c.largest,
-                    small: c.small.map(|s| s as i16),
-                    interacting: c.interacting,
+                .map(|c| {
+                    let ([x, y, z], largest, small) = c.integers();
+                    BitcodeCube {
+                        x,
+                        y,
+                        z,
+                        largest,
+                        small,
+                        interacting: c.interacting,
+                    }
                 })
                 .collect();
             send_bytes(&mut bitcode_link, now, &bitcode::encode(&cubes));
