@@ -20,7 +20,8 @@
 //!   that most need sending, each delta-encoded against the last state of it the peer
 //!   acked.
 //!
-//! The types sent implement [`netser::NetDelta`] (derived, or by hand).
+//! The types sent implement [`netser::NetDelta`] (`#[derive(NetSerialize)]` with
+//! `#[net(delta)]`, or by hand).
 //!
 //! # A world at rest
 //!
@@ -55,38 +56,12 @@
 //! ```
 //! use netser_transport::connection::{Connection, ConnectionConfig};
 //! use netser_transport::snapshot::{SnapshotConfig, SnapshotReceiver, SnapshotSender};
-//! # use netser::{Decoder, Encoder, NetDelta, NetSerialize, Result};
-//! # #[derive(Debug, Clone, PartialEq)]
-//! # struct World([u16; 8]);
-//! # impl NetSerialize for World {
-//! #     const MIN_BITS: u64 = 128;
-//! #     const MAX_BITS: u64 = 128;
-//! #     const MAX_HEAP_BYTES: u64 = 0;
-//! #     const SCHEMA_HASH: u64 = 1;
-//! #     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> {
-//! #         self.0.iter().try_for_each(|v| e.write_bits(u64::from(*v), 16))
-//! #     }
-//! #     fn decode<D: Decoder>(d: &mut D) -> Result<Self> {
-//! #         let mut w = [0; 8];
-//! #         for v in &mut w { *v = d.read_bits(16)? as u16; }
-//! #         Ok(World(w))
-//! #     }
-//! # }
-//! # impl NetDelta for World {
-//! #     const MAX_DELTA_BITS: u64 = 8 * 17;
-//! #     fn encode_delta<E: Encoder>(&self, b: &Self, e: &mut E) -> Result<()> {
-//! #         for (v, b) in self.0.iter().zip(&b.0) {
-//! #             e.write_bool(v != b)?;
-//! #             if v != b { e.write_bits(u64::from(*v), 16)?; }
-//! #         }
-//! #         Ok(())
-//! #     }
-//! #     fn decode_delta<D: Decoder>(b: &Self, d: &mut D) -> Result<Self> {
-//! #         let mut w = b.0;
-//! #         for v in &mut w { if d.read_bool()? { *v = d.read_bits(16)? as u16; } }
-//! #         Ok(World(w))
-//! #     }
-//! # }
+//! use netser::NetSerialize;
+//!
+//! #[derive(NetSerialize, Debug, Clone, PartialEq)]
+//! #[net(delta)] // the delta encoding, from the same description
+//! struct World([u16; 8]);
+//!
 //! let config = SnapshotConfig::default();
 //! let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
 //! let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;

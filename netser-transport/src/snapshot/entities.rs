@@ -248,28 +248,12 @@ impl<E> Default for Track<E> {
 /// ```
 /// use netser_transport::connection::{Connection, ConnectionConfig};
 /// use netser_transport::snapshot::{EntityConfig, EntityReceiver, EntitySender};
-/// # use netser::{Decoder, Encoder, NetDelta, NetSerialize, Result};
-/// # #[derive(Debug, Clone, PartialEq)]
-/// # struct Pos(u16);
-/// # impl NetSerialize for Pos {
-/// #     const MIN_BITS: u64 = 16;
-/// #     const MAX_BITS: u64 = 16;
-/// #     const MAX_HEAP_BYTES: u64 = 0;
-/// #     const SCHEMA_HASH: u64 = 2;
-/// #     fn encode<E: Encoder>(&self, e: &mut E) -> Result<()> { e.write_bits(u64::from(self.0), 16) }
-/// #     fn decode<D: Decoder>(d: &mut D) -> Result<Self> { Ok(Pos(d.read_bits(16)? as u16)) }
-/// # }
-/// # impl NetDelta for Pos {
-/// #     const MAX_DELTA_BITS: u64 = 17;
-/// #     fn encode_delta<E: Encoder>(&self, b: &Self, e: &mut E) -> Result<()> {
-/// #         e.write_bool(self != b)?;
-/// #         if self != b { self.encode(e)?; }
-/// #         Ok(())
-/// #     }
-/// #     fn decode_delta<D: Decoder>(b: &Self, d: &mut D) -> Result<Self> {
-/// #         if d.read_bool()? { Self::decode(d) } else { Ok(b.clone()) }
-/// #     }
-/// # }
+/// use netser::NetSerialize;
+///
+/// #[derive(NetSerialize, Debug, Clone, PartialEq)]
+/// #[net(delta)]
+/// struct Pos(u16);
+///
 /// // 1000 entities, 100 bytes a packet: 17 fit each.
 /// let config = EntityConfig { max_entities: 1000, packet_budget: 100, ..EntityConfig::default() };
 /// let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;

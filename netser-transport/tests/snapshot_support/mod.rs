@@ -1,17 +1,19 @@
-//! Shared by the snapshot tests: a world of bodies with a hand-written delta encoding,
+//! Shared by the snapshot tests: a world of bodies with the derive's delta encoding,
 //! a seeded world generator (bodies appearing, vanishing, moving, resting), and a server
 //! and a client connection through the simulator with a snapshot sender and receiver.
 #![allow(dead_code)]
 
-use netser::{Decoder, Encoder, NetDelta, NetSerialize, Result};
+use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 use netser_transport::snapshot::{SnapshotConfig, SnapshotReceiver, SnapshotSender};
 
 pub const SLOTS: usize = 32;
 
-/// A body: a position on a bounded grid and whether it rests.
+/// A body: a position on a bounded grid and whether it rests. Sent relative to a
+/// baseline by the derive's delta encoding.
 #[derive(NetSerialize, Debug, Clone, Copy, PartialEq)]
+#[net(delta)]
 pub struct Body {
     #[net(range = -100_000..=100_000)]
     pub x: i32,
@@ -22,97 +24,12 @@ pub struct Body {
     pub resting: bool,
 }
 
-/// Each field: one bit "changed", then its absolute encoding if it changed.
-impl NetDelta for Body {
-    const MAX_DELTA_BITS: u64 = 4 + Self::MAX_BITS;
-    fn encode_delta<E: Encoder>(&self, b: &Self, e: &mut E) -> Result<()> {
-        e.write_bool(self.x != b.x)?;
-        if self.x != b.x {
-            e.write_int(self.x, -100_000, 100_000)?;
-        }
-        e.write_bool(self.y != b.y)?;
-        if self.y != b.y {
-            e.write_int(self.y, -100_000, 100_000)?;
-        }
-        e.write_bool(self.z != b.z)?;
-        if self.z != b.z {
-            e.write_int(self.z, 0, 4095)?;
-        }
-        e.write_bool(self.resting != b.resting)
-    }
-    fn decode_delta<D: Decoder>(b: &Self, d: &mut D) -> Result<Self> {
-        let x = if d.read_bool()? {
-            d.read_int(-100_000, 100_000)?
-        } else {
-            b.x
-        };
-        let y = if d.read_bool()? {
-            d.read_int(-100_000, 100_000)?
-        } else {
-            b.y
-        };
-        let z = if d.read_bool()? {
-            d.read_int(0, 4095)?
-        } else {
-            b.z
-        };
-        let resting = b.resting ^ d.read_bool()?;
-        Ok(Self { x, y, z, resting })
-    }
-}
-
 /// The world of a tick: its number and up to `SLOTS` bodies.
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
 pub struct World {
     pub tick: u32,
     pub bodies: [Option<Body>; SLOTS],
-}
-
-/// The tick: changed bit and 32 bits; each slot: one bit "same as the baseline", else a
-/// presence bit and the body, against the baseline's body when both are present.
-impl NetDelta for World {
-    const MAX_DELTA_BITS: u64 = 33 + SLOTS as u64 * (2 + Body::MAX_DELTA_BITS);
-    fn encode_delta<E: Encoder>(&self, b: &Self, e: &mut E) -> Result<()> {
-        e.write_bool(self.tick != b.tick)?;
-        if self.tick != b.tick {
-            e.write_bits(u64::from(self.tick), 32)?;
-        }
-        for (slot, base) in self.bodies.iter().zip(&b.bodies) {
-            e.write_bool(slot == base)?;
-            if slot == base {
-                continue;
-            }
-            e.write_bool(slot.is_some())?;
-            match (slot, base) {
-                (Some(body), Some(base)) => body.encode_delta(base, e)?,
-                (Some(body), None) => body.encode(e)?,
-                (None, _) => {}
-            }
-        }
-        Ok(())
-    }
-    fn decode_delta<D: Decoder>(b: &Self, d: &mut D) -> Result<Self> {
-        let tick = if d.read_bool()? {
-            d.read_bits(32)? as u32
-        } else {
-            b.tick
-        };
-        let mut bodies = b.bodies;
-        for (slot, base) in bodies.iter_mut().zip(&b.bodies) {
-            if d.read_bool()? {
-                continue;
-            }
-            *slot = if d.read_bool()? {
-                Some(match base {
-                    Some(base) => Body::decode_delta(base, d)?,
-                    None => Body::decode(d)?,
-                })
-            } else {
-                None
-            };
-        }
-        Ok(Self { tick, bodies })
-    }
 }
 
 /// A small seeded generator (xorshift64*).
