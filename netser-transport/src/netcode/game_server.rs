@@ -63,6 +63,14 @@ pub enum ServerEvent {
 /// At most [`MAX_SERVER_EVENTS`] events wait for [`Server::poll_event`]; past that they
 /// are dropped and counted in [`Server::dropped_events`].
 ///
+/// `S` is the world state the server synchronizes, if any (see the
+/// [`snapshot`](crate::snapshot) module): push it once a tick with
+/// [`Server::push_snapshot`] and send it with [`Server::send_snapshot_to_all`] (each
+/// client gets it against the newest one it acked; one history for all clients, and a
+/// record of `history` entries per client, [`Server::snapshot_memory_bound`]), or send
+/// a world larger than a packet with [`Server::send_entities_to_all`] (a priority
+/// accumulator per client).
+///
 /// ```
 /// use netser_transport::connection::ConnectionConfig;
 /// use netser_transport::netcode::{
