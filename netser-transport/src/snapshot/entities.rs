@@ -394,7 +394,9 @@ impl<E: NetDelta + PartialEq + Clone> EntitySender<E> {
     /// Sends the next packet of `world` (slot `id` holds entity `id`, `None` if it does
     /// not exist) to the peer over `connection`, after taking the connection's acks.
     /// `priority(id, entity)` is what each entity with something to send adds to its
-    /// accumulated priority this tick (negative or NaN counts as 0). Call once a tick.
+    /// accumulated priority this tick (negative or NaN counts as 0): a function of the
+    /// entity (its distance to the player, whether it is interacting), or per-entity
+    /// values the game keeps (`|id, _| priorities[id]`). Call once a tick.
     /// Returns the packet's sequence, or `None` when nothing had to go.
     ///
     /// # Errors
