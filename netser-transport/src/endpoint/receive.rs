@@ -3,7 +3,7 @@
 
 use super::header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES, MAX_PACKET_HEADER_BYTES};
 use super::reassembly::{Fragment, Stored};
-use super::stats::{self, ReceivedPacket};
+use super::stats;
 use super::{Endpoint, Payload, ReceiveError};
 use crate::sequence::sequence_difference;
 
@@ -169,11 +169,7 @@ impl Endpoint {
             return Err(ReceiveError::Duplicate { sequence });
         }
         let bytes = u32::try_from(wire_bytes + self.config.packet_header_size).unwrap_or(u32::MAX);
-        if self
-            .received
-            .insert(sequence, ReceivedPacket { time: now, bytes })
-            .is_err()
-        {
+        if self.received.insert(sequence, now, bytes).is_err() {
             return Err(ReceiveError::Stale { sequence });
         }
         self.counters.packets_received += 1;
@@ -198,26 +194,22 @@ impl Endpoint {
             let back = bits.trailing_zeros() as u16;
             bits &= bits - 1;
             let acked = header.ack.wrapping_sub(back);
-            if let Some(sent) = self.sent.get_mut(acked) {
-                if !sent.acked {
-                    sent.acked = true;
-                    let rtt = (now - sent.time).max(0.0);
-                    if self.acks.len() >= self.config.sent_packets_buffer_size {
-                        // Never drained: keep the newest half (amortised O(1) per ack).
-                        let dropped = self.acks.len() - self.acks.len() / 2;
-                        self.acks.drain(..dropped);
-                        self.counters.acks_dropped += dropped as u64;
-                    }
-                    self.acks.push(acked);
-                    self.counters.packets_acked += 1;
-                    self.rtt_history.push(rtt);
-                    self.stats.rtt = if self.has_rtt {
-                        stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
-                    } else {
-                        rtt
-                    };
-                    self.has_rtt = true;
+            if let Some(rtt) = self.sent.ack(acked, now) {
+                if self.acks.len() >= self.config.sent_packets_buffer_size {
+                    // Never drained: keep the newest half (amortised O(1) per ack).
+                    let dropped = self.acks.len() - self.acks.len() / 2;
+                    self.acks.drain(..dropped);
+                    self.counters.acks_dropped += dropped as u64;
                 }
+                self.acks.push(acked);
+                self.counters.packets_acked += 1;
+                self.rtt_history.push(rtt);
+                self.stats.rtt = if self.has_rtt {
+                    stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
+                } else {
+                    rtt
+                };
+                self.has_rtt = true;
             }
         }
         Ok(())
