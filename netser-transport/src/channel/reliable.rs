@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use netser::{Encoder, Result};
 
-use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
+use super::wire::{id_relative_bits, write_id_relative, EncodedMessage, MESSAGE_HEAP_OVERHEAD};
 use crate::chunk::ChunkId;
 use crate::sequence::{sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 
@@ -49,6 +49,10 @@ pub(crate) struct ReliableSender {
     queue: SequenceBuffer<SendEntry>,
     /// Packet sequence -> the message ids that packet carried.
     sent_packets: SequenceBuffer<Vec<u16>>,
+    /// Id lists of packets acked or forgotten, reused for the next packets so that a
+    /// packet sent costs no allocation. With those in `sent_packets`, at most one more
+    /// list than `sent_packets` holds ever exists.
+    spare_ids: Vec<Vec<u16>>,
     next_id: u16,
     oldest_unacked: u16,
     resend_delay: f64,
@@ -81,6 +85,7 @@ impl ReliableSender {
         Self {
             queue: SequenceBuffer::new(send_queue_size),
             sent_packets: SequenceBuffer::new(sent_packets),
+            spare_ids: Vec::new(),
             next_id: 0,
             oldest_unacked: 0,
             resend_delay,
@@ -222,8 +227,12 @@ impl ReliableSender {
             }
             entry.last_sent = now;
         }
-        let ids = self.selected.clone();
-        let _ = self.sent_packets.insert(packet_sequence, ids);
+        let mut ids = self.spare_ids.pop().unwrap_or_default();
+        ids.clone_from(&self.selected);
+        let spare = &mut self.spare_ids;
+        let _ = self
+            .sent_packets
+            .insert_evicting(packet_sequence, ids, |_, old| spare.push(old));
         Ok(())
     }
 
@@ -234,11 +243,12 @@ impl ReliableSender {
             return 0;
         };
         let mut acked = 0;
-        for id in ids {
+        for &id in &ids {
             if self.queue.remove(id).is_some() {
                 acked += 1;
             }
         }
+        self.spare_ids.push(ids);
         while self.oldest_unacked != self.next_id && !self.queue.contains(self.oldest_unacked) {
             self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
         }
@@ -246,12 +256,15 @@ impl ReliableSender {
     }
 
     /// Heap bytes with the send queue full of messages of `max_message_bytes` and every
-    /// sent packet remembered with the most messages.
+    /// sent packet remembered with the most messages (the id lists, in use or spare, and
+    /// the list of spares).
     pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
+        let lists = self.sent_packets.capacity() + 1;
         SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
-            + self.queue.capacity() * max_message_bytes
+            + self.queue.capacity() * (max_message_bytes + MESSAGE_HEAP_OVERHEAD)
             + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
-            + (self.sent_packets.capacity() + 1) * self.max_per_packet * 2
+            + lists * self.max_per_packet * 2
+            + lists * core::mem::size_of::<Vec<u16>>()
     }
 }
 
