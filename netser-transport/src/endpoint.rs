@@ -89,7 +89,7 @@ pub use error::{ReceiveError, SendError};
 use header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES};
 use reassembly::Reassembly;
 use rtt_history::RttHistory;
-pub use stats::Stats;
+pub use stats::{Stats, MIN_RTO};
 use windows::{ReceivedWindow, SentWindow};
 
 /// A datagram to send, from [`Endpoint::poll_transmit`].
@@ -166,6 +166,11 @@ pub struct Endpoint {
     next_transmit: usize,
     rtt_history: RttHistory,
     has_rtt: bool,
+    /// The RTO has had its first sample.
+    rto_sampled: bool,
+    /// Smoothed time between packets received at different times, and the last time.
+    peer_interval: f64,
+    last_receive_time: Option<f64>,
     stats: Stats,
     counters: Counters,
     time: f64,
@@ -218,6 +223,9 @@ impl Endpoint {
             next_transmit: 0,
             rtt_history: RttHistory::new(config.rtt_history_size),
             has_rtt: false,
+            rto_sampled: false,
+            peer_interval: 0.0,
+            last_receive_time: None,
             stats: Stats::default(),
             counters: Counters::default(),
             time: now,
@@ -615,6 +623,9 @@ impl Endpoint {
         self.next_transmit = 0;
         self.rtt_history.clear();
         self.has_rtt = false;
+        self.rto_sampled = false;
+        self.peer_interval = 0.0;
+        self.last_receive_time = None;
         self.stats = Stats::default();
         self.counters = Counters::default();
     }

@@ -103,6 +103,16 @@ impl ReliableSender {
         self.resend_delay = self.min_resend_delay.max(rtt_delay);
     }
 
+    /// Resends wait the endpoint's retransmission timeout
+    /// ([`Stats::rto`](crate::endpoint::Stats::rto)) once there is one, the configured
+    /// delay until then: a message is resent when the packet that carried it has had the
+    /// time its ack takes, with the RTT's variance as margin, and no longer.
+    // The connection passes `rtt * resend_rtt_factor` through `set_rtt_delay` today.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn set_rto(&mut self, rto: Option<f64>) {
+        self.resend_delay = rto.unwrap_or(self.min_resend_delay);
+    }
+
     /// Messages queued and not yet acked.
     pub fn len(&self) -> usize {
         usize::from(self.next_id.wrapping_sub(self.oldest_unacked))

@@ -173,6 +173,19 @@ impl Endpoint {
             return Err(ReceiveError::Stale { sequence });
         }
         self.counters.packets_received += 1;
+        // The peer's send interval, smoothed over the gaps between packets that arrive
+        // at different times: the most it holds an ack before a packet carries it.
+        if let Some(last) = self.last_receive_time {
+            let gap = now - last;
+            if gap > 0.0 {
+                self.peer_interval = if self.peer_interval == 0.0 {
+                    gap
+                } else {
+                    0.875 * self.peer_interval + 0.125 * gap
+                };
+            }
+        }
+        self.last_receive_time = Some(now);
 
         let newer_by = sequence_difference(sequence, self.ack);
         if newer_by > 0 {
@@ -204,6 +217,14 @@ impl Endpoint {
                 self.acks.push(acked);
                 self.counters.packets_acked += 1;
                 self.rtt_history.push(rtt);
+                // As QUIC: the RTO's estimator takes a sample only from the newest
+                // packet the header acks (`back == 0`), newly acked; one acked by an
+                // older bit was late because an earlier ack was lost, not because of
+                // the path, and would inflate the timeout.
+                if back == 0 || !self.rto_sampled {
+                    stats::update_rto(&mut self.stats, !self.rto_sampled, rtt, self.peer_interval);
+                    self.rto_sampled = true;
+                }
                 self.stats.rtt = if self.has_rtt {
                     stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
                 } else {

@@ -49,6 +49,21 @@ pub struct Stats {
     /// Exponentially smoothed round-trip time; 0 until the first ack. It includes the
     /// time the peer held the ack before sending it (see [the type's docs](Self)).
     pub rtt: f64,
+    /// Round-trip time smoothed as TCP does (RFC 6298: each sample weighs 1/8); 0 until
+    /// the first ack. It follows a change of path within a few packets, where
+    /// [`rtt`](Self::rtt) (the `reliable` library's, 1/400) takes hundreds.
+    pub smoothed_rtt: f64,
+    /// Mean deviation of the RTT samples from [`smoothed_rtt`](Self::smoothed_rtt)
+    /// (RFC 6298's RTTVAR: each sample weighs 1/4); 0 until the first ack.
+    pub rtt_variance: f64,
+    /// Retransmission timeout: how long to wait for the ack of a packet before counting
+    /// it lost and resending what it carried, as TCP (RFC 6298) and QUIC compute it:
+    /// `smoothed_rtt + max(4 * rtt_variance, 1 ms)` plus the peer's ack delay (the
+    /// smoothed interval between the packets it sends, the longest it holds an ack), at
+    /// least [`MIN_RTO`] (10 ms); 0 until the first ack. As in QUIC, only the newest
+    /// packet an ack header names gives the RTO a sample: a packet acked by an older bit
+    /// was acked late because an earlier ack was lost, not because the path was slow.
+    pub rto: f64,
     /// Smallest round-trip time in the history: the best estimate of the network path's
     /// own round trip, with the least ack delay.
     pub rtt_min: f64,
@@ -75,6 +90,33 @@ pub struct Stats {
     /// Smoothed bandwidth of sent packets that were acked, over the packets that have had
     /// time to be acked; `None` until two of them were sent at different times.
     pub acked_kbps: Option<f64>,
+}
+
+/// The smallest [`Stats::rto`]: 10 ms.
+///
+/// ```
+/// use netser_transport::endpoint::{Stats, MIN_RTO};
+/// assert_eq!(MIN_RTO, 0.01);
+/// assert_eq!(Stats::default().rto, 0.0); // no ack yet
+/// ```
+pub const MIN_RTO: f64 = 0.01;
+
+/// The clock granularity RFC 6298 adds at least of to the smoothed RTT: 1 ms, as QUIC.
+const RTO_GRANULARITY: f64 = 0.001;
+
+/// Takes an RTT sample into `smoothed_rtt`, `rtt_variance` and `rto` (RFC 6298 section 2:
+/// the first sample sets the smoothed RTT and half of it the variance).
+pub(crate) fn update_rto(stats: &mut Stats, first: bool, sample: f64, ack_interval: f64) {
+    if first {
+        stats.smoothed_rtt = sample;
+        stats.rtt_variance = sample / 2.0;
+    } else {
+        stats.rtt_variance = 0.75 * stats.rtt_variance + 0.25 * (stats.smoothed_rtt - sample).abs();
+        stats.smoothed_rtt = 0.875 * stats.smoothed_rtt + 0.125 * sample;
+    }
+    stats.rto =
+        (stats.smoothed_rtt + (4.0 * stats.rtt_variance).max(RTO_GRANULARITY) + ack_interval)
+            .max(MIN_RTO);
 }
 
 /// What the endpoint remembers about a packet it sent.
@@ -269,6 +311,35 @@ mod tests {
         // Smoothed by 0.1; a measure not known this time keeps the last value.
         assert!((stats.packet_loss.unwrap() - 0.05).abs() < 1e-12);
         assert_eq!(stats.sent_kbps, Some(8.0));
+    }
+
+    #[test]
+    fn rto_follows_rfc_6298() {
+        let mut stats = Stats::default();
+        update_rto(&mut stats, true, 0.1, 0.0);
+        // SRTT = R, RTTVAR = R / 2, RTO = SRTT + 4 * RTTVAR.
+        assert!((stats.rto - 0.3).abs() < 1e-12);
+        update_rto(&mut stats, false, 0.1, 0.0);
+        // RTTVAR = 3/4 * 0.05 + 1/4 * 0; SRTT stays.
+        assert!((stats.rtt_variance - 0.0375).abs() < 1e-12);
+        assert!((stats.rto - 0.25).abs() < 1e-12);
+        // A steady RTT: the variance decays, the RTO comes down to the RTT plus the
+        // granularity, never under the floor.
+        for _ in 0..200 {
+            update_rto(&mut stats, false, 0.1, 0.0);
+        }
+        assert!((stats.rto - 0.101).abs() < 1e-6, "{}", stats.rto);
+        let mut lan = Stats::default();
+        for first in [true, false, false] {
+            update_rto(&mut lan, first, 0.0001, 0.0);
+        }
+        for _ in 0..200 {
+            update_rto(&mut lan, false, 0.0001, 0.0);
+        }
+        assert_eq!(lan.rto, MIN_RTO);
+        // A late sample raises it at once.
+        update_rto(&mut stats, false, 0.3, 0.0);
+        assert!(stats.rto > 0.3, "{}", stats.rto);
     }
 
     #[test]
