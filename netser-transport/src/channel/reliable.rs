@@ -7,7 +7,10 @@ use netser::{Encoder, Result};
 
 use super::wire::{id_relative_bits, write_id_relative, EncodedMessage, MESSAGE_HEAP_OVERHEAD};
 use crate::chunk::ChunkId;
-use crate::sequence::{sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
+use crate::endpoint::Stats;
+use crate::sequence::{
+    sequence_greater_than, sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY,
+};
 
 /// Bits of a block reference on the wire: the flag and the chunk id.
 pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
@@ -15,6 +18,10 @@ pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
 /// Stop packing once fewer bits than this are left (no message is that small but an
 /// empty one, and scanning the whole window for it costs more than it saves).
 const GIVE_UP_BITS: u64 = 4;
+
+/// A packet not acked while a later one was is lost once this many smoothed RTTs have
+/// passed since it was sent: QUIC's time threshold (RFC 9002), room for reordering.
+const LOSS_TIME_THRESHOLD: f64 = 9.0 / 8.0;
 
 /// What a reliable message carries on the wire.
 #[derive(Debug)]
@@ -41,6 +48,8 @@ struct SendEntry {
     payload: Payload,
     /// When it was last included in a packet; `-inf` before the first time.
     last_sent: f64,
+    /// The packet that last carried it.
+    last_packet: u16,
 }
 
 /// The sending half of a reliable channel.
@@ -58,6 +67,12 @@ pub(crate) struct ReliableSender {
     resend_delay: f64,
     /// The configured resend delay, before the RTT is taken into account.
     min_resend_delay: f64,
+    /// The newest packet the peer acked (any packet of the connection).
+    largest_acked: Option<u16>,
+    /// How long after it was sent a packet older than `largest_acked` and not acked is
+    /// taken as lost (see [`set_rtt_stats`](Self::set_rtt_stats)); `None` until the
+    /// RTT is known, and when the resends follow the timer alone.
+    loss_delay: Option<f64>,
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
@@ -90,6 +105,8 @@ impl ReliableSender {
             oldest_unacked: 0,
             resend_delay,
             min_resend_delay: resend_delay,
+            largest_acked: None,
+            loss_delay: None,
             window: send_queue_size
                 .min(receive_queue_size)
                 .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
@@ -103,14 +120,35 @@ impl ReliableSender {
         self.resend_delay = self.min_resend_delay.max(rtt_delay);
     }
 
-    /// Resends wait the endpoint's retransmission timeout
-    /// ([`Stats::rto`](crate::endpoint::Stats::rto)) once there is one, the configured
-    /// delay until then: a message is resent when the packet that carried it has had the
-    /// time its ack takes, with the RTT's variance as margin, and no longer.
-    // The connection passes `rtt * resend_rtt_factor` through `set_rtt_delay` today.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn set_rto(&mut self, rto: Option<f64>) {
-        self.resend_delay = rto.unwrap_or(self.min_resend_delay);
+    /// Resend timing from the endpoint's estimates (`None` until the first ack), as QUIC
+    /// detects loss: a message is due again as soon as a packet sent after the one that
+    /// last carried it has been acked and 9/8 of the RTT has passed since it was sent
+    /// (the packet was lost, or is later than any reordering), and in any case after the
+    /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
+    /// pause that nothing acks after. Until the first ack, the configured delay.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection uses `set_rtt_delay` today
+    pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
+        match stats {
+            Some(stats) => {
+                self.resend_delay = stats.rto;
+                self.loss_delay = Some(LOSS_TIME_THRESHOLD * stats.smoothed_rtt);
+            }
+            None => {
+                self.resend_delay = self.min_resend_delay;
+                self.loss_delay = None;
+            }
+        }
+    }
+
+    /// When the message is due again (`-inf`: never sent).
+    fn due_time(&self, entry: &SendEntry) -> f64 {
+        let timer = entry.last_sent + self.resend_delay;
+        match (self.loss_delay, self.largest_acked) {
+            (Some(delay), Some(largest)) if sequence_greater_than(largest, entry.last_packet) => {
+                timer.min(entry.last_sent + delay)
+            }
+            _ => timer,
+        }
     }
 
     /// Messages queued and not yet acked.
@@ -131,6 +169,7 @@ impl ReliableSender {
             SendEntry {
                 payload,
                 last_sent: f64::NEG_INFINITY,
+                last_packet: 0,
             },
         );
         debug_assert!(inserted.is_ok());
@@ -151,7 +190,7 @@ impl ReliableSender {
         self.window_ids().any(|id| {
             self.queue
                 .get(id)
-                .is_some_and(|entry| entry.last_sent + self.resend_delay <= now)
+                .is_some_and(|entry| self.due_time(entry) <= now)
         })
     }
 
@@ -159,7 +198,7 @@ impl ReliableSender {
     pub fn next_due_time(&self) -> Option<f64> {
         self.window_ids()
             .filter_map(|id| self.queue.get(id))
-            .map(|entry| entry.last_sent + self.resend_delay)
+            .map(|entry| self.due_time(entry))
             .min_by(f64::total_cmp)
     }
 
@@ -186,7 +225,7 @@ impl ReliableSender {
             let Some(entry) = self.queue.get(id) else {
                 continue;
             };
-            if entry.last_sent + self.resend_delay > now {
+            if self.due_time(entry) > now {
                 continue;
             }
             let id_bits = previous.map_or(16, |p| id_relative_bits(p, id));
@@ -236,6 +275,7 @@ impl ReliableSender {
                 }
             }
             entry.last_sent = now;
+            entry.last_packet = packet_sequence;
         }
         let mut ids = self.spare_ids.pop().unwrap_or_default();
         ids.clone_from(&self.selected);
@@ -249,6 +289,12 @@ impl ReliableSender {
     /// A packet was acked: its messages leave the send queue. Returns how many were
     /// acked now (not before).
     pub fn on_packet_acked(&mut self, packet_sequence: u16) -> usize {
+        if self
+            .largest_acked
+            .is_none_or(|largest| sequence_greater_than(packet_sequence, largest))
+        {
+            self.largest_acked = Some(packet_sequence);
+        }
         let Some(ids) = self.sent_packets.remove(packet_sequence) else {
             return 0;
         };
@@ -453,5 +499,51 @@ impl<In> ReliableReceiver<In> {
         } else {
             self.ready.len()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(value: u8) -> Payload {
+        Payload::Message(EncodedMessage::encode(&value).unwrap())
+    }
+
+    /// Sends what is due at `now` in packet `sequence`; the ids sent.
+    fn send(sender: &mut ReliableSender, now: f64, sequence: u16) -> Vec<u16> {
+        sender.select(now, 0, 0, 10_000, 10_000);
+        let mut buffer = [0u8; 256];
+        let mut w = netser::WriteStream::new(&mut buffer);
+        sender.write(&mut w, now, sequence).unwrap();
+        sender.selected.clone()
+    }
+
+    #[test]
+    fn resends_follow_the_configured_delay_then_the_rto_and_later_acks() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 0.0, 0), [0]);
+        // No RTT yet: the configured delay.
+        assert_eq!(sender.next_due_time(), Some(0.1));
+        let stats = Stats {
+            smoothed_rtt: 0.08,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        assert_eq!(sender.next_due_time(), Some(0.3), "the RTO, nothing acked after");
+        sender.push(message(2));
+        assert_eq!(send(&mut sender, 0.05, 1), [1]);
+        // Packet 1 acked, 0 not: 0 is lost 9/8 RTT after it left, 1's message is done.
+        assert_eq!(sender.on_packet_acked(1), 1);
+        assert_eq!(sender.next_due_time(), Some(0.09));
+        assert!(!sender.has_due(0.089));
+        assert!(sender.has_due(0.09));
+        assert_eq!(send(&mut sender, 0.1, 2), [0]);
+        // Resent in packet 2, newer than anything acked: the RTO again.
+        assert_eq!(sender.next_due_time(), Some(0.4));
+        sender.set_rtt_stats(None);
+        assert_eq!(sender.next_due_time(), Some(0.2), "back to the configured delay");
     }
 }
