@@ -20,8 +20,10 @@ pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
 const GIVE_UP_BITS: u64 = 4;
 
 /// A packet not acked while a later one was is lost once this many smoothed RTTs have
-/// passed since it was sent: QUIC's time threshold (RFC 9002), room for reordering.
-const LOSS_TIME_THRESHOLD: f64 = 9.0 / 8.0;
+/// passed since it was sent. QUIC (RFC 9002) waits 9/8 of an RTT from which the peer's
+/// ack delay was taken out; the smoothed RTT here includes it (the header has no ack
+/// delay field), which leaves as much room for reordering at 1.
+const LOSS_TIME_THRESHOLD: f64 = 1.0;
 
 /// What a reliable message carries on the wire.
 #[derive(Debug)]
@@ -122,7 +124,7 @@ impl ReliableSender {
 
     /// Resend timing from the endpoint's estimates (`None` until the first ack), as QUIC
     /// detects loss: a message is due again as soon as a packet sent after the one that
-    /// last carried it has been acked and 9/8 of the RTT has passed since it was sent
+    /// last carried it has been acked and the smoothed RTT has passed since it was sent
     /// (the packet was lost, or is later than any reordering), and in any case after the
     /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
     /// pause that nothing acks after. Until the first ack, the configured delay.
@@ -532,18 +534,26 @@ mod tests {
             ..Stats::default()
         };
         sender.set_rtt_stats(Some(&stats));
-        assert_eq!(sender.next_due_time(), Some(0.3), "the RTO, nothing acked after");
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.3),
+            "the RTO, nothing acked after"
+        );
         sender.push(message(2));
         assert_eq!(send(&mut sender, 0.05, 1), [1]);
-        // Packet 1 acked, 0 not: 0 is lost 9/8 RTT after it left, 1's message is done.
+        // Packet 1 acked, 0 not: 0 is lost an RTT after it left, 1's message is done.
         assert_eq!(sender.on_packet_acked(1), 1);
-        assert_eq!(sender.next_due_time(), Some(0.09));
-        assert!(!sender.has_due(0.089));
-        assert!(sender.has_due(0.09));
+        assert_eq!(sender.next_due_time(), Some(0.08));
+        assert!(!sender.has_due(0.079));
+        assert!(sender.has_due(0.08));
         assert_eq!(send(&mut sender, 0.1, 2), [0]);
         // Resent in packet 2, newer than anything acked: the RTO again.
         assert_eq!(sender.next_due_time(), Some(0.4));
         sender.set_rtt_stats(None);
-        assert_eq!(sender.next_due_time(), Some(0.2), "back to the configured delay");
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.2),
+            "back to the configured delay"
+        );
     }
 }
