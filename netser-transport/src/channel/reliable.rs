@@ -78,6 +78,16 @@ pub(crate) struct ReliableSender {
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
+    /// Blocks whose bytes the peer may not have yet, oldest first: their message id and
+    /// chunk. The receiver's window cannot pass a block before its bytes arrive, so the
+    /// sender's window starts at the oldest of them even after its reference is acked
+    /// (see [`on_block_delivered`](Self::on_block_delivered)). Their ids lie between
+    /// the oldest and the newest queued id, so at most `window` plus the send queue's
+    /// capacity of them.
+    undelivered_blocks: VecDeque<(u16, ChunkId)>,
+    /// Whoever drives the sender reports delivered blocks, so they may hold the window
+    /// (see [`hold_window_for_blocks`](Self::hold_window_for_blocks)).
+    holds_for_blocks: bool,
     max_per_packet: usize,
     /// The ids picked by the last [`select`](Self::select).
     selected: Vec<u16>,
@@ -113,6 +123,8 @@ impl ReliableSender {
                 .min(receive_queue_size)
                 .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
             max_per_packet,
+            undelivered_blocks: VecDeque::new(),
+            holds_for_blocks: false,
             selected: Vec::with_capacity(max_per_packet),
         }
     }
@@ -166,6 +178,9 @@ impl ReliableSender {
     pub fn push(&mut self, payload: Payload) -> u16 {
         debug_assert!(!self.is_full());
         let id = self.next_id;
+        if let (Payload::Block(chunk), true) = (&payload, self.holds_for_blocks) {
+            self.undelivered_blocks.push_back((id, *chunk));
+        }
         let inserted = self.queue.insert(
             id,
             SendEntry {
@@ -179,10 +194,48 @@ impl ReliableSender {
         id
     }
 
+    /// From now on a block holds the window at its id until
+    /// [`on_block_delivered`](Self::on_block_delivered) reports its chunk complete; the
+    /// caller promises to. Without it (so far the connection), the window moves on once a
+    /// block's reference is acked, and may run past a receiver still waiting for the
+    /// block's bytes.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
+    pub fn hold_window_for_blocks(&mut self) {
+        self.holds_for_blocks = true;
+    }
+
+    /// The chunk of a block is all with the peer (the chunk sender's last completed
+    /// chunk): blocks up to it no longer hold the window back. Chunks complete in the
+    /// order they were sent, so every block with an older chunk is done too; a chunk of
+    /// another channel releases this channel's older blocks the same way.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
+    pub fn on_block_delivered(&mut self, chunk: ChunkId) {
+        while self
+            .undelivered_blocks
+            .front()
+            .is_some_and(|&(_, c)| !sequence_greater_than(c, chunk))
+        {
+            self.undelivered_blocks.pop_front();
+        }
+    }
+
+    /// The ids that may be sent: from the oldest unacked, up to `window` past the oldest
+    /// of it and the undelivered blocks (the receiver's window starts there at the
+    /// latest). Returns the first and how many.
+    fn sendable(&self) -> (u16, usize) {
+        let start = self.oldest_unacked;
+        // A block not acked yet is at or after `start` and holds nothing back.
+        let held = match self.undelivered_blocks.front() {
+            Some(&(id, _)) if sequence_less_than(id, start) => usize::from(start.wrapping_sub(id)),
+            _ => 0,
+        };
+        let room = usize::from(self.window).saturating_sub(held);
+        (start, self.len().min(room))
+    }
+
     /// Ids in the window, oldest first.
     fn window_ids(&self) -> impl Iterator<Item = u16> {
-        let start = self.oldest_unacked;
-        let n = self.len().min(usize::from(self.window));
+        let (start, n) = self.sendable();
         (0..n as u16).map(move |i| start.wrapping_add(i))
     }
 
@@ -220,8 +273,7 @@ impl ReliableSender {
         let mut used = overhead;
         let mut previous: Option<u16> = None;
         let mut resent = 0;
-        let start = self.oldest_unacked;
-        let n = self.len().min(usize::from(self.window));
+        let (start, n) = self.sendable();
         for i in 0..n as u16 {
             let id = start.wrapping_add(i);
             let Some(entry) = self.queue.get(id) else {
@@ -323,6 +375,8 @@ impl ReliableSender {
             + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
             + lists * self.max_per_packet * 2
             + lists * core::mem::size_of::<Vec<u16>>()
+            + (usize::from(self.window) + self.queue.capacity())
+                * core::mem::size_of::<(u16, ChunkId)>()
     }
 }
 
@@ -555,5 +609,66 @@ mod tests {
             Some(0.2),
             "back to the configured delay"
         );
+    }
+
+    /// A block whose bytes are still on their way holds the receiver's window at its id;
+    /// the sender, whose window moved on once the block's reference was acked, used to
+    /// send ids the receiver could not buffer, and the receiver refused those whole
+    /// packets (`ReceiveQueueFull`), the other channels' messages in them included.
+    #[test]
+    fn an_undelivered_block_holds_the_window_where_the_receiver_is() {
+        let window = 8;
+        let mut sender = ReliableSender::new(64, window, 256, 0.1, 4);
+        sender.hold_window_for_blocks();
+        let mut receiver: ReliableReceiver<u8> = ReliableReceiver::new(window, true);
+        for value in 0..40u8 {
+            if value == 2 {
+                sender.push(Payload::Block(7));
+            } else {
+                sender.push(message(value));
+            }
+        }
+        let (mut delivered, mut block_here) = (Vec::new(), false);
+        for tick in 0..60u16 {
+            if tick == 20 {
+                // The ack of the block's last slice reaches the sender.
+                sender.on_block_delivered(7);
+            }
+            let now = f64::from(tick);
+            let ids = send(&mut sender, now, tick);
+            for &id in &ids {
+                assert!(
+                    receiver.can_accept(id, ids.len()),
+                    "tick {tick}: id {id} is past the receiver's window"
+                );
+                let item = if id == 2 {
+                    Item::Block(7)
+                } else {
+                    Item::Message(id as u8)
+                };
+                receiver.accept(id, item).unwrap();
+            }
+            sender.on_packet_acked(tick);
+            while let Some(value) = receiver.next(|_| {
+                if block_here {
+                    BlockState::Ready(2)
+                } else {
+                    BlockState::Pending
+                }
+            }) {
+                delivered.push(value);
+            }
+            if tick == 19 {
+                assert_eq!(delivered, [0, 1], "held at the block");
+                assert!(sender.len() > 0, "and messages wait to be sent");
+                // The block's bytes reach the receiver, which takes its messages.
+                block_here = true;
+                while let Some(value) = receiver.next(|_| BlockState::Ready(2)) {
+                    delivered.push(value);
+                }
+            }
+        }
+        assert_eq!(delivered, (0..40).collect::<Vec<u8>>());
+        assert_eq!(sender.len(), 0);
     }
 }
