@@ -479,11 +479,22 @@ impl Harness {
         }
     }
 
-    /// A lossless network for up to 60 simulated seconds: every reliable note sent must
-    /// arrive.
+    /// A lossless network for 60 simulated seconds plus four resend delays (which follow
+    /// the RTT estimate: one sample from a long stall makes them long): every reliable
+    /// note sent must arrive.
     fn settle(&mut self) {
-        for _ in 0..1200 {
-            self.now += 0.05;
+        let start = self.now;
+        for _ in 0..100_000 {
+            let rtt = self.sides[0].rtt().max(self.sides[1].rtt());
+            let factor = self
+                .config
+                .resend_rtt_factor
+                .max(self.config.chunk.resend_rtt_factor);
+            let resend = rtt * factor;
+            if self.now - start > 60.0 + 4.0 * resend {
+                break;
+            }
+            self.now += (resend / 20.0).max(0.05);
             for s in 0..2 {
                 self.pump(s);
             }
@@ -507,8 +518,16 @@ impl Harness {
             for (channel, flow) in flows[..2].iter().enumerate() {
                 assert!(
                     flow.undelivered.is_empty(),
-                    "side {s} channel {channel}: notes {:?} never arrived",
-                    flow.undelivered
+                    "side {s} channel {channel}: notes {:?} never arrived; sender (rtt {}) {:?} \
+                     {:?} {:?}; receiver {:?} {:?} {:?}",
+                    flow.undelivered,
+                    self.sides[s].rtt(),
+                    self.sides[s].counters(),
+                    self.sides[s].channel_counters(channel as u8),
+                    self.sides[s].block_send_progress(),
+                    self.sides[1 - s].counters(),
+                    self.sides[1 - s].channel_counters(channel as u8),
+                    self.sides[1 - s].block_receive_progress(),
                 );
             }
         }
