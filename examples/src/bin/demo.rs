@@ -5,8 +5,10 @@
 //!   signed packets).
 //! - On join the server sends each client the 256 KiB world as one reliable message: the
 //!   connection sends it as a block of slices, resent until acked (progress bars).
-//! - The server sends 30 snapshots a second of 64 moving rigid bodies (unreliable-
-//!   sequenced) and relays every chat line to everyone (reliable-ordered).
+//! - The server sends 30 snapshots a second of 64 moving rigid bodies through the
+//!   snapshot layer: each delta-encoded against the newest one the client acked (clients
+//!   holding the same one share the encoding), and relays every chat line to everyone
+//!   (reliable-ordered).
 //! - Clients send 60 inputs a second (unreliable-sequenced) and a chat line every half
 //!   second.
 //!
@@ -26,9 +28,76 @@ use netser_transport::netcode::{
     generate_key, protocol_id, ConnectToken, DisconnectReason, TokenParams,
 };
 use netser_transport::simulator::SimulatorConfig;
+use netser_transport::snapshot::SendOutcome;
 use netser_transport::udp::{
     ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
 };
+
+/// The bodies as the snapshot layer sends them: `game::Snapshot` with the derive's
+/// delta encoding (the same fields and bounds as `game::Body`).
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+struct Frame {
+    /// Server tick (30 Hz), wrapping at 2^20.
+    #[net(range = 0..=1048575)]
+    tick: u32,
+    /// Every body.
+    #[net(max_len = 64)]
+    bodies: Vec<FrameBody>,
+}
+
+/// `game::Body`, with a delta encoding.
+#[derive(NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+struct FrameBody {
+    #[net(range = 0..=63)]
+    id: u8,
+    #[net(range = 0..=100)]
+    health: u8,
+    #[net(quantize(min = -256.0, max = 256.0, res = 0.0078125))]
+    position: [f32; 3],
+    #[net(quat(bits = 10))]
+    orientation: [f32; 4],
+    at_rest: bool,
+    #[net(when = !at_rest, quantize(min = -32.0, max = 32.0, res = 0.015625))]
+    velocity: [f32; 3],
+}
+
+impl Frame {
+    /// The frame of a game snapshot.
+    fn of(snapshot: &game::Snapshot) -> Self {
+        Self {
+            tick: snapshot.tick,
+            bodies: snapshot
+                .bodies
+                .iter()
+                .map(|b| FrameBody {
+                    id: b.id,
+                    health: b.health,
+                    position: b.position,
+                    orientation: b.orientation,
+                    at_rest: b.at_rest,
+                    velocity: b.velocity,
+                })
+                .collect(),
+        }
+    }
+
+    /// Back to the game's bodies, to check them against the truth.
+    fn bodies(&self) -> Vec<game::Body> {
+        self.bodies
+            .iter()
+            .map(|b| game::Body {
+                id: b.id,
+                health: b.health,
+                position: b.position,
+                orientation: b.orientation,
+                at_rest: b.at_rest,
+                velocity: b.velocity,
+            })
+            .collect()
+    }
+}
 
 /// The command line.
 struct Args {
@@ -160,7 +229,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         udp: network(args.seed),
         ..UdpServerConfig::new(protocol, key)
     };
-    let mut server: UdpServer<ServerMessage, ClientMessage> =
+    let mut server: UdpServer<ServerMessage, ClientMessage, Frame> =
         UdpServer::bind("127.0.0.1:0", config)?;
 
     // The clients, each with a token the "backend" (here, this process) issued.
@@ -176,7 +245,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             connection: game::connection_config(),
             udp: network(args.seed + client_id),
         };
-        let client: UdpClient<ClientMessage, ServerMessage> = UdpClient::connect(token, config)?;
+        let client: UdpClient<ClientMessage, ServerMessage, Frame> =
+            UdpClient::connect(token, config)?;
         clients.push(client);
     }
     println!(
@@ -208,6 +278,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     let mut server_logs: HashMap<u64, ServerLog> = HashMap::new();
     let mut joined_at: HashMap<u64, f64> = HashMap::new();
     let (mut snapshots_sent, mut snapshot_bytes, mut chat_relayed) = (0u64, 0usize, 0u64);
+    // Bytes of the snapshots sent to clients as deltas, and how many went whole.
+    let (mut delta_sends, mut delta_bits, mut whole_sends) = (0u64, 0u64, 0u64);
     let mut tick = 0u32;
     let frame = Duration::from_secs_f64(1.0 / game::INPUT_HZ);
     let start = Instant::now();
@@ -225,6 +297,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         for (i, client) in clients.iter_mut().enumerate() {
             let log = &mut client_logs[i];
             client.update();
+            if let Some((_, frame)) = client.poll_snapshot() {
+                check_snapshot(log, frame);
+            }
             while let Some(event) = client.poll_event() {
                 match event {
                     ClientEvent::Connected { .. } => log.connected_at = Some(t),
@@ -302,14 +377,19 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             }
         }
         if tick.is_multiple_of(2) && elapsed < play {
-            let snapshot = game::snapshot(tick / 2);
-            snapshot_bytes += snapshot.to_vec()?.len();
+            // Quantized by a round trip, so what the clients decode equals it exactly.
+            let frame = Frame::decode_from_slice(&Frame::of(&game::snapshot(tick / 2)).to_vec()?)?;
+            snapshot_bytes += frame.to_vec()?.len();
             snapshots_sent += 1;
-            server
-                .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(snapshot))
-                .map_err(|(_, e)| e)?;
+            server.push_snapshot(frame);
             for id in server.client_ids() {
-                client_logs[id as usize - 1].snapshots_expected += 1;
+                // (Not `Sent` when equal to what the client holds: nothing went.)
+                if let SendOutcome::Sent { baseline, bits, .. } = server.send_snapshot(id)? {
+                    delta_sends += 1;
+                    delta_bits += bits;
+                    whole_sends += u64::from(baseline.is_none());
+                    client_logs[id as usize - 1].snapshots_expected += 1;
+                }
             }
         }
         server.send_packets();
@@ -360,10 +440,13 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     // The summary.
     let played = start.elapsed().as_secs_f64();
     let avg_snapshot = snapshot_bytes / snapshots_sent.max(1) as usize;
+    let avg_delta = delta_bits as f64 / 8.0 / delta_sends.max(1) as f64;
     let plain = game::plain_snapshot_bytes(&game::snapshot(0));
     println!(
-        "  snapshots    {snapshots_sent} sent at 30 Hz: {avg_snapshot} bytes for 64 bodies on average, plain f32 fields {plain} bytes ({:.1}x smaller)",
-        plain as f64 / avg_snapshot.max(1) as f64
+        "  snapshots    {snapshots_sent} at 30 Hz, 64 bodies: {avg_snapshot} bytes absolute, {avg_delta:.0} bytes delta on average \
+         ({delta_sends} sends, {whole_sends} whole), plain f32 fields {plain} bytes ({:.1}x smaller absolute, {:.1}x delta)",
+        plain as f64 / avg_snapshot.max(1) as f64,
+        plain as f64 / avg_delta.max(1.0)
     );
     let chat_total: u64 = client_logs.iter().map(|l| u64::from(l.chat_sent)).sum();
     println!("  chat         {chat_total} lines written, {chat_relayed} relayed to every client");
@@ -376,13 +459,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         // Loss as the client saw it: snapshots sent to it that never arrived (or arrived
         // after a newer one and were dropped by the sequenced channel).
         let sent = log.snapshots_expected.max(1);
+        let decoded = clients[i].snapshot_counters().decoded;
         println!(
             "  client {id:<3}   rtt {:5.1} ms (server's view {:5.1} ms), snapshots {} of {} ({:.1}% lost, {} out of order, {} off the truth), chat {}/{} in order, world {} in {block_time}",
             infos[i].rtt * 1000.0,
             server_infos.get(&id).map_or(0.0, |info| info.rtt * 1000.0),
-            log.snapshots,
+            decoded,
             sent,
-            100.0 * (1.0 - log.snapshots as f64 / sent as f64),
+            100.0 * (1.0 - decoded as f64 / sent as f64),
             log.snapshot_older,
             log.snapshot_wrong,
             log.chat_received,
@@ -427,6 +511,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             client_logs.iter().all(|l| l.snapshots > 0 && l.snapshot_older == 0 && l.snapshot_wrong == 0),
         ),
         (
+            "snapshots went as deltas against what each client acked, none refused",
+            delta_sends > whole_sends
+                && clients.iter().all(|c| {
+                    let r = c.snapshot_counters();
+                    r.unknown_baseline + r.malformed + r.wrong_kind == 0
+                }),
+        ),
+        (
             "the server received inputs from every client, in order",
             server_logs.len() == n && server_logs.values().all(|s| s.inputs > 0 && s.inputs_older == 0),
         ),
@@ -461,24 +553,8 @@ fn receive(log: &mut ClientLog, message: ServerMessage, world: &[u8], t: f64, ba
             log.world_at = Some(t);
             bar.set_position(bar.length().unwrap_or(0));
         }
-        ServerMessage::Snapshot(snapshot) => {
-            log.snapshots += 1;
-            if log.last_tick.is_some_and(|last| snapshot.tick <= last) {
-                log.snapshot_older += 1;
-            }
-            log.last_tick = Some(snapshot.tick);
-            // The motion is a function of the tick: check what quantization left of it.
-            let truth = game::snapshot(snapshot.tick);
-            let all_match = snapshot.bodies.len() == truth.bodies.len()
-                && snapshot
-                    .bodies
-                    .iter()
-                    .zip(&truth.bodies)
-                    .all(|(r, t)| game::body_matches(r, t));
-            if !all_match {
-                log.snapshot_wrong += 1;
-            }
-        }
+        // The demo sends its snapshots through the snapshot layer, not as messages.
+        ServerMessage::Snapshot(_) => log.snapshot_wrong += 1,
         ServerMessage::Chat(line) => {
             log.chat_received += 1;
             let next = log.chat_next.entry(line.from).or_insert(0);
@@ -487,5 +563,25 @@ fn receive(log: &mut ClientLog, message: ServerMessage, world: &[u8], t: f64, ba
             }
             *next = line.seq + 1;
         }
+    }
+}
+
+/// A client's check of the newest snapshot it decoded.
+fn check_snapshot(log: &mut ClientLog, frame: &Frame) {
+    log.snapshots += 1;
+    if log.last_tick.is_some_and(|last| frame.tick <= last) {
+        log.snapshot_older += 1;
+    }
+    log.last_tick = Some(frame.tick);
+    // The motion is a function of the tick: check what quantization left of it.
+    let truth = game::snapshot(frame.tick);
+    let bodies = frame.bodies();
+    let all_match = bodies.len() == truth.bodies.len()
+        && bodies
+            .iter()
+            .zip(&truth.bodies)
+            .all(|(r, t)| game::body_matches(r, t));
+    if !all_match {
+        log.snapshot_wrong += 1;
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
 use super::common::{push_event, BlockProgress, Events};
@@ -15,6 +15,9 @@ use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::{
     Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
     NetworkInfo,
+};
+use crate::snapshot::{
+    EntityConfig, EntityCounters, ReceiverCounters, SnapshotConfig, SnapshotConfigError,
 };
 
 /// Settings of a [`UdpClient`]: the connection (the same as the server's) and the socket.
@@ -105,8 +108,8 @@ pub enum ClientEvent<In> {
 /// instead of timing the client out.
 ///
 /// `Debug` shows a summary (id, state, addresses, queues), never a key.
-pub struct UdpClient<Out: NetSerialize, In: NetSerialize> {
-    client: Client<Out, In>,
+pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = ()> {
+    client: Client<Out, In, S>,
     driver: UdpDriver,
     channels: usize,
     /// Whether the Connected / Disconnected events were queued.
@@ -117,7 +120,7 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize> {
     message_channel: u8,
 }
 
-impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In, S> {
     /// Binds a socket on any port (IPv4 or IPv6, as the token's first server address)
     /// and starts connecting with `token` at the next [`send_packets`](Self::send_packets).
     ///
@@ -311,6 +314,50 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
         acked && flushed
     }
 
+    /// Sets how whole snapshots are kept (as the server's), dropping those received.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_snapshot_config(
+        &mut self,
+        config: SnapshotConfig,
+    ) -> Result<(), SnapshotConfigError> {
+        self.client.set_snapshot_config(config)
+    }
+
+    /// Sets how entity sets are read (as the server's), dropping the entities received.
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_entity_config(&mut self, config: EntityConfig) -> Result<(), SnapshotConfigError> {
+        self.client.set_entity_config(config)
+    }
+
+    /// The newest snapshot decoded and its sequence.
+    pub fn newest_snapshot(&self) -> Option<(u16, &S)> {
+        self.client.newest_snapshot()
+    }
+
+    /// The newest snapshot, if a newer one was decoded since the last call.
+    pub fn poll_snapshot(&mut self) -> Option<(u16, &S)> {
+        self.client.poll_snapshot()
+    }
+
+    /// What became of the snapshots received: decoded, duplicates, refusals by reason.
+    pub fn snapshot_counters(&self) -> &ReceiverCounters {
+        self.client.snapshot_counters()
+    }
+
+    /// The newest state of entity `id` from the server's entity sets, if it exists.
+    pub fn entity(&self, id: usize) -> Option<&S> {
+        self.client.entity(id)
+    }
+
+    /// What became of the entity sets received, once one arrived.
+    pub fn entity_counters(&self) -> Option<&EntityCounters> {
+        self.client.entity_counters()
+    }
+
     /// Whether messages flow.
     pub fn is_connected(&self) -> bool {
         self.client.is_connected()
@@ -376,7 +423,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     }
 
     /// The sans-IO client underneath.
-    pub fn client(&self) -> &Client<Out, In> {
+    pub fn client(&self) -> &Client<Out, In, S> {
         &self.client
     }
 
@@ -391,7 +438,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     }
 }
 
-impl<Out: NetSerialize, In: NetSerialize> Drop for UdpClient<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Drop for UdpClient<Out, In, S> {
     /// Disconnects a client still connected or connecting, so the server hears of it;
     /// the driver's own drop then sends what it holds within [`UdpConfig::linger`].
     fn drop(&mut self) {
@@ -401,7 +448,9 @@ impl<Out: NetSerialize, In: NetSerialize> Drop for UdpClient<Out, In> {
     }
 }
 
-impl<Out: NetSerialize, In: NetSerialize> fmt::Debug for UdpClient<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> fmt::Debug
+    for UdpClient<Out, In, S>
+{
     // A summary of its own, so that the connect token's session keys, held by the
     // layers below, can never reach a log through it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

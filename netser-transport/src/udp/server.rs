@@ -6,7 +6,7 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
 use super::common::{push_event, BlockProgress, Events};
@@ -16,6 +16,10 @@ use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::{
     self, ClientId, DisconnectReason, Key, MessageError, NetcodeServer, NetworkInfo, Server,
     ServerConfig, SetupError,
+};
+use crate::snapshot::{
+    EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
+    SnapshotStats,
 };
 
 /// Most events held for [`UdpServer::poll_event`] (and
@@ -252,8 +256,8 @@ pub enum ServerEvent<In> {
 /// disconnect packets included, for at most [`UdpConfig::linger`] (default 1 s; only a
 /// send simulator or a full kernel buffer makes it wait), so the clients learn at once
 /// instead of timing the server out.
-pub struct UdpServer<Out: NetSerialize, In: NetSerialize> {
-    server: Server<Out, In>,
+pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone = ()> {
+    server: Server<Out, In, S>,
     driver: UdpDriver,
     channels: usize,
     events: Events<ServerEvent<In>>,
@@ -264,7 +268,7 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize> {
     message_cursor: (usize, u8),
 }
 
-impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpServer<Out, In, S> {
     /// Binds a UDP socket to `addr` and starts a server on it.
     ///
     /// # Errors
@@ -397,6 +401,93 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
             let _ = driver.send(to, bytes); // drops are counted by the driver
         });
         driver.flush();
+    }
+
+    /// Sets how whole snapshots are kept and sent (the clients' must match); see
+    /// [`Server::set_snapshot_config`].
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_snapshot_config(
+        &mut self,
+        config: SnapshotConfig,
+    ) -> Result<(), SnapshotConfigError> {
+        self.server.set_snapshot_config(config)
+    }
+
+    /// Sets how entity sets are sent (the clients' must match); see
+    /// [`Server::set_entity_config`].
+    ///
+    /// # Errors
+    /// [`SnapshotConfigError`] if `config` does not validate; nothing changes.
+    pub fn set_entity_config(&mut self, config: EntityConfig) -> Result<(), SnapshotConfigError> {
+        self.server.set_entity_config(config)
+    }
+
+    /// Makes `snapshot` the newest world state (once a tick); returns its sequence. See
+    /// [`Server::push_snapshot`].
+    pub fn push_snapshot(&mut self, snapshot: S) -> u16 {
+        self.server.push_snapshot(snapshot)
+    }
+
+    /// Sends the newest snapshot to one client, against the newest one it acked; it goes
+    /// out at the next [`send_packets`](Self::send_packets). See [`Server::send_snapshot`].
+    ///
+    /// # Errors
+    /// [`SnapshotError::NotConnected`], or why it could not be sent.
+    pub fn send_snapshot(&mut self, client_id: ClientId) -> Result<SendOutcome, SnapshotError> {
+        let now = self.driver.now();
+        self.server.send_snapshot(now, client_id)
+    }
+
+    /// [`send_snapshot`](Self::send_snapshot) to every connected client (clients that
+    /// hold the same baseline share one encoding).
+    ///
+    /// # Errors
+    /// The first client it failed for and why; the others were sent theirs.
+    pub fn send_snapshot_to_all(&mut self) -> Result<(), (ClientId, SnapshotError)> {
+        let now = self.driver.now();
+        self.server.send_snapshot_to_all(now)
+    }
+
+    /// Sends one client the next packet of `world` from its priority accumulator; see
+    /// [`Server::send_entities`].
+    ///
+    /// # Errors
+    /// [`SnapshotError::NotConnected`], or why it could not be sent.
+    pub fn send_entities(
+        &mut self,
+        client_id: ClientId,
+        world: &[Option<S>],
+        priority: impl FnMut(usize, &S) -> f32,
+    ) -> Result<Option<u16>, SnapshotError> {
+        let now = self.driver.now();
+        self.server.send_entities(now, client_id, world, priority)
+    }
+
+    /// [`send_entities`](Self::send_entities) to every connected client, with
+    /// `priority(client, id, entity)`.
+    ///
+    /// # Errors
+    /// The first client it failed for and why; the others were sent theirs.
+    pub fn send_entities_to_all(
+        &mut self,
+        world: &[Option<S>],
+        priority: impl FnMut(ClientId, usize, &S) -> f32,
+    ) -> Result<(), (ClientId, SnapshotError)> {
+        let now = self.driver.now();
+        self.server.send_entities_to_all(now, world, priority)
+    }
+
+    /// What whole snapshots sent to a client cost (bits per snapshot, baseline age,
+    /// skips at rest).
+    pub fn snapshot_stats(&self, client_id: ClientId) -> Option<&SnapshotStats> {
+        self.server.snapshot_stats(client_id)
+    }
+
+    /// What entity sets sent to a client cost (entities pending, their age, bits).
+    pub fn entity_stats(&self, client_id: ClientId) -> Option<&EntityStats> {
+        self.server.entity_stats(client_id)
     }
 
     /// Queues `message` for one client on `channel`; it goes out at the next
@@ -572,7 +663,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     }
 
     /// The sans-IO server underneath.
-    pub fn server(&self) -> &Server<Out, In> {
+    pub fn server(&self) -> &Server<Out, In, S> {
         &self.server
     }
 
@@ -587,7 +678,9 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     }
 }
 
-impl<Out: NetSerialize, In: NetSerialize> Drop for UdpServer<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Drop
+    for UdpServer<Out, In, S>
+{
     /// Disconnects the clients still connected, so they hear of it; the driver's own
     /// drop then sends what it holds within [`UdpConfig::linger`].
     fn drop(&mut self) {
@@ -598,7 +691,9 @@ impl<Out: NetSerialize, In: NetSerialize> Drop for UdpServer<Out, In> {
     }
 }
 
-impl<Out: NetSerialize, In: NetSerialize> fmt::Debug for UdpServer<Out, In> {
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> fmt::Debug
+    for UdpServer<Out, In, S>
+{
     // A summary of its own, so that no key of the layers below (the private key, the
     // challenge key, the clients' session keys) can reach a log through it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
