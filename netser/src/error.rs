@@ -290,7 +290,7 @@ impl fmt::Display for ErrorKind {
                 variants - 1
             ),
             CheckMismatch { expected, found } => {
-                if *expected == crate::framing::END_OF_PACKET {
+                if *expected == crate::schema::END_OF_PACKET {
                     write!(
                         f,
                         "end-of-packet check failed: expected {expected:#010x}, found {found:#010x}; \
