@@ -51,9 +51,9 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         if field.attrs.align.is_some() {
             prefix.extend(quote!(#dec::align(__d) #map_err?;));
         }
-        // Nested types are read through their own impl: packing them into the parent's
-        // run made the benchmark's decode slower (276 against 264 instructions per
-        // entity), while it makes encode faster.
+        // Nested types are read through their own impl: packed into the parent's run,
+        // the benchmark's decode takes more instructions (BENCHMARKS.md, "Nested
+        // structs"), while encode, which packs them, takes fewer.
         let fixed = if prefix.is_empty() {
             run::fixed(wire).filter(|f| f.nested().is_none())
         } else {

@@ -53,11 +53,11 @@ pub fn key_order<K: MapKey>() -> fn(&K, &K) -> core::cmp::Ordering {
     K::cmp
 }
 
-/// The entries of a hash map in increasing key order (`order`: `K`'s `Ord`, inlined:
-/// through a function pointer, encoding a 64-entry `HashMap<u16, u16>` took 1.3 µs,
-/// against 0.9 µs), the order they go on the wire. One allocation of `len` pairs of references (the caller
-/// has checked `len` against `max_len` already) and an unstable sort (keys are
-/// distinct).
+/// The entries of a hash map in increasing key order, the order they go on the wire.
+/// `order` is `K`'s `Ord`, passed as a closure so that the sort inlines it: a call
+/// through a function pointer at each comparison makes encoding a map markedly slower.
+/// One allocation of `len` pairs of references (the caller has checked `len` against
+/// `max_len` already) and an unstable sort (keys are distinct).
 ///
 /// # Errors
 ///

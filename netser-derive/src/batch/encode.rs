@@ -170,9 +170,9 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let all = quote!(&__all);
     let mut columns = TokenStream::new();
     // In the AVX-512 build, the bools are gathered by their own loop before the columns
-    // are converted: read in place in the compose loop, their byte inserts sat on its
-    // critical path there (encode 5-10% slower); in the other builds that loop costs
-    // more than it saves (BENCHMARKS.md, round 7).
+    // are converted: read in place in the compose loop, their byte inserts sit on its
+    // critical path there; in the other builds that loop costs more than it saves
+    // (BENCHMARKS.md, "The bools gathered by a loop of their own").
     let mut bools = TokenStream::new();
     for (s, slot) in plan.slots.iter().enumerate() {
         if matches!(slot.leaf, Leaf::Bool) {
