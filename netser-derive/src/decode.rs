@@ -61,10 +61,10 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         };
         let value = wire_decode(g, wire, &path);
         let read = quote! {{
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Field(#name));
             #prefix
             let __v: #ty = #value;
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             __v
         }};
         let run_field = |fixed| run::RunField {
@@ -505,9 +505,9 @@ fn traced(g: &Gen, segment: TokenStream, value: TokenStream) -> TokenStream {
     let krate = &g.krate;
     let dec = quote!(#krate::Decoder);
     quote!({
-        #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::#segment);
+        #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::#segment);
         let __v = #value;
-        #krate::trace::Tracer::exit(#dec::tracer(__d));
+        #krate::__private::Tracer::exit(#dec::tracer(__d));
         __v
     })
 }

@@ -50,7 +50,7 @@ impl<'w> Delta<'w> {
 
 fn rt(g: &Gen) -> TokenStream {
     let krate = &g.krate;
-    quote!(#krate::delta)
+    quote!(#krate::__private::delta)
 }
 
 fn result_ty(g: &Gen, t: TokenStream) -> TokenStream {

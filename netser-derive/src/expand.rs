@@ -237,9 +237,9 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             let value = construct(&path, body);
             decode_arms.push(quote! {
                 #index => {
-                    #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+                    #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Variant(#name));
                     #fields
-                    #krate::trace::Tracer::exit(#dec::tracer(__d));
+                    #krate::__private::Tracer::exit(#dec::tracer(__d));
                     ::core::result::Result::Ok(#value)
                 }
             });

@@ -64,9 +64,9 @@ impl Gen {
     ) -> TokenStream {
         let krate = &self.krate;
         quote! {
-            #krate::trace::Tracer::enter(#trait_::tracer(#stream), #krate::trace::Segment::#segment);
+            #krate::__private::Tracer::enter(#trait_::tracer(#stream), #krate::__private::Segment::#segment);
             #body
-            #krate::trace::Tracer::exit(#trait_::tracer(#stream));
+            #krate::__private::Tracer::exit(#trait_::tracer(#stream));
         }
     }
 }

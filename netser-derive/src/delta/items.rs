@@ -162,9 +162,9 @@ pub fn body(g: &Gen, body: &Body<'_>, path: &TokenStream, base: &ErrPath) -> Bod
         }
         let w = g.traced(&quote!(__e), &enc, quote!(Field(#name)), w);
         let r = quote! {{
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Field(#name));
             let __v: #ty = #r;
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             __v
         }};
         match &plan.when_fn {
@@ -341,9 +341,9 @@ pub fn enum_items(g: &Gen, variants: &[VariantParts<'_, '_>]) -> TokenStream {
             #write
         }));
         read_arms.extend(quote!(#base_pat => {
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Variant(#name));
             #read
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             ::core::result::Result::Ok(#construct)
         }));
         unchanged_arms.extend(quote!(#base_pat => {

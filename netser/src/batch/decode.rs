@@ -5,9 +5,9 @@
 use alloc::vec::Vec;
 
 use super::{BLOCK, MAX_ELEMENT_BITS};
-use crate::bits::run::mask;
 use crate::error::Result;
 use crate::int::RangedInt;
+use crate::stream::run::mask;
 use crate::stream::{decode_element, Decoder};
 use crate::NetSerialize;
 

@@ -72,7 +72,7 @@ pub(super) struct Parse {
 /// value the parse cannot see cheaply.
 pub(super) fn parse(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch]) -> Option<Parse> {
     let krate = &g.krate;
-    let batch = quote!(#krate::batch);
+    let batch = quote!(#krate::__private::batch);
     // Constant widths and splits: every offset, shift and mask of the parse folds.
     let mut consts = TokenStream::new();
     for (s, slot) in plan.slots.iter().enumerate() {
