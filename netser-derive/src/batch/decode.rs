@@ -77,7 +77,7 @@ impl Plan<'_> {
                 res,
                 clamp,
             } => {
-                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                let q = crate::gen::quantize_const(g, min, max, res, *clamp);
                 quote! {
                     let mut #v = [0f32; __N];
                     __ok &= {

@@ -28,7 +28,7 @@ impl Plan<'_> {
                 res,
                 clamp,
             } => {
-                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                let q = crate::gen::quantize_const(g, min, max, res, *clamp);
                 let v = gather(quote!(f32), access.clone());
                 // Kept as `u32`: the packing widens it where it loads it.
                 quote!(let #c: [u32; __N] = {

@@ -431,7 +431,7 @@ pub fn bounds(
     let mut asserts = TokenStream::new();
     for ty in nested_types(bodies) {
         let span = ty.span();
-        let krate = crate::expand::respan(g.krate.clone(), span);
+        let krate = crate::internals::respan::respan(g.krate.clone(), span);
         if mentions(&quote!(#ty)) {
             let p = quote_spanned!(span=> #ty: #krate::NetDelta);
             where_clause.predicates.push(syn::parse_quote!(#p));

@@ -229,7 +229,7 @@ fn q_const(g: &Gen, leaf: &Leaf<'_>) -> TokenStream {
             max,
             res,
             clamp,
-        } => crate::encode::quantize_const(g, min, max, res, *clamp),
+        } => crate::gen::quantize_const(g, min, max, res, *clamp),
         _ => TokenStream::new(),
     }
 }
