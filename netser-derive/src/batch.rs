@@ -19,8 +19,8 @@ use crate::gen::Gen;
 use crate::internals::ast::Field;
 use crate::internals::attr::DefaultAttr;
 use crate::internals::check;
-use crate::plan::run::{self, Fixed, Layout, Leaf};
 use crate::plan::Body;
+use crate::run::{self, Fixed, Layout, Leaf};
 
 mod decode;
 mod encode;

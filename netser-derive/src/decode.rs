@@ -8,7 +8,8 @@ use crate::gen::{self, ErrPath, Gen};
 use crate::internals::ast::{is_btree, shape, CollectionKind, FloatTy, Shape};
 use crate::internals::attr::DefaultAttr;
 use crate::internals::wire::{slice_elem, Wire};
-use crate::plan::{run, FieldPlan};
+use crate::plan::FieldPlan;
+use crate::run;
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 

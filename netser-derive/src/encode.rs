@@ -7,7 +7,8 @@ use syn::spanned::Spanned;
 use crate::gen::{key_order, quantize_const, ErrPath, Gen};
 use crate::internals::ast::{is_btree, CollectionKind, FloatTy};
 use crate::internals::wire::{slice_elem, Wire};
-use crate::plan::{run, FieldPlan};
+use crate::plan::FieldPlan;
+use crate::run;
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 

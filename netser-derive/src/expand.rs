@@ -14,7 +14,8 @@ use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
 use crate::internals::respan::respan;
 use crate::internals::wire::Wire;
-use crate::plan::{self, run, Body};
+use crate::plan::{self, Body};
+use crate::run;
 use crate::schema::Hasher;
 use crate::{decode, encode};
 

@@ -11,7 +11,7 @@ mod pairs;
 mod stretch;
 use crate::gen::Gen;
 use crate::internals::ast::IntTy;
-use crate::plan::run::{Layout, Leaf};
+use crate::run::{Layout, Leaf};
 
 impl Plan<'_> {
     /// The type of slot `s`'s raw column `__r<s>`: its wire bits in the narrowest type

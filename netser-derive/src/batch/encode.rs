@@ -6,7 +6,7 @@ use quote::{format_ident, quote};
 
 use super::{int_ident, Plan};
 use crate::gen::Gen;
-use crate::plan::run::Leaf;
+use crate::run::Leaf;
 
 impl Plan<'_> {
     /// `let __c<s>: [u64; __N]` (`[u32; __N]` for a quantized slot): slot `s`'s wire integers for the elements `__it(k)`,
