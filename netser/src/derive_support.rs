@@ -9,13 +9,13 @@
 //! contract between the derive and its runtime, which is why `netser` requires exactly
 //! its own version of `netser-derive`:
 //!
-//! * [`batch`]: the batch path over collections of derived structs (columns, blocks,
+//! * `batch`: the batch path over collections of derived structs (columns, blocks,
 //!   the SIMD dispatch);
-//! * [`run`]: a run of fixed-width fields packed into few 64-bit writes and reads;
-//! * [`delta`] and [`delta_seq`]: the relative encodings of `#[net(delta)]` types;
-//! * the hashing of `SCHEMA_HASH` ([`fnv1a`], [`combine`]), the bounds of
-//!   `MAX_BITS` / `MAX_HEAP_BYTES` ([`quat_bits`], [`table_heap_bytes`]), the quaternion
-//!   format ([`QuatFormat`]) and the trace segments ([`Tracer`], [`Segment`]);
+//! * `run`: a run of fixed-width fields packed into few 64-bit writes and reads;
+//! * `delta` and `delta_seq`: the relative encodings of `#[net(delta)]` types;
+//! * the hashing of `SCHEMA_HASH` (`fnv1a`, `combine`), the bounds of
+//!   `MAX_BITS` / `MAX_HEAP_BYTES` (`quat_bits`, `table_heap_bytes`), the quaternion
+//!   format (`QuatFormat`) and the trace segments (`Tracer`, `Segment`);
 //! * defined here: the checks of attribute bounds given through constants, and the key
 //!   order of hash maps and sets.
 //!
