@@ -50,7 +50,7 @@ impl<'w> Delta<'w> {
 
 fn rt(g: &Gen) -> TokenStream {
     let krate = &g.krate;
-    quote!(#krate::delta)
+    quote!(#krate::__private::delta)
 }
 
 fn result_ty(g: &Gen, t: TokenStream) -> TokenStream {
@@ -99,7 +99,7 @@ fn same(g: &Gen, d: &Delta<'_>, v: &TokenStream, b: &TokenStream) -> TokenStream
             clamp,
             ..
         } => {
-            let q = encode::quantize_const(g, min, max, res, *clamp);
+            let q = crate::gen::quantize_const(g, min, max, res, *clamp);
             quote!({ #q #rt::quantized_unchanged_from(*#v, *#b, &__Q, 0)? })
         }
         Wire::Quat { bits, glam } => {
@@ -186,7 +186,7 @@ fn write(g: &Gen, d: &Delta<'_>, v: &TokenStream, b: &TokenStream, path: &ErrPat
             clamp,
             ..
         } => {
-            let q = encode::quantize_const(g, min, max, res, *clamp);
+            let q = crate::gen::quantize_const(g, min, max, res, *clamp);
             quote!({ #q #rt::write_quantized_delta(__e, *#v, *#b, &__Q) #map_err?; })
         }
         Wire::Quat { bits, glam } => {
@@ -306,7 +306,7 @@ fn read(g: &Gen, d: &Delta<'_>, b: &TokenStream, path: &ErrPath) -> TokenStream 
             clamp,
             ..
         } => {
-            let q = encode::quantize_const(g, min, max, res, *clamp);
+            let q = crate::gen::quantize_const(g, min, max, res, *clamp);
             quote!({ #q #rt::read_quantized_delta(__d, *#b, &__Q) #map_err? })
         }
         Wire::Quat { bits, glam } => {
@@ -450,7 +450,7 @@ fn unchanged(g: &Gen, d: &Delta<'_>, b: &TokenStream, path: &ErrPath) -> TokenSt
             clamp,
             ..
         } => {
-            let q = encode::quantize_const(g, min, max, res, *clamp);
+            let q = crate::gen::quantize_const(g, min, max, res, *clamp);
             quote!({ #q #rt::quantized_unchanged(*#b, &__Q, 0) #map_err? })
         }
         Wire::Quat { bits, glam } => {

@@ -12,8 +12,10 @@ use crate::hoist::Hoist;
 use crate::internals::ast::{Container, Style};
 use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
+use crate::internals::respan::respan;
 use crate::internals::wire::Wire;
-use crate::plan::{self, run, Body};
+use crate::plan::{self, Body};
+use crate::run;
 use crate::schema::Hasher;
 use crate::{decode, encode};
 
@@ -237,9 +239,9 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             let value = construct(&path, body);
             decode_arms.push(quote! {
                 #index => {
-                    #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+                    #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Variant(#name));
                     #fields
-                    #krate::trace::Tracer::exit(#dec::tracer(__d));
+                    #krate::__private::Tracer::exit(#dec::tracer(__d));
                     ::core::result::Result::Ok(#value)
                 }
             });
@@ -482,23 +484,6 @@ fn packed_items(g: &Gen, body: &Body<'_>) -> TokenStream {
         }
 
     }
-}
-
-/// `tokens` with every token (and group) moved to `span`.
-pub fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = proc_macro2::TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
 
 /// Whether `tokens` name one of `generics`' parameters (or `Self`), so that they

@@ -39,6 +39,7 @@ mod gen;
 mod hoist;
 mod internals;
 mod plan;
+mod run;
 mod schema;
 
 use proc_macro::TokenStream;

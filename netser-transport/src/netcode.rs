@@ -87,6 +87,7 @@ mod game_server;
 mod layout;
 mod outbox;
 pub mod packet;
+mod payload;
 mod replay;
 mod server;
 mod token;

@@ -54,6 +54,8 @@ mod decoder;
 mod encoder;
 mod measure;
 mod read;
+/// Runs of fixed-width fields for the derive; reached through `__private`.
+pub(crate) mod run;
 mod write;
 
 pub use decoder::Decoder;

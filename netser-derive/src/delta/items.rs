@@ -162,9 +162,9 @@ pub fn body(g: &Gen, body: &Body<'_>, path: &TokenStream, base: &ErrPath) -> Bod
         }
         let w = g.traced(&quote!(__e), &enc, quote!(Field(#name)), w);
         let r = quote! {{
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Field(#name));
             let __v: #ty = #r;
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             __v
         }};
         match &plan.when_fn {
@@ -341,9 +341,9 @@ pub fn enum_items(g: &Gen, variants: &[VariantParts<'_, '_>]) -> TokenStream {
             #write
         }));
         read_arms.extend(quote!(#base_pat => {
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Variant(#name));
             #read
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             ::core::result::Result::Ok(#construct)
         }));
         unchanged_arms.extend(quote!(#base_pat => {
@@ -431,7 +431,7 @@ pub fn bounds(
     let mut asserts = TokenStream::new();
     for ty in nested_types(bodies) {
         let span = ty.span();
-        let krate = crate::expand::respan(g.krate.clone(), span);
+        let krate = crate::internals::respan::respan(g.krate.clone(), span);
         if mentions(&quote!(#ty)) {
             let p = quote_spanned!(span=> #ty: #krate::NetDelta);
             where_clause.predicates.push(syn::parse_quote!(#p));

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 
 use super::outbox::Outbox;
 use super::packet::{self, Packet, PacketType, Refusal, RefusalCounters};
+use super::payload::check_payload;
 use super::replay::ReplayProtection;
-use super::server::check_payload;
 use super::token::ConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;

@@ -10,6 +10,7 @@ use super::outbox::Outbox;
 use super::packet::{
     self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters,
 };
+use super::payload::check_payload;
 use super::replay::{ReplayProtection, REPLAY_WINDOW};
 use super::token::PrivateConnectToken;
 #[cfg(doc)]
@@ -908,20 +909,4 @@ impl NetcodeServer {
             }
         }
     }
-}
-
-/// Payloads are 1 to [`Layout::max_payload_bytes`] bytes.
-pub(crate) fn check_payload(payload: &[u8], layout: Layout) -> Result<(), SendError> {
-    if payload.is_empty() {
-        return Err(SendError::EmptyPayload);
-    }
-    let max = layout.max_payload_bytes();
-    if payload.len() > max {
-        return Err(SendError::PayloadTooLarge {
-            len: payload.len(),
-            max,
-            layout,
-        });
-    }
-    Ok(())
 }
