@@ -141,6 +141,13 @@ mod tests {
     use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
     use std::time::{SystemTime, UNIX_EPOCH};
 
+    /// Several matches in one process run a server per thread (the README's second way).
+    #[test]
+    fn a_server_can_move_to_its_own_thread() {
+        fn is_send<T: Send>() {}
+        is_send::<UdpServer<ServerMessage, ClientMessage>>();
+    }
+
     /// What the signal handler does (raise the flag) ends the match: the connected
     /// client is told at once (`DisconnectedByServer`, not a timeout), the server
     /// reports a clean shutdown, and the loop had reported its health.
