@@ -196,19 +196,11 @@ fn main() -> Result<(), Error> {
         ("server CPU per client-tick", &|f| {
             format!("{:.1} us", f.per_client_tick() * 1e6)
         }),
-        ("bytes per client-second out / in", &|f| {
-            format!(
-                "{:.0} / {:.0}",
-                f.traffic.per_client_second(2),
-                f.traffic.per_client_second(4)
-            )
+        ("bytes per client-second out / in (30 + 60 Hz)", &|f| {
+            format!("{:.0} / {:.0}", f.traffic.nominal(2), f.traffic.nominal(4))
         }),
-        ("datagrams per client-second out / in", &|f| {
-            format!(
-                "{:.1} / {:.1}",
-                f.traffic.per_client_second(1),
-                f.traffic.per_client_second(3)
-            )
+        ("datagrams per client-second out / in (30 + 60 Hz)", &|f| {
+            format!("{:.1} / {:.1}", f.traffic.nominal(1), f.traffic.nominal(3))
         }),
         ("snapshot bytes (encoded)", &|f| {
             f.snapshot_bytes.to_string()
@@ -295,16 +287,31 @@ impl Figures {
 }
 
 /// The clients' process's counts over the measured seconds: `[seconds, datagrams in,
-/// bytes in, datagrams out, bytes out]` (in = what the server sent), and the clients.
+/// bytes in, datagrams out, bytes out]` (in = what the server sent), the clients, and
+/// the server's ticks and the inputs it received in the same seconds.
 #[derive(Default)]
 struct Traffic {
     values: [f64; 5],
     clients: f64,
+    ticks: f64,
+    inputs: f64,
 }
 
 impl Traffic {
-    fn per_client_second(&self, index: usize) -> f64 {
+    /// What the clients' process counted, per client-second.
+    fn measured(&self, index: usize) -> f64 {
         self.values[index] / self.values[0].max(1e-9) / self.clients.max(1.0)
+    }
+
+    /// Per client-second at the game's rates, whatever rates a busy machine managed:
+    /// what the server sent per client-tick times 30 (`index` 1 datagrams, 2 bytes),
+    /// and what the clients sent per input delivered times 60 (3 datagrams, 4 bytes).
+    fn nominal(&self, index: usize) -> f64 {
+        if index <= 2 {
+            self.values[index] / self.ticks.max(1.0) / self.clients.max(1.0) * game::SNAPSHOT_HZ
+        } else {
+            self.values[index] / self.inputs.max(1.0) * game::INPUT_HZ
+        }
     }
 }
 
@@ -364,6 +371,8 @@ fn measure(
     let ticks = f64::from(loaded.ticks.max(1));
     let mut traffic = Traffic {
         clients: options.clients as f64,
+        ticks: f64::from(loaded.ticks),
+        inputs: loaded.inputs as f64,
         ..Traffic::default()
     };
     for line in &report {
@@ -409,6 +418,14 @@ fn measure(
         figures.per_input * 1e6,
         figures.idle_per_client_tick * 1e6,
         figures.clients_per_core()
+    );
+    let t = &figures.traffic;
+    println!(
+        "  measured by the clients' process, per client-second: out {:.1} datagrams, {:.0} bytes; in {:.1} datagrams, {:.0} bytes",
+        t.measured(1),
+        t.measured(2),
+        t.measured(3),
+        t.measured(4)
     );
     Ok(figures)
 }
