@@ -6,7 +6,9 @@
 //! game through netser and then through renet 2 with its netcode transport (messages
 //! encoded with bitcode, as renet's users write them), and ends with the line
 //! `load: N clients per core (netser), R clients per core (renet)`. The default run is
-//! short; `--clients 1000 --seconds 20` measures for real.
+//! short; `--clients 500 --seconds 10` measures for real (more clients need a machine
+//! whose clients' process keeps up: it runs them all on one thread), and
+//! `--server-preset` runs netser with a proposed preset for servers of many clients.
 //!
 //! Each server runs on this process's main thread (one core); a second process (this
 //! program with `--drive` or `--drive-renet`) runs the clients. The report gives the
