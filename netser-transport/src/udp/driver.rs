@@ -873,6 +873,27 @@ mod tests {
         assert_eq!(bytes, sent);
     }
 
+    /// The plain path (other platforms, or after the kernel refused a segmented send):
+    /// every datagram leaves at once, one call each.
+    #[test]
+    fn without_segmentation_a_run_leaves_one_call_each() {
+        let (mut a, mut b) = pair(UdpConfig {
+            measure_syscalls: true,
+            ..UdpConfig::default()
+        });
+        a.burst.disable();
+        for i in 0..5u8 {
+            a.send(b.local_addr(), &[i; 100]).unwrap();
+            assert_eq!(a.held(), 0);
+        }
+        assert_eq!((a.stats().datagrams_sent, a.stats().syscalls), (5, 5));
+        assert_eq!(receive_all(&mut b, 5).len(), 5);
+        assert!(burst::is_refusal(&io::Error::from_raw_os_error(5)) == cfg!(target_os = "linux"));
+        assert!(!burst::is_refusal(&io::Error::from(
+            io::ErrorKind::WouldBlock
+        )));
+    }
+
     /// One datagram per address, as a server's snapshots go: none waits.
     #[test]
     fn datagrams_to_different_addresses_leave_at_once() {
