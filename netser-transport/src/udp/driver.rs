@@ -1,5 +1,8 @@
 //! The socket driver: a non-blocking `std::net::UdpSocket`, a bounded send queue, the
-//! optional simulators, and a counted reason for every dropped datagram.
+//! optional simulators, and a counted reason for every dropped datagram. On Linux,
+//! consecutive datagrams to one address leave in one system call (UDP generic
+//! segmentation offload, [`burst`]); elsewhere, and where the kernel refuses it, one
+//! `send_to` each.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -219,8 +222,9 @@ pub struct UdpStats {
     pub dropped_receive_oversize: u64,
     /// Receive errors reported by the operating system ([`DropReason::ReceiveError`]).
     pub receive_errors: u64,
-    /// System calls made (`send_to` and `recv_from`, including the one that finds
-    /// nothing waiting), counted when [`UdpConfig::measure_syscalls`] is on.
+    /// System calls made (`send_to`, a burst's `sendmsg` and `recv_from`, including the
+    /// one that finds nothing waiting), counted when [`UdpConfig::measure_syscalls`] is
+    /// on.
     pub syscalls: u64,
     /// Nanoseconds spent in them, when [`UdpConfig::measure_syscalls`] is on.
     pub syscall_nanos: u64,
@@ -248,6 +252,8 @@ pub struct UdpDriver {
     receive_sim: Option<Simulator<SocketAddr>>,
     buffer_sizes: (usize, usize),
     stats: UdpStats,
+    /// Datagrams to one address waiting to leave together; see [`burst`].
+    burst: burst::Burst,
 }
 
 impl UdpDriver {
@@ -305,6 +311,7 @@ impl UdpDriver {
             config,
             buffer_sizes,
             stats: UdpStats::default(),
+            burst: burst::Burst::new(),
         })
     }
 
@@ -363,9 +370,13 @@ impl UdpDriver {
     }
 
     /// Datagrams sent but not yet handed to the kernel: held by the send simulator
-    /// (until their delivery time) or waiting in the send queue.
+    /// (until their delivery time), waiting in the send queue, or gathered to leave with
+    /// the datagrams before them at the next [`flush`](Self::flush) (on Linux, a burst
+    /// to one address).
     pub fn held(&self) -> usize {
-        self.send_queue.len() + self.send_sim.as_ref().map_or(0, Simulator::in_flight)
+        self.send_queue.len()
+            + self.send_sim.as_ref().map_or(0, Simulator::in_flight)
+            + self.burst.len()
     }
 
     /// Flushes until the driver holds nothing more to send ([`held`](Self::held) is 0),
@@ -443,11 +454,19 @@ impl UdpDriver {
     /// kernel's buffer is full (retried by [`UdpDriver::flush`]), or into the send
     /// simulator if there is one (released by `flush` at its delivery time).
     ///
+    /// On Linux, a datagram to the address the previous one went to, and no longer than
+    /// it, joins a burst that leaves in one system call at the next `flush` (or the next
+    /// send to another address): a block's slices cost one call per 64 instead of one
+    /// each. The first datagram to an address always leaves at once. A kernel that
+    /// refuses the burst (no segmentation offload) gets one `send_to` per datagram from
+    /// then on.
+    ///
     /// # Errors
     ///
     /// The [`DropReason`] when the datagram was dropped: over the size limit, queue full,
     /// or refused by the operating system. Each is also counted in [`UdpStats`] and
-    /// logged at debug level, so a caller may ignore the result.
+    /// logged at debug level, so a caller may ignore the result. A datagram that joined
+    /// a burst is counted when the burst leaves.
     pub fn send(&mut self, to: SocketAddr, datagram: &[u8]) -> Result<(), DropReason> {
         if datagram.len() > self.config.max_datagram_size {
             self.stats.dropped_send_oversize += 1;
@@ -461,15 +480,25 @@ impl UdpDriver {
             sim.send(self.clock.now(), self.local_addr, to, datagram);
             return Ok(());
         }
+        if self.send_queue.is_empty() && self.burst.push(to, datagram) {
+            return Ok(());
+        }
+        self.send_burst();
         if !self.send_queue.is_empty() {
             return self.enqueue(to, datagram.to_vec());
         }
+        self.send_now(to, datagram)
+    }
+
+    /// Hands one datagram to the kernel, or to the send queue if its buffer is full.
+    fn send_now(&mut self, to: SocketAddr, datagram: &[u8]) -> Result<(), DropReason> {
         let timer = self.start_timer();
         let result = self.socket.send_to(datagram, to);
         self.stop_timer(timer);
         match result {
             Ok(_) => {
                 self.count_sent(datagram.len());
+                self.burst.sent(to, datagram.len());
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -488,6 +517,7 @@ impl UdpDriver {
     /// send queue, oldest first, until the kernel's buffer is full again. Call once per
     /// frame after sending.
     pub fn flush(&mut self) {
+        self.send_burst();
         if let Some(sim) = &mut self.send_sim {
             let now = self.clock.now();
             let mut due = Vec::new();
@@ -556,6 +586,54 @@ impl UdpDriver {
             }
         }
         delivered
+    }
+
+    /// Hands the kernel the burst gathered so far: one datagram as usual, several in one
+    /// segmented send; on a refusal of segmentation, one by one, and never again.
+    fn send_burst(&mut self) {
+        let Some((to, segment, count)) = self.burst.pending() else {
+            return;
+        };
+        let bytes = self.burst.take();
+        if count > 1 {
+            let timer = self.start_timer();
+            let result = burst::send_segmented(&self.socket, to, &bytes, segment);
+            self.stop_timer(timer);
+            match result {
+                Ok(()) => {
+                    self.stats.datagrams_sent += count as u64;
+                    self.stats.bytes_sent += bytes.len() as u64;
+                    let last = bytes.len() - (count - 1) * segment;
+                    self.burst.sent(to, last);
+                    self.burst.give_back(bytes);
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.send_would_block += 1;
+                    for datagram in bytes.chunks(segment) {
+                        // Counted and logged by `enqueue` when the queue is full.
+                        let _ = self.enqueue(to, datagram.to_vec());
+                    }
+                    self.burst.give_back(bytes);
+                    return;
+                }
+                Err(e) if burst::is_refusal(&e) => {
+                    warn!(local = %self.local_addr, %e,
+                        "udp: the kernel refused a segmented send; one datagram per call from now on");
+                    self.burst.disable();
+                }
+                // Anything else: each datagram's own send says what it is, and counts it.
+                Err(_) => {}
+            }
+        }
+        for datagram in bytes.chunks(segment) {
+            let _ = if self.send_queue.is_empty() {
+                self.send_now(to, datagram)
+            } else {
+                self.enqueue(to, datagram.to_vec())
+            };
+        }
+        self.burst.give_back(bytes);
     }
 
     fn drain_queue(&mut self) {
@@ -668,6 +746,8 @@ fn size_buffers(socket: &UdpSocket, size: usize) -> (usize, usize) {
     (recv, send)
 }
 
+mod burst;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -736,6 +816,7 @@ mod tests {
         for i in 0..5u8 {
             a.send(b.local_addr(), &[i]).unwrap();
         }
+        a.flush();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut n = 0;
         b.receive(|_, _| n += 1);
@@ -763,6 +844,102 @@ mod tests {
         assert!(a.stats().syscall_nanos > 0);
         // At least the datagram and the empty read that ended the poll.
         assert!(b.stats().syscalls >= 2);
+    }
+
+    /// Datagrams 2.. of a run to one address wait for the flush (on Linux) and leave in
+    /// one system call; all arrive in order, each counted.
+    #[test]
+    fn a_burst_to_one_address_leaves_in_order_in_one_call() {
+        let (mut a, mut b) = pair(UdpConfig {
+            measure_syscalls: true,
+            ..UdpConfig::default()
+        });
+        let sent: Vec<Vec<u8>> = (0..10u8)
+            .map(|i| vec![i; 1000])
+            .chain([vec![99; 500]])
+            .collect();
+        for datagram in &sent {
+            a.send(b.local_addr(), datagram).unwrap();
+        }
+        let linux = cfg!(target_os = "linux");
+        assert_eq!(a.held(), if linux { 10 } else { 0 });
+        a.flush();
+        assert_eq!(a.held(), 0);
+        assert_eq!(a.stats().datagrams_sent, 11);
+        assert_eq!(a.stats().bytes_sent, 10_500);
+        assert_eq!(a.stats().syscalls, if linux { 2 } else { 11 });
+        let got = receive_all(&mut b, 11);
+        let bytes: Vec<Vec<u8>> = got.into_iter().map(|(_, d)| d).collect();
+        assert_eq!(bytes, sent);
+    }
+
+    /// The plain path (other platforms, or after the kernel refused a segmented send):
+    /// every datagram leaves at once, one call each.
+    #[test]
+    fn without_segmentation_a_run_leaves_one_call_each() {
+        let (mut a, mut b) = pair(UdpConfig {
+            measure_syscalls: true,
+            ..UdpConfig::default()
+        });
+        a.burst.disable();
+        for i in 0..5u8 {
+            a.send(b.local_addr(), &[i; 100]).unwrap();
+            assert_eq!(a.held(), 0);
+        }
+        assert_eq!((a.stats().datagrams_sent, a.stats().syscalls), (5, 5));
+        assert_eq!(receive_all(&mut b, 5).len(), 5);
+        assert!(burst::is_refusal(&io::Error::from_raw_os_error(5)) == cfg!(target_os = "linux"));
+        assert!(!burst::is_refusal(&io::Error::from(
+            io::ErrorKind::WouldBlock
+        )));
+    }
+
+    /// One datagram per address, as a server's snapshots go: none waits.
+    #[test]
+    fn datagrams_to_different_addresses_leave_at_once() {
+        let (mut a, b) = pair(UdpConfig::default());
+        let c = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+        for to in [
+            b.local_addr(),
+            c.local_addr(),
+            b.local_addr(),
+            c.local_addr(),
+        ] {
+            a.send(to, &[1; 200]).unwrap();
+            assert_eq!(a.held(), 0);
+        }
+        assert_eq!(a.stats().datagrams_sent, 4);
+    }
+
+    /// A burst ends at a datagram to another address, or a longer one, and leaves
+    /// before it: the order of everything sent is kept.
+    #[test]
+    fn a_burst_leaves_before_what_cannot_join_it() {
+        let (mut a, mut b) = pair(UdpConfig::default());
+        let mut c = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+        let to_b: Vec<Vec<u8>> = vec![vec![1; 300], vec![2; 300], vec![3; 300], vec![4; 900]];
+        for datagram in &to_b[..3] {
+            a.send(b.local_addr(), datagram).unwrap();
+        }
+        a.send(c.local_addr(), b"c").unwrap();
+        assert_eq!(a.held(), 0, "the burst left before the datagram to c");
+        a.send(b.local_addr(), &to_b[3]).unwrap();
+        a.flush();
+        let got: Vec<Vec<u8>> = receive_all(&mut b, 4).into_iter().map(|(_, d)| d).collect();
+        assert_eq!(got, to_b);
+        assert_eq!(receive_all(&mut c, 1).len(), 1);
+        assert_eq!(a.stats().datagrams_sent, 5);
+    }
+
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    #[test]
+    fn the_segment_control_message_is_laid_out_as_linux_reads_it() {
+        let (control, len) = burst::segment_control(1200);
+        assert_eq!(len, 24); // CMSG_SPACE(2) on 64-bit Linux
+        assert_eq!(&control[..8], &18usize.to_ne_bytes()); // CMSG_LEN(2)
+        assert_eq!(&control[8..12], &17i32.to_ne_bytes()); // SOL_UDP
+        assert_eq!(&control[12..16], &103i32.to_ne_bytes()); // UDP_SEGMENT
+        assert_eq!(&control[16..18], &1200u16.to_ne_bytes());
     }
 
     #[test]
