@@ -17,7 +17,7 @@ use netser_transport::udp::{
     BlockProgress, ClientEvent, StartError, UdpClient, UdpClientConfig, UdpStats,
 };
 
-use crate::{NetMessage, NetReceive, NetSend};
+use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 
 /// The game client as a Bevy resource: a [`UdpClient`] sending `Out` and receiving `In`,
 /// run by [`NetClientPlugin<Out, In>`](NetClientPlugin). Every method of `UdpClient` is
@@ -390,8 +390,9 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetClientPlugin<Out, In> {
                        commands: Commands| {
                     shutdown_on_exit(timeout, exit, client, writers, stats, commands)
                 })
-                .in_set(NetSend),
+                .in_set(ExitSet::Client),
             );
+        configure_exit(app);
     }
 }
 

@@ -125,7 +125,7 @@ pub use server::{
     NetServerPlugin, ServerStats, server_running,
 };
 
-use bevy_ecs::schedule::SystemSet;
+use bevy_ecs::schedule::{IntoScheduleConfigs, SystemSet};
 use netser::NetSerialize;
 
 /// What a message type needs to go through the plugins: `NetSerialize`, and what Bevy asks
@@ -176,6 +176,22 @@ pub struct NetReceive;
 /// ```
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NetSend;
+
+/// The plugins' systems in `Last` that act on `AppExit`: a client in the same app (a
+/// listen server) leaves before the server shuts down.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ExitSet {
+    Client,
+    Server,
+}
+
+/// Orders the exit sets; both plugins call it (configuring twice is harmless).
+fn configure_exit(app: &mut bevy_app::App) {
+    app.configure_sets(
+        bevy_app::Last,
+        (ExitSet::Client, ExitSet::Server).chain().in_set(NetSend),
+    );
+}
 
 /// Everything a game's systems use: `use netser_bevy::prelude::*;`.
 ///

@@ -15,7 +15,7 @@ use netser_transport::udp::{
     BlockProgress, ServerEvent, StartError, UdpServer, UdpServerConfig, UdpStats,
 };
 
-use crate::{NetMessage, NetReceive, NetSend};
+use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 
 /// The game server as a Bevy resource: a [`UdpServer`] sending `Out` and receiving `In`,
 /// run by [`NetServerPlugin<Out, In>`](NetServerPlugin). Every method of `UdpServer` is
@@ -398,8 +398,9 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetServerPlugin<Out, In> {
                        commands: Commands| {
                     shutdown_on_exit(timeout, exit, server, writers, stats, commands)
                 })
-                .in_set(NetSend),
+                .in_set(ExitSet::Server),
             );
+        configure_exit(app);
     }
 }
 
