@@ -318,6 +318,40 @@ pub fn client_disconnected(stats: Option<Res<ClientStats>>) -> bool {
     stats.is_none_or(|s| matches!(s.state, None | Some(ClientState::Disconnected(_))))
 }
 
+/// Run condition: the client connected in this frame (a [`ConnectedToServer`] was written
+/// since this condition last ran).
+///
+/// ```
+/// use bevy_app::{App, Update};
+/// use bevy_ecs::prelude::*;
+/// use netser_bevy::prelude::*;
+///
+/// fn hide_spinner() {}
+/// App::new()
+///     .add_plugins(NetClientPlugin::<u8, u8>::default())
+///     .add_systems(Update, hide_spinner.run_if(client_just_connected));
+/// ```
+pub fn client_just_connected(mut connected: MessageReader<ConnectedToServer>) -> bool {
+    connected.read().count() > 0
+}
+
+/// Run condition: the client was disconnected in this frame (a [`DisconnectedFromServer`]
+/// was written since this condition last ran).
+///
+/// ```
+/// use bevy_app::{App, Update};
+/// use bevy_ecs::prelude::*;
+/// use netser_bevy::prelude::*;
+///
+/// fn back_to_menu() {}
+/// App::new()
+///     .add_plugins(NetClientPlugin::<u8, u8>::default())
+///     .add_systems(Update, back_to_menu.run_if(client_just_disconnected));
+/// ```
+pub fn client_just_disconnected(mut disconnected: MessageReader<DisconnectedFromServer>) -> bool {
+    disconnected.read().count() > 0
+}
+
 /// The client plugin: reads the [`NetClient<Out, In>`](NetClient) resource's socket in
 /// `PreUpdate` ([`NetReceive`]) and writes [`ConnectedToServer`],
 /// [`DisconnectedFromServer`], [`FromServer<In>`](FromServer) and [`BlockFromServer`];

@@ -21,8 +21,9 @@
 //! [`PostUpdate`](bevy_app::PostUpdate) (set [`NetSend`]) the plugin advances the
 //! transport's timers and sends the packets. [`ServerStats`] and [`ClientStats`] hold what
 //! a game shows (each client's round-trip time and loss, socket counters), and the run
-//! conditions [`server_running`], [`client_connected`], [`client_connecting`] and
-//! [`client_disconnected`] read them. On [`AppExit`](bevy_app::AppExit) the server tells
+//! conditions [`server_running`], [`client_connected`], [`client_connecting`],
+//! [`client_disconnected`], [`client_just_connected`] and [`client_just_disconnected`]
+//! follow the connection. On [`AppExit`](bevy_app::AppExit) the server tells
 //! its clients it is shutting down, and the client tells the server it leaves.
 //!
 //! Nothing here renders: the crate depends on `bevy_app` and `bevy_ecs` without their
@@ -119,6 +120,7 @@ mod server;
 pub use client::{
     BlockFromServer, ClientStats, ConnectedToServer, DisconnectedFromServer, FromServer, NetClient,
     NetClientPlugin, client_connected, client_connecting, client_disconnected,
+    client_just_connected, client_just_disconnected,
 };
 pub use server::{
     BlockToClient, ClientConnected, ClientDisconnected, ClientNetwork, FromClient, NetServer,
@@ -193,6 +195,11 @@ fn configure_exit(app: &mut bevy_app::App) {
     );
 }
 
+/// The crate's README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// Everything a game's systems use: `use netser_bevy::prelude::*;`.
 ///
 /// ```
@@ -204,7 +211,8 @@ pub mod prelude {
         BlockFromServer, BlockToClient, ClientConnected, ClientDisconnected, ClientNetwork,
         ClientStats, ConnectedToServer, DisconnectedFromServer, FromClient, FromServer, NetClient,
         NetClientPlugin, NetMessage, NetReceive, NetSend, NetServer, NetServerPlugin, ServerStats,
-        client_connected, client_connecting, client_disconnected, server_running,
+        client_connected, client_connecting, client_disconnected, client_just_connected,
+        client_just_disconnected, server_running,
     };
     pub use netser_transport::channel::ChannelId;
     pub use netser_transport::netcode::{ClientId, ClientState, DisconnectReason, NetworkInfo};

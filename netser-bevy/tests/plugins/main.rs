@@ -270,8 +270,9 @@ fn block_with_progress() {
 }
 
 /// The stats resources show the connection as it goes, and the run conditions follow
-/// them: systems gated by `client_connecting`, `client_connected`, `client_disconnected`
-/// and `server_running` run in the frames they should.
+/// them: systems gated by `client_connecting`, `client_connected`, `client_disconnected`,
+/// `client_just_connected`, `client_just_disconnected` and `server_running` run in the
+/// frames they should.
 #[test]
 fn stats_and_run_conditions() {
     #[derive(Resource, Default, Debug)]
@@ -279,6 +280,8 @@ fn stats_and_run_conditions() {
         connecting: u32,
         connected: u32,
         disconnected: u32,
+        just_connected: u32,
+        just_disconnected: u32,
         running: u32,
     }
     let mut game = Game::new(1, UdpConfig::default());
@@ -292,6 +295,8 @@ fn stats_and_run_conditions() {
             (|mut f: ResMut<Frames>| f.connecting += 1).run_if(client_connecting),
             (|mut f: ResMut<Frames>| f.connected += 1).run_if(client_connected),
             (|mut f: ResMut<Frames>| f.disconnected += 1).run_if(client_disconnected),
+            (|mut f: ResMut<Frames>| f.just_connected += 1).run_if(client_just_connected),
+            (|mut f: ResMut<Frames>| f.just_disconnected += 1).run_if(client_just_disconnected),
         ),
     );
     // Before the first frame the stats are empty: nothing has run.
@@ -341,6 +346,7 @@ fn stats_and_run_conditions() {
     assert!(f.connecting > 0, "{f:?}");
     assert!(f.connected > 0, "{f:?}");
     assert_eq!(f.disconnected, 0, "{f:?}");
+    assert_eq!((f.just_connected, f.just_disconnected), (1, 0), "{f:?}");
     let running = game.server.world().resource::<Frames>().running;
     assert!(running > 0);
 
@@ -357,6 +363,7 @@ fn stats_and_run_conditions() {
     let f = game.clients[0].world().resource::<Frames>();
     assert_eq!(f.connected, connected);
     assert!(f.disconnected > 0);
+    assert_eq!((f.just_connected, f.just_disconnected), (1, 1), "{f:?}");
 }
 
 /// A client that leaves (its resource removed) and comes back with a new token is a new
