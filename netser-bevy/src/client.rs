@@ -360,6 +360,10 @@ pub fn client_just_disconnected(mut disconnected: MessageReader<DisconnectedFrom
 ///
 /// The plugin does nothing while there is no `NetClient` resource: insert one to connect.
 ///
+/// The messages it writes follow Bevy's rule for messages: a reader that does not run
+/// within two frames misses them. Their number per frame is bounded by the transport:
+/// each channel holds at most its `receive_queue_size` messages.
+///
 /// ```
 /// use bevy_app::App;
 /// use netser_bevy::prelude::*;

@@ -331,6 +331,10 @@ pub fn server_running(stats: Option<Res<ServerStats>>) -> bool {
 ///
 /// The plugin does nothing while there is no `NetServer` resource: insert one to start.
 ///
+/// The messages it writes follow Bevy's rule for messages: a reader that does not run
+/// within two frames misses them. Their number per frame is bounded by the transport:
+/// each client's channels hold at most their `receive_queue_size` messages.
+///
 /// ```
 /// use bevy_app::App;
 /// use netser_bevy::prelude::*;
