@@ -17,6 +17,8 @@
 //!   [`UdpDriver::flush`];
 //! - optionally a seeded [`Simulator`](crate::simulator::Simulator) on the way out and
 //!   on the way in, so loss, latency and jitter can be added to a real socket;
+//! - on drop, what it still holds (simulated delays, a full kernel buffer) is sent for
+//!   at most [`UdpConfig::linger`], so a disconnect sent just before is not lost;
 //! - a counter, and a `tracing` event at debug level, for every datagram it drops, with
 //!   the reason ([`DropReason`], [`UdpStats`]). Without a `tracing` subscriber installed
 //!   nothing is printed.
@@ -63,5 +65,7 @@ mod server;
 pub use client::{ClientEvent, UdpClient, UdpClientConfig};
 pub use clock::Clock;
 pub use common::BlockProgress;
-pub use driver::{DropReason, UdpConfig, UdpDriver, UdpStats, MAX_UDP_PAYLOAD};
+pub use driver::{
+    DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, MAX_LINGER, MAX_UDP_PAYLOAD,
+};
 pub use server::{ServerEvent, StartError, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};

@@ -165,3 +165,34 @@ fn the_clock_moves_forward() {
     assert!(b - a >= 0.009, "{a} -> {b}");
     assert!(d.clock().now() >= b);
 }
+
+#[test]
+fn flush_all_waits_for_the_simulator_but_stops_at_its_timeout() {
+    let slow = |latency: f64| UdpConfig {
+        send_simulator: Some(SimulatorConfig {
+            latency,
+            seed: 5,
+            ..SimulatorConfig::default()
+        }),
+        linger: Duration::ZERO,
+        ..UdpConfig::default()
+    };
+    let mut rx = bind(UdpConfig::default());
+
+    // Held for 2 s; a 20 ms flush gives up with it still held.
+    let mut a = bind(slow(2.0));
+    a.send(rx.local_addr(), b"late").unwrap();
+    assert_eq!(a.held(), 1);
+    let start = Instant::now();
+    assert!(!a.flush_all(Duration::from_millis(20)));
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_eq!((a.held(), a.stats().datagrams_sent), (1, 0));
+
+    // Held for 30 ms: a flush of up to 2 s sends it and returns once it left.
+    let mut b = bind(slow(0.03));
+    b.send(rx.local_addr(), b"soon").unwrap();
+    assert!(b.flush_all(Duration::from_secs(2)));
+    assert_eq!((b.held(), b.stats().datagrams_sent), (0, 1));
+    let got = pump(&mut rx, &mut b, 1, Duration::from_secs(2));
+    assert_eq!(got, vec![(b.local_addr(), b"soon".to_vec())]);
+}

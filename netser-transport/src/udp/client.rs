@@ -1,6 +1,8 @@
 //! `UdpClient`: the sans-IO [`Client`] on a real UDP socket, called once per frame.
 
+use std::fmt;
 use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
 
 use netser::NetSerialize;
 use tracing::info;
@@ -94,8 +96,16 @@ pub enum ClientEvent<In> {
 /// }
 /// # }
 /// ```
-#[derive(Debug)]
-pub struct UdpClient<Out, In> {
+///
+/// Leaving: [`shutdown`](Self::shutdown) delivers what is queued, then the disconnect.
+/// Dropping a client that is still connected or connecting disconnects it (as
+/// [`disconnect`](Self::disconnect)), and its driver sends what it holds, the disconnect
+/// packets included, for at most [`UdpConfig::linger`] (default 1 s; only a send
+/// simulator or a full kernel buffer makes it wait), so the server learns at once
+/// instead of timing the client out.
+///
+/// `Debug` shows a summary (id, state, addresses, queues), never a key.
+pub struct UdpClient<Out: NetSerialize, In: NetSerialize> {
     client: Client<Out, In>,
     driver: UdpDriver,
     channels: usize,
@@ -114,8 +124,10 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     /// # Errors
     /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
     /// for another protocol than `Out` and `In` give, or the connection settings are
-    /// refused.
+    /// refused; [`StartError::Config`] if a socket setting is out of the bounds
+    /// [`UdpConfig::validate`] gives.
     pub fn connect(token: ConnectToken, config: UdpClientConfig) -> Result<Self, StartError> {
+        config.udp.validate()?;
         let any: SocketAddr = match token.server_addresses().first() {
             Some(SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
             _ => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
@@ -127,12 +139,14 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     /// A client on a driver the caller set up (its own socket, simulators).
     ///
     /// # Errors
-    /// [`StartError::Setup`], as [`connect`](Self::connect).
+    /// [`StartError::Setup`] and [`StartError::Config`] (for the driver's settings), as
+    /// [`connect`](Self::connect).
     pub fn with_driver(
         driver: UdpDriver,
         token: ConnectToken,
         connection: ConnectionConfig,
     ) -> Result<Self, StartError> {
+        driver.config().validate()?;
         let channels = connection.channels.len();
         let server = token.server_addresses().first().copied();
         let client_id = token.client_id();
@@ -234,10 +248,67 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     }
 
     /// Disconnects: tells the server (redundantly, so one packet survives loss) and queues
-    /// [`ClientEvent::Disconnected`].
+    /// [`ClientEvent::Disconnected`]. The disconnect packets go to the driver at once; a
+    /// send simulator may hold them for a while, and they still leave when the client is
+    /// dropped (within [`UdpConfig::linger`]). To wait for them and for the reliable
+    /// messages queued before, use [`shutdown`](Self::shutdown).
     pub fn disconnect(&mut self) {
         self.client.disconnect();
         self.send_packets();
+    }
+
+    /// Graceful leave: keeps running frames (every millisecond) while connected, until
+    /// every reliable message queued is acked by the server or `timeout` passes; then
+    /// disconnects and waits, within what is left of `timeout`, until the driver has
+    /// handed the disconnect packets to the kernel ([`UdpDriver::flush_all`]). Events are
+    /// left for [`poll_event`](Self::poll_event). A `timeout` too large for an
+    /// [`Instant`] (such as `Duration::MAX`) means no deadline.
+    ///
+    /// Returns whether every queued message was acked and the disconnect left in time
+    /// (`false` too if the connection ended, or never started, with messages unacked).
+    ///
+    /// ```
+    /// use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
+    /// use netser_transport::udp::{UdpClient, UdpClientConfig};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = "127.0.0.1:9".parse()?; // nobody answers here
+    /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+    /// let params = TokenParams::new(protocol_id::<u16, u32>(), vec![server], now);
+    /// let token = ConnectToken::generate(&params, &[1; 32])?;
+    /// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
+    /// assert!(client.shutdown(std::time::Duration::from_millis(100))); // nothing queued
+    /// assert!(client.disconnect_reason().is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shutdown(&mut self, timeout: Duration) -> bool {
+        // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
+        let deadline = Instant::now().checked_add(timeout);
+        let acked = loop {
+            self.update();
+            self.send_packets();
+            let connection = self.client.connection();
+            let pending: usize = (0..self.channels)
+                .map(|ch| connection.queued_messages(ch as u8))
+                .sum();
+            if pending == 0 {
+                break true;
+            }
+            if !self.client.is_connected() || deadline.is_some_and(|d| Instant::now() >= d) {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        self.disconnect();
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        let flushed = self.driver.flush_all(left);
+        info!(
+            client_id = self.client.client_id(),
+            acked, flushed, "udp client: shut down"
+        );
+        acked && flushed
     }
 
     /// Whether messages flow.
@@ -317,5 +388,31 @@ impl<Out: NetSerialize, In: NetSerialize> UdpClient<Out, In> {
     /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped
+    }
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Drop for UdpClient<Out, In> {
+    /// Disconnects a client still connected or connecting, so the server hears of it;
+    /// the driver's own drop then sends what it holds within [`UdpConfig::linger`].
+    fn drop(&mut self) {
+        if self.client.disconnect_reason().is_none() {
+            self.disconnect();
+        }
+    }
+}
+
+impl<Out: NetSerialize, In: NetSerialize> fmt::Debug for UdpClient<Out, In> {
+    // A summary of its own, so that the connect token's session keys, held by the
+    // layers below, can never reach a log through it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpClient")
+            .field("client_id", &self.client.client_id())
+            .field("state", &self.client.state())
+            .field("server_addr", &self.client.server_addr())
+            .field("channels", &self.channels)
+            .field("queued_events", &self.events.queue.len())
+            .field("dropped_events", &self.events.dropped)
+            .field("driver", &self.driver)
+            .finish_non_exhaustive()
     }
 }

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::time::{Duration, Instant};
 
 use tracing::{debug, warn};
 
@@ -17,6 +18,13 @@ use crate::simulator::{Simulator, SimulatorConfig, SimulatorStats};
 /// assert_eq!(netser_transport::udp::MAX_UDP_PAYLOAD, 65_507);
 /// ```
 pub const MAX_UDP_PAYLOAD: usize = 65_507;
+
+/// Longest [`UdpConfig::linger`]: 10 s, so that dropping a driver never blocks longer.
+///
+/// ```
+/// assert_eq!(netser_transport::udp::MAX_LINGER.as_secs(), 10);
+/// ```
+pub const MAX_LINGER: Duration = Duration::from_secs(10);
 
 /// Settings of a [`UdpDriver`]; the default suits a game server sending 256 KiB blocks.
 ///
@@ -58,6 +66,13 @@ pub struct UdpConfig {
     /// the clock twice per call). For profiling how a server's time splits between the
     /// socket and the protocol.
     pub measure_syscalls: bool,
+    /// How long dropping the driver may wait to send what it still holds: datagrams the
+    /// send simulator delays and datagrams waiting for room in the kernel's buffer
+    /// (default 1 s, at most [`MAX_LINGER`]; zero drops them). Like a socket's
+    /// `SO_LINGER`: a disconnect sent just before the drop still leaves. Without a
+    /// send simulator and with room in the kernel's buffer nothing is held and the drop
+    /// does not wait. See [`UdpDriver::flush_all`].
+    pub linger: Duration,
 }
 
 impl Default for UdpConfig {
@@ -70,9 +85,73 @@ impl Default for UdpConfig {
             send_simulator: None,
             receive_simulator: None,
             measure_syscalls: false,
+            linger: Duration::from_secs(1),
         }
     }
 }
+
+impl UdpConfig {
+    /// Checks the bounds a [`UdpServer`](super::UdpServer) or
+    /// [`UdpClient`](super::UdpClient) needs: `max_datagram_size` from one netcode
+    /// packet ([`MAX_PACKET_BYTES`](crate::netcode::MAX_PACKET_BYTES)) to
+    /// [`MAX_UDP_PAYLOAD`], at least one datagram read per poll, and a `linger` of at
+    /// most [`MAX_LINGER`]. (A [`UdpDriver`] on its own clamps instead, as
+    /// [`UdpDriver::config`] says.)
+    ///
+    /// # Errors
+    /// The first setting out of its bounds, as a [`UdpConfigError`].
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpConfig, UdpConfigError};
+    /// assert_eq!(UdpConfig::default().validate(), Ok(()));
+    /// let tiny = UdpConfig { max_datagram_size: 512, ..UdpConfig::default() };
+    /// assert_eq!(tiny.validate(), Err(UdpConfigError::MaxDatagramSize(512)));
+    /// ```
+    pub fn validate(&self) -> Result<(), UdpConfigError> {
+        let datagram = crate::netcode::MAX_PACKET_BYTES..=MAX_UDP_PAYLOAD;
+        if !datagram.contains(&self.max_datagram_size) {
+            return Err(UdpConfigError::MaxDatagramSize(self.max_datagram_size));
+        }
+        if self.max_receive_per_poll == 0 {
+            return Err(UdpConfigError::MaxReceivePerPoll);
+        }
+        if self.linger > MAX_LINGER {
+            return Err(UdpConfigError::Linger(self.linger));
+        }
+        Ok(())
+    }
+}
+
+/// A [`UdpConfig`] setting out of its bounds, from [`UdpConfig::validate`].
+///
+/// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UdpConfigError {
+    /// `max_datagram_size` (the value) is below one netcode packet or above
+    /// [`MAX_UDP_PAYLOAD`]: every packet would be dropped, or no socket could carry it.
+    MaxDatagramSize(usize),
+    /// `max_receive_per_poll` is 0: nothing would ever be read.
+    MaxReceivePerPoll,
+    /// `linger` (the value) is above [`MAX_LINGER`].
+    Linger(Duration),
+}
+
+impl fmt::Display for UdpConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MaxDatagramSize(n) => write!(
+                f,
+                "max_datagram_size is {n}; it must be {} to {MAX_UDP_PAYLOAD}",
+                crate::netcode::MAX_PACKET_BYTES
+            ),
+            Self::MaxReceivePerPoll => f.write_str("max_receive_per_poll must be at least 1"),
+            Self::Linger(d) => write!(f, "linger is {d:?}; it must be at most {MAX_LINGER:?}"),
+        }
+    }
+}
+
+impl std::error::Error for UdpConfigError {}
 
 /// Why the driver dropped a datagram. Each reason has its counter in [`UdpStats`].
 ///
@@ -152,7 +231,9 @@ pub struct UdpStats {
 ///
 /// The driver knows nothing about what the datagrams contain: the sans-IO layers above
 /// it turn them into connections, messages and blocks.
-#[derive(Debug)]
+///
+/// Dropping the driver sends what it still holds (simulated delays, a full kernel
+/// buffer) for at most [`UdpConfig::linger`]; see [`UdpDriver::flush_all`].
 pub struct UdpDriver {
     socket: UdpSocket,
     local_addr: SocketAddr,
@@ -210,6 +291,7 @@ impl UdpDriver {
         let max = config.max_datagram_size.clamp(1, MAX_UDP_PAYLOAD);
         let config = UdpConfig {
             max_datagram_size: max,
+            linger: config.linger.min(MAX_LINGER),
             ..config
         };
         Ok(Self {
@@ -242,7 +324,8 @@ impl UdpDriver {
         self.clock
     }
 
-    /// The settings in force (with `max_datagram_size` clamped to `1..=MAX_UDP_PAYLOAD`).
+    /// The settings in force (with `max_datagram_size` clamped to `1..=MAX_UDP_PAYLOAD`
+    /// and `linger` to at most [`MAX_LINGER`]).
     pub fn config(&self) -> &UdpConfig {
         &self.config
     }
@@ -277,6 +360,65 @@ impl UdpDriver {
     /// Datagrams waiting for room in the kernel's send buffer.
     pub fn queued(&self) -> usize {
         self.send_queue.len()
+    }
+
+    /// Datagrams sent but not yet handed to the kernel: held by the send simulator
+    /// (until their delivery time) or waiting in the send queue.
+    pub fn held(&self) -> usize {
+        self.send_queue.len() + self.send_sim.as_ref().map_or(0, Simulator::in_flight)
+    }
+
+    /// Flushes until the driver holds nothing more to send ([`held`](Self::held) is 0),
+    /// sleeping until each datagram the send simulator delays is due and retrying a full
+    /// kernel buffer every millisecond, for at most `timeout` (`Duration::MAX`: no
+    /// limit). For a sender about to go away, so that what it promised leaves: dropping
+    /// the driver calls it with [`UdpConfig::linger`]. Returns whether everything left;
+    /// what the simulator loses on purpose counts as gone, in its stats.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use netser_transport::simulator::SimulatorConfig;
+    /// use netser_transport::udp::{UdpConfig, UdpDriver};
+    /// let slow = UdpConfig {
+    ///     send_simulator: Some(SimulatorConfig { latency: 0.02, ..Default::default() }),
+    ///     ..UdpConfig::default()
+    /// };
+    /// let mut a = UdpDriver::bind("127.0.0.1:0", slow).unwrap();
+    /// let b = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    /// a.send(b.local_addr(), b"bye").unwrap();
+    /// assert_eq!(a.held(), 1); // 20 ms in the simulator
+    /// assert!(a.flush_all(Duration::from_secs(1)));
+    /// assert_eq!(a.held(), 0);
+    /// assert_eq!(a.stats().datagrams_sent, 1);
+    /// ```
+    pub fn flush_all(&mut self, timeout: Duration) -> bool {
+        // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            self.flush();
+            if self.held() == 0 {
+                return true;
+            }
+            let now = Instant::now();
+            let left = match deadline {
+                Some(d) if now >= d => return false,
+                Some(d) => d - now,
+                None => Duration::MAX,
+            };
+            // Until the next simulated delivery; a millisecond when the kernel is full.
+            let mut wait = Duration::from_millis(1);
+            if self.send_queue.is_empty() {
+                if let Some(due) = self
+                    .send_sim
+                    .as_ref()
+                    .and_then(Simulator::next_delivery_time)
+                {
+                    let secs = (due - self.clock.now()).clamp(0.0, MAX_LINGER.as_secs_f64());
+                    wait = Duration::from_secs_f64(secs);
+                }
+            }
+            std::thread::sleep(wait.min(left));
+        }
     }
 
     /// Earliest time (on [`UdpDriver::now`]'s clock) a simulator holds a datagram for;
@@ -471,6 +613,35 @@ impl UdpDriver {
     fn dropped(&self, peer: SocketAddr, reason: DropReason, count: u64) -> DropReason {
         debug!(local = %self.local_addr, %peer, %reason, count, "udp: datagram dropped");
         reason
+    }
+}
+
+impl Drop for UdpDriver {
+    /// Sends what is still held for at most [`UdpConfig::linger`]; what is left after it
+    /// is logged with its count (the driver and its counters go away with it).
+    fn drop(&mut self) {
+        if self.held() > 0 && !self.flush_all(self.config.linger) {
+            debug!(
+                local = %self.local_addr,
+                held = self.held(),
+                linger = ?self.config.linger,
+                "udp: driver dropped with datagrams still held; they are lost"
+            );
+        }
+    }
+}
+
+impl fmt::Debug for UdpDriver {
+    // Summaries only: the receive buffer and queued datagrams are bytes of other layers.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpDriver")
+            .field("local_addr", &self.local_addr)
+            .field("config", &self.config)
+            .field("buffer_sizes", &self.buffer_sizes)
+            .field("queued", &self.send_queue.len())
+            .field("held", &self.held())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
     }
 }
 

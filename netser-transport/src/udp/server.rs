@@ -10,7 +10,7 @@ use netser::NetSerialize;
 use tracing::info;
 
 use super::common::{push_event, BlockProgress, Events};
-use super::driver::{UdpConfig, UdpDriver};
+use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::{
@@ -25,14 +25,20 @@ use crate::netcode::{
 /// memory.
 pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
-/// Settings of a [`UdpServer`].
+/// Settings of a [`UdpServer`]: every setting of the netcode [`ServerConfig`], the
+/// connection's and the socket's. Each is checked when the server starts; one out of its
+/// bounds is refused with a [`StartError`] that names it.
+///
+/// `Debug` leaves the private key out.
 ///
 /// ```
 /// use netser_transport::udp::UdpServerConfig;
 /// let config = UdpServerConfig { max_clients: 32, ..UdpServerConfig::new(0x1234, [7; 32]) };
 /// assert!(config.public_addresses.is_empty()); // the bound address
+/// assert_eq!(config.max_pending, 256);
+/// assert!(!format!("{config:?}").contains("7, 7"));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct UdpServerConfig {
     /// The game's protocol id: tokens for another are refused. Usually
     /// [`netcode::protocol_id::<ClientMessage, ServerMessage>()`](crate::netcode::protocol_id),
@@ -44,25 +50,68 @@ pub struct UdpServerConfig {
     /// (the default): the address the socket is bound to, which suits a server bound to
     /// a specific address, not `0.0.0.0`.
     pub public_addresses: Vec<SocketAddr>,
-    /// Client slots (default 64, at most [`netcode::MAX_CLIENTS`]).
+    /// Client slots, 1 to [`netcode::MAX_CLIENTS`] (default 64); otherwise
+    /// [`ServerConfigError::MaxClients`](netcode::ServerConfigError::MaxClients).
     pub max_clients: usize,
+    /// Most handshakes in progress at once, 1 to [`netcode::MAX_PENDING`] (default
+    /// 256); beyond it requests are refused and counted
+    /// ([`Refusal::PendingFull`](netcode::Refusal::PendingFull)), which bounds the
+    /// memory a flood of valid tokens can take. Out of bounds:
+    /// [`ServerConfigError::MaxPending`](netcode::ServerConfigError::MaxPending).
+    pub max_pending: usize,
+    /// Most bytes of netcode datagrams queued between two
+    /// [`send_packets`](UdpServer::send_packets) (default 4 MiB, at least one packet,
+    /// [`netcode::MAX_PACKET_BYTES`]); beyond it packets are not queued and are counted
+    /// ([`NetcodeServer::dropped_datagrams`]). Below one packet:
+    /// [`ServerConfigError::MaxOutboxBytes`](netcode::ServerConfigError::MaxOutboxBytes).
+    pub max_outbox_bytes: usize,
     /// The connection settings (channels, MTU, blocks); clients must use the same.
     pub connection: ConnectionConfig,
-    /// The socket settings (buffers, optional simulators).
+    /// The socket settings (buffers, optional simulators, linger), in the bounds
+    /// [`UdpConfig::validate`] gives; otherwise [`StartError::Config`].
     pub udp: UdpConfig,
 }
 
 impl UdpServerConfig {
-    /// The defaults: 64 clients, the default connection and socket settings.
+    /// The defaults: those of [`ServerConfig::new`] (64 clients, 256 pending
+    /// handshakes, a 4 MiB outbox), the default connection and socket settings.
     pub fn new(protocol_id: u64, private_key: Key) -> Self {
+        let netcode = ServerConfig::new(protocol_id, private_key, Vec::new());
         Self {
             protocol_id,
             private_key,
             public_addresses: Vec::new(),
-            max_clients: 64,
+            max_clients: netcode.max_clients,
+            max_pending: netcode.max_pending,
+            max_outbox_bytes: netcode.max_outbox_bytes,
             connection: ConnectionConfig::default(),
             udp: UdpConfig::default(),
         }
+    }
+
+    /// The netcode server's settings, with `public_addresses` if none are set.
+    fn netcode(&self, public_addresses: Vec<SocketAddr>) -> ServerConfig {
+        ServerConfig {
+            max_clients: self.max_clients,
+            max_pending: self.max_pending,
+            max_outbox_bytes: self.max_outbox_bytes,
+            ..ServerConfig::new(self.protocol_id, self.private_key, public_addresses)
+        }
+    }
+}
+
+impl fmt::Debug for UdpServerConfig {
+    // The private key stays out of logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpServerConfig")
+            .field("protocol_id", &self.protocol_id)
+            .field("public_addresses", &self.public_addresses)
+            .field("max_clients", &self.max_clients)
+            .field("max_pending", &self.max_pending)
+            .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .field("connection", &self.connection)
+            .field("udp", &self.udp)
+            .finish_non_exhaustive()
     }
 }
 
@@ -74,6 +123,8 @@ pub enum StartError {
     Io(io::Error),
     /// A netcode or connection setting, or the connect token, was refused.
     Setup(SetupError),
+    /// A socket setting is out of its bounds.
+    Config(UdpConfigError),
 }
 
 impl fmt::Display for StartError {
@@ -81,6 +132,7 @@ impl fmt::Display for StartError {
         match self {
             Self::Io(_) => write!(f, "the socket could not be bound or set up"),
             Self::Setup(_) => write!(f, "the netcode or connection setup was refused"),
+            Self::Config(_) => write!(f, "a socket setting is out of its bounds"),
         }
     }
 }
@@ -90,6 +142,7 @@ impl std::error::Error for StartError {
         match self {
             Self::Io(e) => Some(e),
             Self::Setup(e) => Some(e),
+            Self::Config(e) => Some(e),
         }
     }
 }
@@ -97,6 +150,12 @@ impl std::error::Error for StartError {
 impl From<io::Error> for StartError {
     fn from(e: io::Error) -> Self {
         Self::Io(e)
+    }
+}
+
+impl From<UdpConfigError> for StartError {
+    fn from(e: UdpConfigError) -> Self {
+        Self::Config(e)
     }
 }
 
@@ -176,8 +235,16 @@ pub enum ServerEvent<In> {
 /// Memory is bounded: the [`Server`]'s slots and connections (each bounded by its
 /// configuration), the driver's bounded send queue, and at most [`MAX_QUEUED_EVENTS`]
 /// events.
-#[derive(Debug)]
-pub struct UdpServer<Out, In> {
+///
+/// `Debug` shows a summary (address, clients, queues), never a key.
+///
+/// Leaving: [`shutdown`](Self::shutdown) delivers what is queued, then the disconnects.
+/// Dropping a server disconnects the clients still connected (as
+/// [`disconnect_all`](Self::disconnect_all)), and its driver sends what it holds, the
+/// disconnect packets included, for at most [`UdpConfig::linger`] (default 1 s; only a
+/// send simulator or a full kernel buffer makes it wait), so the clients learn at once
+/// instead of timing the server out.
+pub struct UdpServer<Out: NetSerialize, In: NetSerialize> {
     server: Server<Out, In>,
     driver: UdpDriver,
     channels: usize,
@@ -195,6 +262,7 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     /// # Errors
     /// [`StartError`] if the socket cannot be bound or a setting is refused.
     pub fn bind(addr: impl ToSocketAddrs, config: UdpServerConfig) -> Result<Self, StartError> {
+        config.udp.validate()?;
         let driver = UdpDriver::bind(addr, config.udp.clone())?;
         Self::with_driver(driver, config)
     }
@@ -203,17 +271,16 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     /// `config.udp` is not used.
     ///
     /// # Errors
-    /// [`StartError::Setup`] if a setting is refused.
+    /// [`StartError::Setup`] if a setting is refused, [`StartError::Config`] if the
+    /// driver's settings are out of the bounds [`UdpConfig::validate`] gives.
     pub fn with_driver(driver: UdpDriver, config: UdpServerConfig) -> Result<Self, StartError> {
+        driver.config().validate()?;
         let public_addresses = if config.public_addresses.is_empty() {
             vec![driver.local_addr()]
         } else {
-            config.public_addresses
+            config.public_addresses.clone()
         };
-        let netcode = ServerConfig {
-            max_clients: config.max_clients,
-            ..ServerConfig::new(config.protocol_id, config.private_key, public_addresses)
-        };
+        let netcode = config.netcode(public_addresses);
         let channels = config.connection.channels.len();
         let server = Server::new(driver.now(), netcode, config.connection)?;
         info!(addr = %driver.local_addr(), max_clients = config.max_clients, "udp server: listening");
@@ -429,13 +496,17 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
 
     /// Graceful shutdown: keeps running frames (every millisecond) until every reliable
     /// message queued to every client is acked, or `timeout` passes; then disconnects
-    /// everyone and sends the disconnect packets. Events are left for `poll_event`. A
+    /// everyone, sends the disconnect packets and waits, within what is left of
+    /// `timeout`, until the driver has handed them all to the kernel (a send simulator
+    /// delays them; [`UdpDriver::flush_all`]). Events are left for `poll_event`. A
     /// `timeout` too large for an [`Instant`] (such as `Duration::MAX`) means no deadline:
     /// it waits for every ack.
-    pub fn shutdown(&mut self, timeout: Duration) {
+    ///
+    /// Returns whether every message was acked and every disconnect packet left in time.
+    pub fn shutdown(&mut self, timeout: Duration) -> bool {
         // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
         let deadline = Instant::now().checked_add(timeout);
-        loop {
+        let acked = loop {
             self.update();
             self.send_packets();
             let pending: usize = self
@@ -449,14 +520,22 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
                         .sum::<usize>()
                 })
                 .sum();
-            if pending == 0 || deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
+            if pending == 0 {
+                break true;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break false;
             }
             std::thread::sleep(Duration::from_millis(1));
-        }
+        };
         self.disconnect_all();
         self.send_packets();
-        info!(addr = %self.driver.local_addr(), "udp server: shut down");
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        let flushed = self.driver.flush_all(left);
+        info!(addr = %self.driver.local_addr(), acked, flushed, "udp server: shut down");
+        acked && flushed
     }
 
     /// When the next timer is due (on [`now`](Self::now)'s clock), for a loop that sleeps
@@ -500,6 +579,36 @@ impl<Out: NetSerialize, In: NetSerialize> UdpServer<Out, In> {
     }
 }
 
+impl<Out: NetSerialize, In: NetSerialize> Drop for UdpServer<Out, In> {
+    /// Disconnects the clients still connected, so they hear of it; the driver's own
+    /// drop then sends what it holds within [`UdpConfig::linger`].
+    fn drop(&mut self) {
+        if self.server.connected_clients() > 0 {
+            self.disconnect_all();
+            self.send_packets();
+        }
+    }
+}
+
+impl<Out: NetSerialize, In: NetSerialize> fmt::Debug for UdpServer<Out, In> {
+    // A summary of its own, so that no key of the layers below (the private key, the
+    // challenge key, the clients' session keys) can reach a log through it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let netcode = self.server.netcode();
+        f.debug_struct("UdpServer")
+            .field("local_addr", &self.driver.local_addr())
+            .field("protocol_id", &netcode.protocol_id())
+            .field("max_clients", &netcode.max_clients())
+            .field("connected_clients", &netcode.connected_clients())
+            .field("pending_clients", &netcode.pending_clients())
+            .field("channels", &self.channels)
+            .field("queued_events", &self.events.queue.len())
+            .field("dropped_events", &self.events.dropped)
+            .field("driver", &self.driver)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,6 +620,8 @@ mod tests {
     fn start_error_sources() {
         let setup = SetupError::MtuTooLarge { mtu: 9000 };
         crate::assert_source(&StartError::Setup(setup.clone()), &setup);
+        let config = UdpConfigError::MaxReceivePerPoll;
+        crate::assert_source(&StartError::Config(config), &config);
 
         let io = StartError::Io(io::Error::new(io::ErrorKind::AddrInUse, "port taken"));
         let source = io.source().unwrap().downcast_ref::<io::Error>().unwrap();
