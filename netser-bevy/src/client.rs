@@ -26,8 +26,9 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 ///
 /// The plugin reads the client's events each frame and writes them as Bevy messages, so
 /// `poll_event` and `receive_message` return nothing to the game's systems: read
-/// [`FromServer`] instead. Insert the resource to connect; remove it to leave (dropping it
-/// tells the server), and insert a new one, with a new connect token, to connect again.
+/// [`FromServer`] instead. Insert the resource to connect; remove it to leave (the
+/// transport tells the server when the client is dropped), and insert a new one, with a
+/// new connect token, to connect again.
 ///
 /// ```no_run
 /// use bevy_ecs::prelude::*;
@@ -119,16 +120,6 @@ impl<Out: NetMessage, In: NetMessage> fmt::Debug for NetClient<Out, In> {
             .field("client_id", &self.client.client_id())
             .field("state", &self.client.state())
             .finish_non_exhaustive()
-    }
-}
-
-impl<Out: NetMessage, In: NetMessage> Drop for NetClient<Out, In> {
-    /// Tells the server the client leaves, so its slot frees at once instead of after a
-    /// timeout.
-    fn drop(&mut self) {
-        if self.client.is_connected() || self.client.is_connecting() {
-            self.client.disconnect();
-        }
     }
 }
 
@@ -248,6 +239,10 @@ pub struct ClientStats {
     pub dropped_events: u64,
     /// Messages received from the server since this client started.
     pub messages_received: u64,
+    /// After the leave on `AppExit`: whether the server acked every reliable message and
+    /// the disconnect packets left within the plugin's `shutdown_timeout`
+    /// ([`UdpClient::shutdown`]'s answer). `None` before.
+    pub clean_shutdown: Option<bool>,
 }
 
 impl ClientStats {
@@ -355,8 +350,10 @@ pub fn client_just_disconnected(mut disconnected: MessageReader<DisconnectedFrom
 /// The client plugin: reads the [`NetClient<Out, In>`](NetClient) resource's socket in
 /// `PreUpdate` ([`NetReceive`]) and writes [`ConnectedToServer`],
 /// [`DisconnectedFromServer`], [`FromServer<In>`](FromServer) and [`BlockFromServer`];
-/// sends in `PostUpdate` ([`NetSend`]); keeps [`ClientStats`]; and on [`AppExit`]
-/// disconnects, telling the server, and removes the resource.
+/// sends in `PostUpdate` ([`NetSend`]); keeps [`ClientStats`]; and on [`AppExit`] leaves
+/// gracefully ([`UdpClient::shutdown`]: waiting at most
+/// [`shutdown_timeout`](Self::shutdown_timeout) for the server to ack what was sent, then
+/// telling it) and removes the resource.
 ///
 /// The plugin does nothing while there is no `NetClient` resource: insert one to connect.
 ///
@@ -374,7 +371,8 @@ pub fn client_just_disconnected(mut disconnected: MessageReader<DisconnectedFrom
 /// assert_eq!(app.world().resource::<ClientStats>().state, None);
 /// ```
 pub struct NetClientPlugin<Out, In> {
-    /// How long the client may take on `AppExit` to leave. Default 1 s.
+    /// How long the leave on `AppExit` keeps sending, at most, until the server acked
+    /// every reliable message; then the client disconnects. Default 1 s.
     pub shutdown_timeout: Duration,
     messages: PhantomData<fn() -> (Out, In)>,
 }
@@ -506,9 +504,9 @@ fn send<Out: NetMessage, In: NetMessage>(
     stats.refresh(&client);
 }
 
-/// `Last`: on `AppExit`, leave (telling the server), then the resource goes.
+/// `Last`: on `AppExit`, the graceful leave, then the resource goes.
 fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
-    _timeout: Duration,
+    timeout: Duration,
     mut exit: MessageReader<AppExit>,
     client: Option<ResMut<NetClient<Out, In>>>,
     mut writers: ClientWriters<In>,
@@ -521,8 +519,9 @@ fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
     let Some(mut client) = client else {
         return;
     };
-    client.disconnect();
+    let clean = client.shutdown(timeout);
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);
+    stats.clean_shutdown = Some(clean);
     commands.remove_resource::<NetClient<Out, In>>();
 }

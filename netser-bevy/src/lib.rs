@@ -23,8 +23,8 @@
 //! a game shows (each client's round-trip time and loss, socket counters), and the run
 //! conditions [`server_running`], [`client_connected`], [`client_connecting`],
 //! [`client_disconnected`], [`client_just_connected`] and [`client_just_disconnected`]
-//! follow the connection. On [`AppExit`](bevy_app::AppExit) the server tells
-//! its clients it is shutting down, and the client tells the server it leaves.
+//! follow the connection. On [`AppExit`](bevy_app::AppExit) each side waits (at most a
+//! second, by default) for its peers to ack what it sent, then tells them it leaves.
 //!
 //! Nothing here renders: the crate depends on `bevy_app` and `bevy_ecs` without their
 //! default features, so a dedicated server builds no renderer.

@@ -25,8 +25,8 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 /// The plugin reads the server's events each frame and writes them as Bevy messages, so
 /// `poll_event` and `receive_message` return nothing to the game's systems: read
 /// [`FromClient`] instead. Insert the resource to start serving, remove it to stop:
-/// dropping it disconnects every client at once (they are told), without the wait of
-/// [`UdpServer::shutdown`].
+/// dropping it disconnects every client at once (the transport tells them), without the
+/// wait of [`UdpServer::shutdown`].
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
@@ -104,17 +104,6 @@ impl<Out: NetMessage, In: NetMessage> fmt::Debug for NetServer<Out, In> {
             .field("local_addr", &self.server.local_addr())
             .field("connected_clients", &self.server.connected_clients())
             .finish_non_exhaustive()
-    }
-}
-
-impl<Out: NetMessage, In: NetMessage> Drop for NetServer<Out, In> {
-    /// Tells every connected client the server is gone, so they need not wait for a
-    /// timeout.
-    fn drop(&mut self) {
-        if self.server.connected_clients() > 0 {
-            self.server.disconnect_all();
-            self.server.send_packets();
-        }
     }
 }
 
@@ -265,6 +254,10 @@ pub struct ServerStats {
     pub dropped_events: u64,
     /// Messages received from clients since the server started.
     pub messages_received: u64,
+    /// After the shutdown on `AppExit`: whether every client acked every reliable message
+    /// and every disconnect packet left within the plugin's `shutdown_timeout`
+    /// ([`UdpServer::shutdown`]'s answer). `None` before.
+    pub clean_shutdown: Option<bool>,
 }
 
 impl ServerStats {
@@ -510,9 +503,10 @@ fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
     let Some(mut server) = server else {
         return;
     };
-    server.shutdown(timeout);
+    let clean = server.shutdown(timeout);
     stats.messages_received += writers.drain(&mut server);
     stats.refresh(&server);
     stats.running = false;
+    stats.clean_shutdown = Some(clean);
     commands.remove_resource::<NetServer<Out, In>>();
 }

@@ -423,7 +423,8 @@ fn client_reconnects() {
 }
 
 /// `AppExit` on a client: the server is told at once (not after a timeout). `AppExit` on
-/// the server: its clients are told, and get what was sent just before.
+/// the server: its clients are told, and get what was sent just before. Each side's
+/// stats say whether its shutdown saw every ack.
 #[test]
 fn app_exit_disconnects() {
     let mut game = Game::new(2, UdpConfig::default());
@@ -431,6 +432,9 @@ fn app_exit_disconnects() {
 
     game.clients[1].world_mut().write_message(AppExit::Success);
     game.clients[1].update();
+    // Nothing was waiting for an ack: a clean leave.
+    let stats = game.clients[1].world().resource::<ClientStats>();
+    assert_eq!(stats.clean_shutdown, Some(true), "{stats:?}");
     assert!(game.clients[1].world().get_resource::<Client>().is_none());
     game.run_until("the server to see client 2 leave", |g| {
         !logged::<ClientDisconnected>(&g.server).is_empty()
@@ -448,6 +452,10 @@ fn app_exit_disconnects() {
         .unwrap();
     game.server.world_mut().write_message(AppExit::Success);
     game.server.update();
+    // Client 1 could not ack the last message while the shutdown waited (its app runs on
+    // this thread): the shutdown says so, after its 100 ms timeout.
+    let stats = game.server.world().resource::<ServerStats>();
+    assert_eq!(stats.clean_shutdown, Some(false), "{stats:?}");
     assert!(game.server.world().get_resource::<Server>().is_none());
     assert!(!game.server.world().resource::<ServerStats>().running);
     game.run_until("client 1 to be told", |g| {
