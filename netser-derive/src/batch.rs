@@ -12,15 +12,15 @@
 //! bytes, values and errors (index, field path, bit) of the path without batches. A
 //! stream with a tracer, or a measure, never takes the batch path.
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::gen::Gen;
 use crate::internals::ast::Field;
 use crate::internals::attr::DefaultAttr;
 use crate::internals::check;
-use crate::plan::run::{self, Fixed, Layout, Leaf};
 use crate::plan::Body;
+use crate::run::{self, Fixed, Layout, Leaf};
 
 mod decode;
 mod encode;
@@ -81,14 +81,11 @@ pub fn plan<'a>(body: &'a Body<'a>) -> Option<Plan<'a>> {
         let gate = match (&plan.when_fn, &field.attrs.when) {
             (Some(when_fn), Some(when)) => {
                 let cond = check::user_expr(&when.value);
-                let mut names = Vec::new();
-                idents(cond.clone(), &mut names);
+                let reads = check::WhenReads::of(&when.value);
                 let uses = fields
                     .iter()
                     .enumerate()
-                    .filter(|(_, f): &(usize, &BField<'_>)| {
-                        names.contains(&f.field.binding.to_string())
-                    })
+                    .filter(|(_, f): &(usize, &BField<'_>)| reads.may_read(&f.field.binding))
                     .map(|(i, _)| i)
                     .collect();
                 gates.push(Gate {
@@ -128,17 +125,6 @@ pub fn plan<'a>(body: &'a Body<'a>) -> Option<Plan<'a>> {
         gates,
         slots,
     })
-}
-
-/// Every identifier in `tokens` (the fields a condition may name).
-fn idents(tokens: TokenStream, out: &mut Vec<String>) {
-    for tt in tokens {
-        match tt {
-            TokenTree::Ident(i) => out.push(i.to_string()),
-            TokenTree::Group(g) => idents(g.stream(), out),
-            _ => {}
-        }
-    }
 }
 
 pub(crate) fn int_ident(ty: crate::internals::ast::IntTy) -> syn::Ident {

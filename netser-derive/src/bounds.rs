@@ -92,7 +92,7 @@ pub fn wire_bits(g: &Gen, wire: &Wire) -> (TokenStream, TokenStream) {
             (b.clone(), b)
         }
         Wire::Quat { bits, .. } => {
-            let b = quote!(#krate::quat::quat_bits(#bits));
+            let b = quote!(#krate::__private::quat_bits(#bits));
             (b.clone(), b)
         }
         Wire::GlamVec { dims, elem, .. } => {
@@ -290,7 +290,7 @@ fn heap(g: &Gen, wire: &Wire, zero_bits: &str, span: proc_macro2::Span) -> Token
                     quote!(((#max_len) as u64).saturating_mul((#s).saturating_add(#h)))
                 }
                 CollectionKind::Set => quote!(
-                    #krate::serialize::table_heap_bytes((#max_len) as u64, #s)
+                    #krate::__private::table_heap_bytes((#max_len) as u64, #s)
                         .saturating_add(((#max_len) as u64).saturating_mul(#h))
                 ),
             };
@@ -315,7 +315,7 @@ fn heap(g: &Gen, wire: &Wire, zero_bits: &str, span: proc_macro2::Span) -> Token
             let entry = quote!(::core::mem::size_of::<(#key_ty, #value_ty)>() as u64);
             quote!({
                 #check
-                #krate::serialize::table_heap_bytes((#max_len) as u64, #entry)
+                #krate::__private::table_heap_bytes((#max_len) as u64, #entry)
                     .saturating_add(((#max_len) as u64).saturating_mul((#kh).saturating_add(#vh)))
             })
         }

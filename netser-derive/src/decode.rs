@@ -4,11 +4,12 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::bounds;
-use crate::gen::{ErrPath, Gen};
-use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
+use crate::gen::{self, ErrPath, Gen};
+use crate::internals::ast::{is_btree, shape, CollectionKind, FloatTy, Shape};
 use crate::internals::attr::DefaultAttr;
-use crate::internals::wire::Wire;
-use crate::plan::{run, FieldPlan};
+use crate::internals::wire::{slice_elem, Wire};
+use crate::plan::FieldPlan;
+use crate::run;
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 
@@ -51,9 +52,9 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         if field.attrs.align.is_some() {
             prefix.extend(quote!(#dec::align(__d) #map_err?;));
         }
-        // Nested types are read through their own impl: packing them into the parent's
-        // run made the benchmark's decode slower (276 against 264 instructions per
-        // entity), while it makes encode faster.
+        // Nested types are read through their own impl: packed into the parent's run,
+        // the benchmark's decode takes more instructions (BENCHMARKS.md, "Nested
+        // structs"), while encode, which packs them, takes fewer.
         let fixed = if prefix.is_empty() {
             run::fixed(wire).filter(|f| f.nested().is_none())
         } else {
@@ -61,10 +62,10 @@ pub fn fields(g: &Gen, plans: &[FieldPlan<'_>], base: &ErrPath) -> TokenStream {
         };
         let value = wire_decode(g, wire, &path);
         let read = quote! {{
-            #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Field(#name));
+            #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Field(#name));
             #prefix
             let __v: #ty = #value;
-            #krate::trace::Tracer::exit(#dec::tracer(__d));
+            #krate::__private::Tracer::exit(#dec::tracer(__d));
             __v
         }};
         let run_field = |fixed| run::RunField {
@@ -165,7 +166,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
             res,
             clamp,
         } => {
-            let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+            let q = gen::quantize_const(g, min, max, res, *clamp);
             let read = match float {
                 FloatTy::F32 => quote!(read_compressed_f32),
                 FloatTy::F64 => quote!(read_compressed_f64),
@@ -203,7 +204,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 // No placeholder for an arbitrary type: collect, then convert (the
                 // length is exact, so the conversion cannot fail).
                 None => {
-                    let fill = match crate::encode::slice_elem(elem) {
+                    let fill = match slice_elem(elem) {
                         Some(ty) => quote!(
                             <#ty as #krate::NetSerialize>::decode_extend(__d, #len, &mut __vec) #map_err?;
                         ),
@@ -256,7 +257,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     } else {
                         quote!(__vec)
                     };
-                    let fill = match crate::encode::slice_elem(elem) {
+                    let fill = match slice_elem(elem) {
                         Some(ty) => quote!(
                             <#ty as #krate::NetSerialize>::decode_extend(__d, __len, &mut __vec) #map_err?;
                         ),
@@ -303,7 +304,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                     // It has no last element to compare with: the element before waits
                     // aside (with its bit and index) until the next one is checked.
                     let check = previous_check(g, &inner, quote!(__item), SET_ORDER, SET_DUPLICATE);
-                    let order = crate::encode::key_order(g, elem_ty);
+                    let order = gen::key_order(g, elem_ty);
                     let insert = quote!(if !__set.insert(__last) {
                         return ::core::result::Result::Err(#krate::Error::new(
                             #krate::ErrorKind::Custom(#SET_DUPLICATE),
@@ -408,7 +409,7 @@ pub fn wire_decode(g: &Gen, wire: &Wire, path: &ErrPath) -> TokenStream {
                 MAP_ORDER,
                 MAP_DUPLICATE,
             );
-            let order = crate::encode::key_order(g, key_ty);
+            let order = gen::key_order(g, key_ty);
             let insert = quote!(if __map.insert(__last, __last_value).is_some() {
                 return ::core::result::Result::Err(#krate::Error::new(
                     #krate::ErrorKind::Custom(#MAP_DUPLICATE),
@@ -489,25 +490,13 @@ fn previous_check(
     }
 }
 
-/// A `BTreeMap` / `BTreeSet` (by the last path segment, as the shape is classified).
-pub fn is_btree(ty: &syn::Type) -> bool {
-    match ty {
-        syn::Type::Path(p) => p
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "BTreeMap" || s.ident == "BTreeSet"),
-        _ => false,
-    }
-}
-
 fn traced(g: &Gen, segment: TokenStream, value: TokenStream) -> TokenStream {
     let krate = &g.krate;
     let dec = quote!(#krate::Decoder);
     quote!({
-        #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::#segment);
+        #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::#segment);
         let __v = #value;
-        #krate::trace::Tracer::exit(#dec::tracer(__d));
+        #krate::__private::Tracer::exit(#dec::tracer(__d));
         __v
     })
 }

@@ -4,11 +4,11 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::decode::is_btree;
-use crate::gen::{ErrPath, Gen};
-use crate::internals::ast::{shape, CollectionKind, FloatTy, Shape};
-use crate::internals::wire::Wire;
-use crate::plan::{run, FieldPlan};
+use crate::gen::{key_order, quantize_const, ErrPath, Gen};
+use crate::internals::ast::{is_btree, CollectionKind, FloatTy};
+use crate::internals::wire::{slice_elem, Wire};
+use crate::plan::FieldPlan;
+use crate::run;
 
 const NAMES: [&str; 3] = ["x", "y", "z"];
 
@@ -315,16 +315,6 @@ pub fn wire_encode(g: &Gen, wire: &Wire, v: TokenStream, path: &ErrPath) -> Toke
     }
 }
 
-/// The order of the keys of type `key_ty` of a hash map (set) on the wire, as a
-/// function: netser's `key_order`, whose bound (`Ord`, through `MapKey`) carries the
-/// message a key type without `Ord` gets. All of it at the key type's span, so that
-/// message points there, once: encode and decode give the same diagnostic.
-pub fn key_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
-    let span = key_ty.span();
-    let krate = crate::expand::respan(g.krate.clone(), span);
-    quote_spanned!(span=> #krate::__private::key_order::<#key_ty>())
-}
-
 /// The encoder's sort order: `Ord` on `key_ty`, inlined, after a call of `key_order`
 /// (which gives the message). At the key type's span too: rustc then reports the
 /// missing `Ord` once there, with `key_order`'s message.
@@ -335,16 +325,6 @@ fn sort_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
         let _ = #check;
         |__a: &#key_ty, __b: &#key_ty| ::core::cmp::Ord::cmp(__a, __b)
     })
-}
-
-/// The element type of a collection whose elements go through their own impl's
-/// `encode_slice` / `decode_extend` (a type of the user's: a derived struct may batch
-/// them), with each element's index on its trace path and error, as the loop gives.
-pub fn slice_elem(elem: &Wire) -> Option<&syn::Type> {
-    match elem {
-        Wire::Value(ty) if matches!(shape(ty), Shape::Other) => Some(ty),
-        _ => None,
-    }
 }
 
 /// A loop writing each element of `iter` (items of type `&T`).
@@ -360,21 +340,4 @@ fn each(g: &Gen, elem: &Wire, iter: TokenStream, path: &ErrPath) -> TokenStream 
             #body
         }
     }
-}
-
-/// `const __Q: Quantize = ...;` for a quantized float.
-pub fn quantize_const(
-    g: &Gen,
-    min: &TokenStream,
-    max: &TokenStream,
-    res: &TokenStream,
-    clamp: bool,
-) -> TokenStream {
-    let krate = &g.krate;
-    let clamping = if clamp {
-        quote!(.clamping())
-    } else {
-        TokenStream::new()
-    };
-    quote!(const __Q: #krate::Quantize = #krate::Quantize::new(#min, #max, #res) #clamping;)
 }

@@ -12,8 +12,10 @@ use crate::hoist::Hoist;
 use crate::internals::ast::{Container, Style};
 use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
+use crate::internals::respan::respan;
 use crate::internals::wire::Wire;
-use crate::plan::{self, run, Body};
+use crate::plan::{self, Body};
+use crate::run;
 use crate::schema::Hasher;
 use crate::{decode, encode};
 
@@ -237,9 +239,9 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             let value = construct(&path, body);
             decode_arms.push(quote! {
                 #index => {
-                    #krate::trace::Tracer::enter(#dec::tracer(__d), #krate::trace::Segment::Variant(#name));
+                    #krate::__private::Tracer::enter(#dec::tracer(__d), #krate::__private::Segment::Variant(#name));
                     #fields
-                    #krate::trace::Tracer::exit(#dec::tracer(__d));
+                    #krate::__private::Tracer::exit(#dec::tracer(__d));
                     ::core::result::Result::Ok(#value)
                 }
             });
@@ -328,6 +330,11 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
             }
         };
     }
+    let delta_impl = if cont.attrs.delta.is_some() {
+        delta_impl(cont, bodies, &g, &krate)
+    } else {
+        TokenStream::new()
+    };
     let assertions = hoist.items;
     let adapters = if bodies
         .iter()
@@ -373,7 +380,70 @@ fn generate(cont: &Container<'_>, mut bodies: Vec<Body<'_>>, krate: TokenStream)
 
                 #packed
             }
+
+            #delta_impl
         };
+    }
+}
+
+/// The `NetDelta` impl of a `#[net(delta)]` type, with its own bounds: every nested
+/// type sent relatively implements `NetDelta` (one error at its type otherwise).
+fn delta_impl(
+    cont: &Container<'_>,
+    bodies: &[Body<'_>],
+    g: &Gen,
+    krate: &TokenStream,
+) -> TokenStream {
+    let ident = cont.ident;
+    let mut generics = bounded_generics(cont.generics, krate);
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!(#krate::NetDelta));
+    }
+    let mut where_clause = generics.make_where_clause().clone();
+    // The `NetSerialize` bounds of the nested types, as the absolute impl has them.
+    for ty in nested_types(bodies) {
+        let span = ty.span();
+        let k = respan(krate.clone(), span);
+        if mentions_generics(&quote!(#ty), cont.generics) {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#ty: #k::NetSerialize));
+        }
+    }
+    let asserts = crate::delta::bounds(g, bodies, cont.generics, &mut where_clause, |t| {
+        mentions_generics(t, cont.generics)
+    });
+    let (impl_g, ty_g, _) = generics.split_for_impl();
+    let items = if bodies.first().is_some_and(|b| b.variant.is_some()) {
+        let variants: Vec<_> = bodies
+            .iter()
+            .map(|body| {
+                let variant = body.variant.expect("a variant");
+                let path = quote!(Self::#variant);
+                crate::delta::VariantParts {
+                    body,
+                    pat: pattern(&path, body),
+                    construct: construct(&path, body),
+                }
+            })
+            .collect();
+        crate::delta::enum_items(g, &variants)
+    } else {
+        let body = &bodies[0];
+        crate::delta::struct_items(
+            g,
+            body,
+            &pattern(&quote!(Self), body),
+            &construct(&quote!(Self), body),
+        )
+    };
+    quote! {
+        #asserts
+
+        #[automatically_derived]
+        impl #impl_g #krate::NetDelta for #ident #ty_g #where_clause {
+            #items
+        }
     }
 }
 
@@ -414,23 +484,6 @@ fn packed_items(g: &Gen, body: &Body<'_>) -> TokenStream {
         }
 
     }
-}
-
-/// `tokens` with every token (and group) moved to `span`.
-pub fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = proc_macro2::TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
 
 /// Whether `tokens` name one of `generics`' parameters (or `Self`), so that they

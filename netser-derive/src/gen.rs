@@ -1,8 +1,12 @@
-//! What every code generator shares: the runtime's path, the type's name, and the
-//! error path of the value being generated.
+//! What every code generator shares: the runtime's path, the type's name, the error
+//! path of the value being generated, and the constants and calls that encode, decode
+//! and the other generators all emit (a `Quantize` constant, a key order).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::internals::respan::respan;
 
 /// Settings for one derive.
 pub struct Gen {
@@ -64,9 +68,36 @@ impl Gen {
     ) -> TokenStream {
         let krate = &self.krate;
         quote! {
-            #krate::trace::Tracer::enter(#trait_::tracer(#stream), #krate::trace::Segment::#segment);
+            #krate::__private::Tracer::enter(#trait_::tracer(#stream), #krate::__private::Segment::#segment);
             #body
-            #krate::trace::Tracer::exit(#trait_::tracer(#stream));
+            #krate::__private::Tracer::exit(#trait_::tracer(#stream));
         }
     }
+}
+
+/// The order of the keys of type `key_ty` of a hash map (set) on the wire, as a
+/// function: netser's `key_order`, whose bound (`Ord`, through `MapKey`) carries the
+/// message a key type without `Ord` gets. All of it at the key type's span, so that
+/// message points there, once: encode and decode give the same diagnostic.
+pub fn key_order(g: &Gen, key_ty: &syn::Type) -> TokenStream {
+    let span = key_ty.span();
+    let krate = respan(g.krate.clone(), span);
+    quote_spanned!(span=> #krate::__private::key_order::<#key_ty>())
+}
+
+/// `const __Q: Quantize = ...;` for a quantized float.
+pub fn quantize_const(
+    g: &Gen,
+    min: &TokenStream,
+    max: &TokenStream,
+    res: &TokenStream,
+    clamp: bool,
+) -> TokenStream {
+    let krate = &g.krate;
+    let clamping = if clamp {
+        quote!(.clamping())
+    } else {
+        TokenStream::new()
+    };
+    quote!(const __Q: #krate::Quantize = #krate::Quantize::new(#min, #max, #res) #clamping;)
 }

@@ -32,24 +32,28 @@
 mod batch;
 mod bounds;
 mod decode;
+mod delta;
 mod encode;
 mod expand;
 mod gen;
 mod hoist;
 mod internals;
 mod plan;
+mod run;
 mod schema;
 
 use proc_macro::TokenStream;
 
 /// Derives `netser::NetSerialize`: the type's wire layout, from its fields and their
-/// `#[net(...)]` attributes.
+/// `#[net(...)]` attributes; with `#[net(delta)]`, `netser::NetDelta` too (the value
+/// relative to a baseline value).
 ///
 /// Field attributes: `range = A..=B` (integers), `bits = N` (unsigned integers),
 /// `quantize(min, max, res)` and `clamp` (floats), `quat(bits = N)` (quaternions),
 /// `align`, `max_len = N` (collections and strings; required on them), `skip` and
-/// `default = expr`, `with = path, max_bits = N`, `when = expr`, `check = 0x...`.
-/// Container attributes: `max_bytes = N`, `crate = "path"`. Each is documented with an
+/// `default = expr`, `with = path, max_bits = N`, `when = expr`, `check = 0x...`,
+/// `absolute` (in a delta type: sent whole when changed).
+/// Container attributes: `max_bytes = N`, `crate = "path"`, `delta`. Each is documented with an
 /// example on `netser`'s `attributes` page.
 ///
 /// ```

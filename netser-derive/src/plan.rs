@@ -4,8 +4,6 @@ use crate::internals::ast::{Container, Data, Field, Style};
 use crate::internals::ctxt::Ctxt;
 use crate::internals::wire::{self, Wire};
 
-pub mod run;
-
 /// A field and how it goes on the wire (`None`: skipped, never sent).
 pub struct FieldPlan<'a> {
     /// The field.

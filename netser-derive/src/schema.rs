@@ -28,7 +28,7 @@ impl<'g> Hasher<'g> {
     pub fn text(&mut self, s: &str) {
         let krate = &self.g.krate;
         let lit = syn::LitByteStr::new(s.as_bytes(), proc_macro2::Span::call_site());
-        self.steps.push(quote!(#krate::schema::fnv1a(#lit)));
+        self.steps.push(quote!(#krate::__private::fnv1a(#lit)));
     }
 
     /// Mixes in a `u64` const expression.
@@ -52,8 +52,8 @@ impl<'g> Hasher<'g> {
         let krate = &self.g.krate;
         let steps = self.steps;
         quote!({
-            let mut __h: u64 = #krate::schema::fnv1a(b"netser-derive/1");
-            #( __h = #krate::schema::combine(__h, #steps); )*
+            let mut __h: u64 = #krate::__private::fnv1a(b"netser-derive/1");
+            #( __h = #krate::__private::combine(__h, #steps); )*
             __h
         })
     }

@@ -1,6 +1,8 @@
 //! The packet endpoint side by side with the `reliable` crate, same payloads, one run:
 //! the cost of send + receive + ack processing for a small packet each way, and for a
-//! 16 KiB packet sent as 16 fragments with a small reply carrying its ack.
+//! 16 KiB packet sent as 16 fragments with a small reply carrying its ack. Then, netser
+//! only, the per-tick cost with a connection's 1024-packet windows full: one packet each
+//! way and an update of both sides' estimates, and the update of an idle endpoint.
 //!
 //! `cargo bench -p netser-transport --bench endpoint`
 //!
@@ -112,6 +114,52 @@ fn endpoint(c: &mut Criterion) {
     bench(c, "fragmented_16k_with_reply", &large, &small);
 }
 
+/// Two endpoints with the connection's 1024-packet windows, filled by 2048 rounds at
+/// 60 Hz.
+fn filled_pair() -> (Endpoint, Endpoint, f64) {
+    let config = Config {
+        sent_packets_buffer_size: 1024,
+        received_packets_buffer_size: 1024,
+        ..Config::default()
+    };
+    let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
+    let mut b = Endpoint::new(config, 0.0).unwrap();
+    let small = [7u8; 100];
+    let mut now = 0.0;
+    for _ in 0..2048 {
+        now += 1.0 / 60.0;
+        netser_round(&mut a, &mut b, now, &small, &small);
+        a.update(now);
+        b.update(now);
+    }
+    (a, b, now)
+}
+
+fn update(c: &mut Criterion) {
+    let small = [7u8; 100];
+    let mut group = c.benchmark_group("full_1024_windows");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("round_trip_and_update", |bencher| {
+        let (mut a, mut b, mut now) = filled_pair();
+        bencher.iter(|| {
+            now += 1.0 / 60.0;
+            let bytes = netser_round(&mut a, &mut b, now, &small, &small);
+            a.update(now);
+            b.update(now);
+            bytes
+        });
+    });
+    group.bench_function("idle_update", |bencher| {
+        let (mut a, _, mut now) = filled_pair();
+        bencher.iter(|| {
+            now += 1.0 / 60.0;
+            a.update(now);
+            black_box(a.stats().packet_loss)
+        });
+    });
+    group.finish();
+}
+
 /// Runs one case a fixed number of times, for callgrind.
 fn profile(case: &str) {
     let rounds: u32 = std::env::var("NETSER_ENDPOINT_ROUNDS")
@@ -147,7 +195,7 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = endpoint
+    targets = endpoint, update
 }
 
 fn main() {

@@ -38,6 +38,8 @@
 //! assert!(inputs.validate().is_ok());
 //! ```
 
+#[cfg(test)]
+mod delay_tests;
 pub(crate) mod reliable;
 pub(crate) mod unreliable;
 pub(crate) mod wire;

@@ -77,7 +77,9 @@ mod error;
 pub mod header;
 mod reassembly;
 mod receive;
+mod rtt_history;
 mod stats;
+mod windows;
 
 use core::ops::Range;
 
@@ -86,10 +88,9 @@ pub use counters::{Counters, DropCounters};
 pub use error::{ReceiveError, SendError};
 use header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES};
 use reassembly::Reassembly;
-pub use stats::Stats;
-use stats::{ReceivedPacket, RttHistory, SentPacket};
-
-use crate::sequence::SequenceBuffer;
+use rtt_history::RttHistory;
+pub use stats::{Stats, MIN_RTO};
+use windows::{ReceivedWindow, SentWindow};
 
 /// A datagram to send, from [`Endpoint::poll_transmit`].
 ///
@@ -150,8 +151,8 @@ enum Payload {
 pub struct Endpoint {
     config: Config,
     sequence: u16,
-    sent: SequenceBuffer<SentPacket>,
-    received: SequenceBuffer<ReceivedPacket>,
+    sent: SentWindow,
+    received: ReceivedWindow,
     /// The ack and ack_bits for the next packet, kept up to date on every receive
     /// (the same as `received.generate_ack_bits()`, without 32 lookups per send).
     ack: u16,
@@ -165,6 +166,11 @@ pub struct Endpoint {
     next_transmit: usize,
     rtt_history: RttHistory,
     has_rtt: bool,
+    /// The RTO has had its first sample.
+    rto_sampled: bool,
+    /// Smoothed time between packets received at different times, and the last time.
+    peer_interval: f64,
+    last_receive_time: Option<f64>,
     stats: Stats,
     counters: Counters,
     time: f64,
@@ -202,8 +208,8 @@ impl Endpoint {
         config.validate()?;
         Ok(Self {
             sequence: 0,
-            sent: SequenceBuffer::new(config.sent_packets_buffer_size),
-            received: SequenceBuffer::new(config.received_packets_buffer_size),
+            sent: SentWindow::new(config.sent_packets_buffer_size),
+            received: ReceivedWindow::new(config.received_packets_buffer_size),
             ack: u16::MAX,
             ack_bits: 0,
             reassembly: Reassembly::new(
@@ -217,6 +223,9 @@ impl Endpoint {
             next_transmit: 0,
             rtt_history: RttHistory::new(config.rtt_history_size),
             has_rtt: false,
+            rto_sampled: false,
+            peer_interval: 0.0,
+            last_receive_time: None,
             stats: Stats::default(),
             counters: Counters::default(),
             time: now,
@@ -343,16 +352,8 @@ impl Endpoint {
             self.counters.fragments_sent += num_fragments as u64;
             wire_bytes
         };
-        let inserted = self.sent.insert(
-            sequence,
-            SentPacket {
-                time: now,
-                bytes: u32::try_from(wire_bytes).unwrap_or(u32::MAX),
-                acked: false,
-            },
-        );
-        // The newest sequence always fits its own window.
-        debug_assert!(inserted.is_ok());
+        self.sent
+            .insert(sequence, now, u32::try_from(wire_bytes).unwrap_or(u32::MAX));
         self.counters.packets_sent += 1;
         Ok(sequence)
     }
@@ -505,15 +506,24 @@ impl Endpoint {
     pub fn update(&mut self, now: f64) {
         self.time = now;
         self.rtt_history.summarize(&mut self.stats);
-        stats::update_estimates(
+        self.measure(now).blend_into(
             &mut self.stats,
-            self.has_rtt,
-            &self.sent,
-            &self.received,
-            now,
             self.config.packet_loss_smoothing_factor,
             self.config.bandwidth_smoothing_factor,
         );
+    }
+
+    /// Loss and bandwidth at `now` from the windows' running totals (whose cost is the
+    /// packets that newly had time to be acked, not the windows).
+    fn measure(&mut self, now: f64) -> stats::Measured {
+        let settle = stats::settle_time(&self.stats, self.has_rtt);
+        self.sent.settle(now, settle);
+        stats::Measured {
+            packet_loss: self.sent.packet_loss(),
+            sent_kbps: self.sent.sent_kbps(),
+            received_kbps: self.received.received_kbps(),
+            acked_kbps: self.sent.acked_kbps(),
+        }
     }
 
     /// The latest estimates (see [`Stats`]).
@@ -584,8 +594,8 @@ impl Endpoint {
     /// ```
     pub fn memory_bytes(&self) -> usize {
         self.reassembly.memory_bytes()
-            + self.sent.heap_bytes()
-            + self.received.heap_bytes()
+            + self.sent.packets().heap_bytes()
+            + self.received.packets().heap_bytes()
             + self.rtt_history.heap_bytes()
     }
 
@@ -613,6 +623,9 @@ impl Endpoint {
         self.next_transmit = 0;
         self.rtt_history.clear();
         self.has_rtt = false;
+        self.rto_sampled = false;
+        self.peer_interval = 0.0;
+        self.last_receive_time = None;
         self.stats = Stats::default();
         self.counters = Counters::default();
     }
@@ -669,7 +682,10 @@ mod tests {
             } else {
                 let _ = receiver.receive_packet(0.0, &bytes[..len]);
             }
-            assert_eq!(receiver.ack_state(), receiver.received.generate_ack_bits());
+            assert_eq!(
+                receiver.ack_state(),
+                receiver.received.packets().generate_ack_bits()
+            );
         }
     }
 

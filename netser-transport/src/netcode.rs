@@ -1,4 +1,5 @@
-//! Secure connections: the netcode 1.02 protocol, wire-compatible with `renetcode` 2.x.
+//! Secure connections: the netcode 1.02 protocol as its standard writes it, wire-compatible
+//! with the C reference and, as a [`Layout`] setting, with `renetcode` 2.x.
 //!
 //! A game server on the internet must let in only the players its backend admitted, must
 //! not be usable to amplify a flood, and must not let anyone read, forge or replay its
@@ -17,8 +18,17 @@
 //! [`NetcodeClient`] walks the standard's state machine, [`packet`] reads and writes the
 //! seven packets. Everything is sans-IO like the rest of the crate: time and addresses are
 //! arguments, datagrams go in as bytes and come out through `drain_datagrams`. The wire
-//! format (packet and token layouts, and where it follows `renetcode` rather than the C
-//! reference) is in the repository's WIRE.md.
+//! format (packet and token layouts, and how `renetcode`'s layout differs from the
+//! standard's) is in the repository's WIRE.md.
+//!
+//! # Standard and `renetcode` layouts
+//!
+//! Both sides speak the layout of the netcode standard by default ([`Layout::Standard`]):
+//! 2048-byte connect tokens, IPv6 addresses as eight little-endian 16-bit groups, payloads
+//! of at most 1200 bytes. A server or client that must talk to `renetcode` 2.x sets
+//! [`Layout::Renetcode`] on both sides: in [`ServerConfig::layout`] and in
+//! [`TokenParams::layout`] (or [`ConnectToken::from_bytes_with`] for a token read from
+//! bytes), since the client takes its layout from its token.
 //!
 //! The protocol core on its own:
 //!
@@ -74,8 +84,10 @@ mod client;
 mod crypto;
 mod game_client;
 mod game_server;
+mod layout;
 mod outbox;
 pub mod packet;
+mod payload;
 mod replay;
 mod server;
 mod token;
@@ -84,6 +96,7 @@ pub use client::{ClientState, NetcodeClient};
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
 pub use game_client::Client;
 pub use game_server::{Server, ServerEvent, MAX_SERVER_EVENTS};
+pub use layout::Layout;
 pub use packet::{Refusal, RefusalCounters};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
 pub use server::{
@@ -113,10 +126,16 @@ pub const MAX_SERVER_ADDRESSES: usize = 32;
 /// The exact size of a connection request packet; any other size is refused unread.
 pub const CONNECTION_REQUEST_BYTES: usize =
     1 + 13 + 8 + 8 + CONNECT_TOKEN_NONCE_BYTES + CONNECT_TOKEN_PRIVATE_BYTES;
-/// Most payload bytes in one payload packet (`renetcode`'s limit; the C reference's is 1200).
-pub const MAX_PAYLOAD_BYTES: usize = 1300;
-/// Largest netcode packet: a payload packet with an 8-byte sequence and the largest payload.
-pub const MAX_PACKET_BYTES: usize = 1 + 8 + MAX_PAYLOAD_BYTES + MAC_BYTES;
+/// Most payload bytes in one payload packet: the standard's limit, in [`Layout::Standard`]
+/// (see [`Layout::max_payload_bytes`]).
+pub const MAX_PAYLOAD_BYTES: usize = 1200;
+/// Most payload bytes in one payload packet in [`Layout::Renetcode`].
+pub const RENETCODE_MAX_PAYLOAD_BYTES: usize = 1300;
+/// Bytes of a connect token in [`Layout::Standard`] (the fields, zero-padded).
+pub const CONNECT_TOKEN_BYTES: usize = 2048;
+/// Largest netcode packet in either layout: a payload packet with an 8-byte sequence and
+/// [`RENETCODE_MAX_PAYLOAD_BYTES`]; a receive buffer of this size holds any packet.
+pub const MAX_PACKET_BYTES: usize = 1 + 8 + RENETCODE_MAX_PAYLOAD_BYTES + MAC_BYTES;
 /// Seconds between handshake packets and between keep-alives when nothing else was sent
 /// (10 Hz, the standard's suggested rate).
 pub const PACKET_SEND_INTERVAL: f64 = 0.1;
@@ -184,7 +203,8 @@ pub enum SetupError {
     Netcode(ServerConfigError),
     /// The connection configuration is invalid.
     Connection(crate::connection::ConfigError),
-    /// The connection's MTU is larger than a payload packet carries.
+    /// The connection's MTU is larger than a payload packet carries
+    /// ([`Layout::max_payload_bytes`]).
     MtuTooLarge {
         /// The configured MTU.
         mtu: usize,
@@ -205,7 +225,7 @@ impl core::fmt::Display for SetupError {
             SetupError::Netcode(_) => write!(f, "the netcode server configuration is invalid"),
             SetupError::Connection(_) => write!(f, "the connection configuration is invalid"),
             SetupError::MtuTooLarge { mtu } => {
-                write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload ({MAX_PAYLOAD_BYTES})")
+                write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload ({MAX_PAYLOAD_BYTES} bytes in the standard layout)")
             }
             SetupError::ProtocolMismatch { token, expected } => write!(
                 f,
@@ -278,6 +298,12 @@ pub enum DisconnectReason {
     ConnectionRequestTimedOut,
     /// The last server denied the connection, usually because it is full (client; -1).
     ConnectionDenied,
+    /// The peer speaks the other [`Layout`] (`renetcode`'s where this side is set to the
+    /// standard's): one of its authenticated packets has a form only that layout writes (a
+    /// sequence in zero bytes, a payload over this side's limit). Set the same
+    /// [`ServerConfig::layout`] and token layout on both sides. The standard has no state for
+    /// it; [`DisconnectReason::state_code`] gives -5, *invalid connect token*.
+    LayoutMismatch,
     /// The client closed the connection (seen by both sides).
     DisconnectedByClient,
     /// The server closed the connection (seen by both sides).
@@ -296,7 +322,7 @@ impl DisconnectReason {
     pub fn state_code(self) -> i32 {
         match self {
             DisconnectReason::ConnectTokenExpired => -6,
-            DisconnectReason::InvalidConnectToken => -5,
+            DisconnectReason::InvalidConnectToken | DisconnectReason::LayoutMismatch => -5,
             DisconnectReason::ConnectionTimedOut => -4,
             DisconnectReason::ConnectionResponseTimedOut => -3,
             DisconnectReason::ConnectionRequestTimedOut => -2,
@@ -321,6 +347,10 @@ impl core::fmt::Display for DisconnectReason {
                 "the server did not answer the connection request in time"
             }
             DisconnectReason::ConnectionDenied => "the server denied the connection",
+            DisconnectReason::LayoutMismatch => {
+                "the peer uses the other netcode layout (set Layout::Standard or \
+                 Layout::Renetcode the same on both sides)"
+            }
             DisconnectReason::DisconnectedByClient => "the client closed the connection",
             DisconnectReason::DisconnectedByServer => "the server closed the connection",
         })
@@ -331,12 +361,18 @@ impl core::fmt::Display for DisconnectReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SendError {
-    /// The payload is empty; netcode payload packets carry 1 to [`MAX_PAYLOAD_BYTES`] bytes.
+    /// The payload is empty; netcode payload packets carry at least one byte.
     EmptyPayload,
-    /// The payload is larger than [`MAX_PAYLOAD_BYTES`].
+    /// The payload is larger than the [`Layout`]'s limit
+    /// ([`Layout::max_payload_bytes`]: 1200 bytes in the standard's, 1300 in
+    /// `renetcode`'s). A peer would drop it, so it is refused here.
     PayloadTooLarge {
         /// The payload's size.
         len: usize,
+        /// The limit of this side's layout.
+        max: usize,
+        /// This side's layout.
+        layout: Layout,
     },
     /// The client is not connected (yet, or any more): wait for
     /// [`ClientState::Connected`] before sending payloads.
@@ -356,10 +392,10 @@ impl core::fmt::Display for SendError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             SendError::EmptyPayload => write!(f, "netcode payloads carry at least one byte"),
-            SendError::PayloadTooLarge { len } => {
+            SendError::PayloadTooLarge { len, max, layout } => {
                 write!(
                     f,
-                    "payload of {len} bytes is larger than the {MAX_PAYLOAD_BYTES}-byte limit"
+                    "payload of {len} bytes is larger than the {max}-byte limit of Layout::{layout:?}"
                 )
             }
             SendError::NotConnected => write!(

@@ -1,12 +1,15 @@
 //! netcode interop with the real `renetcode` 2.x crate, both ways, through the simulator
-//! with loss: handshakes, payloads, disconnects, and tokens issued by either side.
+//! with loss: handshakes, payloads, disconnects, and tokens issued by either side. Both
+//! netser sides run in `Layout::Renetcode`; each scenario runs over IPv4 and over IPv6.
+//! A standard-layout netser side facing renetcode fails with a layout error.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use netser_transport::netcode::{
-    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeEvent, NetcodeServer,
-    ServerConfig, TokenParams, USER_DATA_BYTES,
+    ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
+    NetcodeServer, Refusal, SendError, ServerConfig, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 use renetcode::{ClientAuthentication, ServerAuthentication, ServerResult};
@@ -17,11 +20,32 @@ const KEY: [u8; 32] = *b"a key shared by backend + server";
 const T0: f64 = 1_700_000_000.0;
 const STEP: f64 = 0.01;
 
+thread_local! {
+    /// Whether this test thread's peers talk over IPv6.
+    static IPV6: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `scenario` over IPv4, then again over IPv6 addresses.
+fn over_ipv4_and_ipv6(scenario: fn()) {
+    IPV6.with(|v6| v6.set(false));
+    scenario();
+    IPV6.with(|v6| v6.set(true));
+    scenario();
+}
+
 fn server_addr() -> SocketAddr {
-    "192.0.2.1:40000".parse().unwrap()
+    if IPV6.with(Cell::get) {
+        "[2001:db8::1:40]:40000".parse().unwrap()
+    } else {
+        "192.0.2.1:40000".parse().unwrap()
+    }
 }
 fn client_addr() -> SocketAddr {
-    "198.51.100.7:50000".parse().unwrap()
+    if IPV6.with(Cell::get) {
+        "[2001:db8:5::7]:50000".parse().unwrap()
+    } else {
+        "198.51.100.7:50000".parse().unwrap()
+    }
 }
 
 fn lossy(seed: u64) -> Simulator<SocketAddr> {
@@ -56,6 +80,7 @@ fn netser_token(client_id: u64, servers: Vec<SocketAddr>) -> ConnectToken {
         client_id,
         timeout_seconds: 5,
         user_data: user_data(client_id as u8),
+        layout: Layout::Renetcode,
         ..TokenParams::new(PROTOCOL_ID, servers, T0 as u64)
     };
     ConnectToken::generate(&params, &KEY).unwrap()
@@ -82,12 +107,17 @@ fn to_renet(token: &ConnectToken) -> renetcode::ConnectToken {
 fn from_renet(token: &renetcode::ConnectToken) -> ConnectToken {
     let mut bytes = Vec::new();
     token.write(&mut bytes).unwrap();
-    ConnectToken::from_bytes(&bytes).unwrap()
+    ConnectToken::from_bytes_with(&bytes, Layout::Renetcode).unwrap()
 }
 
 fn netser_server() -> NetcodeServer {
+    netser_server_in(Layout::Renetcode)
+}
+
+fn netser_server_in(layout: Layout) -> NetcodeServer {
     NetcodeServer::new(ServerConfig {
         max_clients: 8,
+        layout,
         ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
     })
     .unwrap()
@@ -283,6 +313,10 @@ fn deliver(sim: &mut Simulator<SocketAddr>, t: f64) -> (Datagrams, Datagrams) {
 
 #[test]
 fn renetcode_client_connects_to_netser_server_with_our_token() {
+    over_ipv4_and_ipv6(renetcode_client_connects_to_netser_server_with_our_token_scenario);
+}
+
+fn renetcode_client_connects_to_netser_server_with_our_token_scenario() {
     let mut sim = lossy(1);
     let mut server = netser_server();
     let mut client = RenetClient::new(to_renet(&netser_token(11, vec![server_addr()])));
@@ -374,6 +408,10 @@ fn user_data_of(client_id: u64) -> [u8; USER_DATA_BYTES] {
 
 #[test]
 fn netser_server_disconnect_reaches_renetcode_client() {
+    over_ipv4_and_ipv6(netser_server_disconnect_reaches_renetcode_client_scenario);
+}
+
+fn netser_server_disconnect_reaches_renetcode_client_scenario() {
     let mut sim = lossy(2);
     let mut server = netser_server();
     let mut client = RenetClient::new(to_renet(&netser_token(12, vec![server_addr()])));
@@ -408,6 +446,10 @@ fn netser_server_disconnect_reaches_renetcode_client() {
 
 #[test]
 fn netser_client_connects_to_renetcode_server_with_its_token() {
+    over_ipv4_and_ipv6(netser_client_connects_to_renetcode_server_with_its_token_scenario);
+}
+
+fn netser_client_connects_to_renetcode_server_with_its_token_scenario() {
     let mut sim = lossy(3);
     let mut server = RenetServer::new();
     let token = from_renet(&renet_token(21, vec![server_addr()]));
@@ -470,6 +512,10 @@ fn netser_client_connects_to_renetcode_server_with_its_token() {
 
 #[test]
 fn renetcode_server_disconnect_reaches_netser_client() {
+    over_ipv4_and_ipv6(renetcode_server_disconnect_reaches_netser_client_scenario);
+}
+
+fn renetcode_server_disconnect_reaches_netser_client_scenario() {
     let mut sim = lossy(4);
     let mut server = RenetServer::new();
     let mut client = NetcodeClient::new(0.0, from_renet(&renet_token(22, vec![server_addr()])));
@@ -524,6 +570,10 @@ fn connect_netser_pair(
 
 #[test]
 fn renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode() {
+    over_ipv4_and_ipv6(renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode_scenario);
+}
+
+fn renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode_scenario() {
     // A renetcode-issued token, IPv6 and IPv4 servers, through our client and server.
     let v6: SocketAddr = "[2001:db8::1]:40000".parse().unwrap();
     let token = from_renet(&renet_token(31, vec![v6, server_addr()]));
@@ -572,6 +622,10 @@ fn renetcode_tokens_work_on_netser_and_netser_tokens_on_renetcode() {
 
 #[test]
 fn full_renetcode_server_denies_netser_client() {
+    over_ipv4_and_ipv6(full_renetcode_server_denies_netser_client_scenario);
+}
+
+fn full_renetcode_server_denies_netser_client_scenario() {
     // A renetcode server with one slot taken denies the next client; ours ends in
     // ConnectionDenied (its token has one server).
     let mut server = RenetServer::new();
@@ -613,4 +667,205 @@ fn full_renetcode_server_denies_netser_client() {
         second.state(),
         ClientState::Disconnected(DisconnectReason::ConnectionDenied)
     );
+}
+
+/// In renetcode's layout the payload limit is renetcode's, 1300 bytes, both ways; 1301 is
+/// an error at send.
+#[test]
+fn renetcode_layout_carries_1300_byte_payloads() {
+    over_ipv4_and_ipv6(renetcode_layout_carries_1300_byte_payloads_scenario);
+}
+
+fn renetcode_layout_carries_1300_byte_payloads_scenario() {
+    let mut sim = Simulator::new(SimulatorConfig {
+        latency: 0.02,
+        seed: 8,
+        ..SimulatorConfig::default()
+    });
+    let mut server = RenetServer::new();
+    let mut client = NetcodeClient::new(0.0, from_renet(&renet_token(51, vec![server_addr()])));
+    assert_eq!(client.send_payload(&[1; 10]), Err(SendError::NotConnected));
+    let (mut inbox, mut received) = (Vec::new(), Vec::new());
+    let mut t = 0.0;
+    let mut sent = false;
+    while t < 3.0 {
+        let (to_server, to_client) = deliver(&mut sim, t);
+        for (from, mut bytes) in to_server {
+            server.receive(t, from, &mut bytes, &mut sim);
+        }
+        server.step(t, &mut sim);
+        inbox.extend(to_client);
+        step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut received);
+        if client.is_connected() && !sent {
+            assert_eq!(
+                client.send_payload(&[7; 1301]),
+                Err(SendError::PayloadTooLarge {
+                    len: 1301,
+                    max: 1300,
+                    layout: Layout::Renetcode
+                })
+            );
+            client.send_payload(&[7; 1300]).unwrap();
+            client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
+            let (to, bytes) = server
+                .inner
+                .generate_payload_packet(51, &[8; 1300])
+                .unwrap();
+            sim.send(t, server_addr(), to, bytes);
+            sent = true;
+        }
+        t += STEP;
+    }
+    assert_eq!(server.received, vec![(51, vec![7; 1300])]);
+    assert_eq!(received, vec![vec![8; 1300]]);
+}
+
+/// A renetcode token read in the standard's layout is refused with an error that names
+/// the layouts, and the reverse.
+#[test]
+fn token_in_the_other_layout_is_a_layout_mismatch() {
+    let mut renet_bytes = Vec::new();
+    renet_token(61, vec![server_addr()])
+        .write(&mut renet_bytes)
+        .unwrap();
+    let error = ConnectToken::from_bytes(&renet_bytes).unwrap_err();
+    assert_eq!(
+        error,
+        netser_transport::netcode::TokenError::LayoutMismatch {
+            expected: Layout::Standard,
+            found: Layout::Renetcode
+        }
+    );
+    assert!(error.to_string().contains("Layout::Renetcode"), "{error}");
+    let standard = ConnectToken::generate(
+        &TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64),
+        &KEY,
+    )
+    .unwrap()
+    .to_bytes();
+    assert!(renetcode::ConnectToken::read(&mut standard.as_slice()).is_err());
+    assert!(matches!(
+        ConnectToken::from_bytes_with(&standard, Layout::Renetcode),
+        Err(netser_transport::netcode::TokenError::LayoutMismatch {
+            expected: Layout::Renetcode,
+            found: Layout::Standard
+        })
+    ));
+}
+
+/// A standard-layout netser client facing a renetcode server stops with
+/// `DisconnectReason::LayoutMismatch` at the server's first packet (renetcode writes
+/// sequence 0 in no bytes, which the standard forbids), instead of timing out.
+#[test]
+fn standard_client_facing_renetcode_server_stops_with_layout_mismatch() {
+    let mut sim = lossy(9);
+    let mut server = RenetServer::new();
+    // An IPv4 standard token: its private part reads the same in both layouts, so the
+    // renetcode server accepts it and answers.
+    let params = TokenParams {
+        client_id: 62,
+        timeout_seconds: 5,
+        ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64)
+    };
+    let token = ConnectToken::generate(&params, &KEY).unwrap();
+    let mut client = NetcodeClient::new(0.0, token);
+    let (mut inbox, mut sink) = (Vec::new(), Vec::new());
+    let mut t = 0.0;
+    while client.is_connecting() {
+        assert!(t < 4.0, "still {:?}", client.state());
+        let (to_server, to_client) = deliver(&mut sim, t);
+        for (from, mut bytes) in to_server {
+            server.receive(t, from, &mut bytes, &mut sim);
+        }
+        server.step(t, &mut sim);
+        inbox.extend(to_client);
+        step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut sink);
+        t += STEP;
+    }
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::LayoutMismatch)
+    );
+    assert_eq!(client.refusals().get(Refusal::LayoutMismatch), 1);
+    assert!(DisconnectReason::LayoutMismatch
+        .to_string()
+        .contains("Layout::Renetcode"));
+}
+
+/// A standard-layout netser server facing a renetcode client over IPv4: the handshake
+/// reads the same in both layouts (renetcode's client never sends sequence 0 encrypted), so
+/// it connects; the first payload over the standard's 1200 bytes authenticates, which only
+/// renetcode's layout allows, so the server disconnects the client with
+/// `DisconnectReason::LayoutMismatch` rather than drop its payloads one by one.
+#[test]
+fn standard_server_disconnects_renetcode_client_at_a_layout_mismatch() {
+    let mut sim = Simulator::new(SimulatorConfig {
+        latency: 0.02,
+        seed: 10,
+        ..SimulatorConfig::default()
+    });
+    let mut server = netser_server_in(Layout::Standard);
+    let mut client = RenetClient::new(renet_token(63, vec![server_addr()]));
+    let (mut received, mut t) = (Vec::new(), 0.0);
+    let mut sent = false;
+    while t < 3.0 {
+        let (mut to_server, to_client) = deliver(&mut sim, t);
+        for (_, mut bytes) in to_client {
+            client.receive(&mut bytes);
+        }
+        client.step(t, &mut sim);
+        step_netser_server(&mut server, t, &mut sim, &mut to_server, &mut received);
+        if client.inner.is_connected() && !sent {
+            client.send(t, &mut sim, &[5; 1000]);
+            client.send(t + 0.1, &mut sim, &[6; 1250]);
+            sent = true;
+        }
+        t += STEP;
+    }
+    assert!(sent, "the renetcode client never connected");
+    assert_eq!(received, vec![(63, vec![5; 1000])]);
+    assert!(matches!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientConnected { client_id: 63, .. })
+    ));
+    assert_eq!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientDisconnected {
+            client_id: 63,
+            addr: client_addr(),
+            reason: DisconnectReason::LayoutMismatch
+        })
+    );
+    assert_eq!(server.refusals().get(Refusal::LayoutMismatch), 1);
+    assert_eq!(
+        client.inner.disconnect_reason(),
+        Some(renetcode::DisconnectReason::DisconnectedByServer)
+    );
+}
+
+/// A renetcode backend's token with the server's IPv6 address, presented to a
+/// standard-layout server: the address matches only when read in renetcode's layout, so the
+/// server counts a layout mismatch and denies; the client ends denied at once.
+#[test]
+fn ipv6_token_in_the_other_layout_is_denied_as_a_layout_mismatch() {
+    IPV6.with(|v6| v6.set(true));
+    let mut server = netser_server_in(Layout::Standard);
+    let mut client = NetcodeClient::new(0.0, from_renet(&renet_token(64, vec![server_addr()])));
+    let mut sim = lossy(11);
+    let (mut inbox, mut sink, mut received) = (Vec::new(), Vec::new(), Vec::new());
+    let mut t = 0.0;
+    while client.is_connecting() {
+        assert!(t < 4.0, "still connecting");
+        let (mut to_server, to_client) = deliver(&mut sim, t);
+        step_netser_server(&mut server, t, &mut sim, &mut to_server, &mut received);
+        inbox.extend(to_client);
+        step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut sink);
+        t += STEP;
+    }
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ConnectionDenied)
+    );
+    assert!(server.refusals().get(Refusal::LayoutMismatch) >= 1);
+    assert_eq!(server.refusals().get(Refusal::NotInHostList), 0);
 }

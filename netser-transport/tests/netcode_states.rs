@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 
 use netser_transport::netcode::packet::{self, Packet, PacketType};
 use netser_transport::netcode::{
-    ClientState, ConnectToken, DisconnectReason, NetcodeClient, NetcodeEvent, NetcodeServer,
-    ServerConfig, TokenParams, DISCONNECT_PACKETS,
+    ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
+    NetcodeServer, ServerConfig, TokenParams, DISCONNECT_PACKETS,
 };
 
 const PROTOCOL_ID: u64 = 0xBEEF;
@@ -279,9 +279,11 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
         })
     );
 
-    // The same token connects again from the same address; the server's packets continue
-    // the old sequence, so no nonce repeats under that key.
-    let mut client = NetcodeClient::new(t, token.clone());
+    // The same token connects again from the same address; both sides' packets continue
+    // the old sequences, so no nonce repeats under either key (and the server tells the new
+    // session from a replay of the old one).
+    client.reconnect(t);
+    client.drain_datagrams(|_, _| {});
     let start = t;
     while !client.is_connected() {
         step_recording(
@@ -334,8 +336,11 @@ fn invalid_token_state() {
     // standard's "invalid connect token" is the error a client reports for those bytes.
     let token = token(7, vec![server_a()]);
     let mut bytes = token.to_bytes();
-    bytes[8 + 13 + 8..8 + 13 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(ConnectToken::from_bytes(&bytes).is_err());
+    bytes[13 + 8..13 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(
+        ConnectToken::from_bytes(&bytes),
+        Err(netser_transport::netcode::TokenError::BadTimestamps)
+    );
     assert_eq!(
         ClientState::Disconnected(DisconnectReason::InvalidConnectToken).code(),
         -5
@@ -451,8 +456,12 @@ fn event_queue_and_outbox_are_bounded() {
     );
     assert_eq!(server.send_payload(200, &[]), Err(SendError::EmptyPayload));
     assert_eq!(
-        server.send_payload(200, &[0; 1301]),
-        Err(SendError::PayloadTooLarge { len: 1301 })
+        server.send_payload(200, &[0; 1201]),
+        Err(SendError::PayloadTooLarge {
+            len: 1201,
+            max: 1200,
+            layout: Layout::Standard
+        })
     );
     assert_eq!(
         server.send_payload(999, &payload),

@@ -5,7 +5,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use netser_transport::netcode::{
-    generate_key, protocol_id, ConnectToken, Key, Refusal, ServerConfigError, SetupError,
+    generate_key, protocol_id, ConnectToken, Key, Layout, Refusal, ServerConfigError, SetupError,
     TokenParams, MAX_CLIENTS, MAX_PACKET_BYTES, MAX_PENDING,
 };
 use netser_transport::udp::{
@@ -58,6 +58,22 @@ fn defaults_are_the_netcode_defaults() {
     assert_eq!(config.max_outbox_bytes, 4 << 20);
     assert_eq!(config.udp.linger, Duration::from_secs(1));
     assert_eq!(config.udp.validate(), Ok(()));
+    assert_eq!(config.layout, Layout::Standard);
+}
+
+#[test]
+fn the_layout_reaches_the_netcode_server() {
+    for layout in [Layout::Standard, Layout::Renetcode] {
+        let server = UdpServer::<u8, u8>::bind(
+            "127.0.0.1:0",
+            UdpServerConfig {
+                layout,
+                ..config([2; 32])
+            },
+        )
+        .unwrap();
+        assert_eq!(server.netcode().layout(), layout);
+    }
 }
 
 #[test]

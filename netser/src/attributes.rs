@@ -22,8 +22,10 @@
 //! | [`with = path, max_bits = N`](#with) | any field | a hand-written unified serialize function |
 //! | [`when = expr`](#when) | any field but the first | sent only when `expr` is true |
 //! | [`check = 0x...`](#check) | any field | a serialize check before the field |
+//! | [`absolute`](#absolute) | any field of a `delta` type | sent whole when it changed, never relative |
 //! | [`max_bytes = N`](#max_bytes) | the struct or enum | a compile error when the worst case is larger |
 //! | [`crate = "path"`](#crate) | the struct or enum | the path to `netser` when it is re-exported |
+//! | [`delta`](#delta) | the struct or enum | also implement [`NetDelta`](crate::NetDelta): sent relative to a baseline |
 //!
 //! ```
 //! use netser::NetSerialize;
@@ -324,6 +326,33 @@
 //! assert_eq!(Sections::MAX_BITS, 8 + 32 + 8);
 //! ```
 //!
+//! ## absolute
+//!
+//! **`absolute`**: in a [`delta`](#delta) type, the field goes as one "changed" bit
+//! and, when it changed, its absolute encoding: never relative to the baseline's value.
+//! For a field whose changes are large or random (a seed, an id), where the relative
+//! tiers would only add their flag bits; and for a nested type that has no
+//! [`NetDelta`](crate::NetDelta) impl (otherwise a compile error at its type says to add
+//! one or this). "Changed" compares the two absolute encodings, so a quantized float
+//! that rounds to the baseline's step is unchanged. Strings, maps, sets and `with`
+//! fields always go this way.
+//!
+//! ```
+//! # use netser::{NetDelta, NetSerialize};
+//! #[derive(NetSerialize, Clone)]
+//! #[net(delta)]
+//! struct Spawn {
+//!     #[net(absolute)]
+//!     seed: u32,                      // 1 bit, or 1 + 32 bits
+//!     #[net(range = 0..=1000)]
+//!     count: u16,                     // relative: 1 bit, or up to 10 + 3 bits
+//! }
+//! let a = Spawn { seed: 7, count: 500 };
+//! let b = Spawn { seed: 8, count: 501 };
+//! assert_eq!(b.measure_delta_bits(&a)?, 1 + (1 + 32) + (2 + 3));
+//! # Ok::<(), netser::Error>(())
+//! ```
+//!
 //! # Container attributes
 //!
 //! ## max_bytes
@@ -361,6 +390,61 @@
 //! }
 //! ```
 //!
+//! ## delta
+//!
+//! **`delta`**: the derive also implements [`NetDelta`](crate::NetDelta) from the same
+//! fields: a value sent relative to a baseline value the receiver holds ("Snapshot
+//! Compression"). A whole unchanged value is one bit; otherwise each field says
+//! whether it changed in one bit, and a changed one goes relative to the baseline's:
+//! ranged integers, `bits` integers and quantized floats as a change of their integer
+//! level in tiers sized from the field's own bits, quaternions on their smallest three,
+//! collections as the indices of their changed elements relative to each other; enum
+//! variants keep their fields relative while the variant is the baseline's. The
+//! worst case is `MAX_DELTA_BITS`, a constant, at most a few bits over `MAX_BITS` per
+//! field (the exact bound per field kind is in [`crate::delta`]'s docs). Decoding gives
+//! exactly what absolute decoding of the value gives, with every bound checked.
+//! Nested types need their own `NetDelta` (`#[net(delta)]` on them, or `#[net(absolute)]`
+//! on the field); `align` applies to the absolute encoding only.
+//!
+//! ```
+//! use netser::{NetDelta, NetSerialize, ReadStream, WriteStream};
+//!
+//! #[derive(NetSerialize, Debug, Clone, PartialEq)]
+//! #[net(delta)]
+//! struct Body {
+//!     #[net(quantize(-256.0, 255.0, 1.0 / 512.0))]
+//!     x: f32,                                  // 18 bits absolute
+//!     #[net(quat(bits = 9))]
+//!     orientation: [f32; 4],                   // 29 bits absolute
+//! }
+//!
+//! #[derive(NetSerialize, Debug, Clone, PartialEq)]
+//! #[net(delta)]
+//! struct World {
+//!     #[net(range = 0..=65535)]
+//!     tick: u32,
+//!     #[net(max_len = 256)]
+//!     bodies: Vec<Body>,
+//! }
+//!
+//! let body = Body { x: 0.0, orientation: [0.0, 0.0, 0.0, 1.0] };
+//! let baseline = World { tick: 10, bodies: vec![body.clone(); 100] };
+//! let mut now = World { tick: 16, ..baseline.clone() };
+//! now.bodies[42].x = 0.01;                    // 5 steps: the small tier
+//!
+//! let mut buf = [0u8; 64];
+//! let mut w = WriteStream::new(&mut buf);
+//! now.encode_delta(&baseline, &mut w)?;
+//! // Changed; tick +6 (2 + 4 bits); bodies changed, length (9 bits), relative indices
+//! // (1 + 13 for +43, 13 for the end), body 42's x +5 (2 + 5) and orientation (1).
+//! assert_eq!(now.measure_delta_bits(&baseline)?, 1 + 6 + 1 + 9 + 1 + 26 + 8);
+//! let len = w.finish();
+//! assert_eq!(len, 7); // 4725 bits absolute
+//! let got = World::decode_delta(&baseline, &mut ReadStream::new(&buf[..len]))?;
+//! assert_eq!(got, World::decode_from_slice(&now.to_vec()?)?);
+//! # Ok::<(), netser::Error>(())
+//! ```
+//!
 //! # Rules the derive checks
 //!
 //! Each is a compile error on the tokens at fault, with what to write instead:
@@ -378,6 +462,9 @@
 //!   `Box` needs a type of its own).
 //! - `#[net]` attributes go on fields and on the type, not on enum variants (put them
 //!   on the variant's fields); enums need at least one variant; unions are refused.
+//! - `absolute` needs `delta` on the type, and excludes `skip`; `delta` and `absolute`
+//!   take no value. In a `delta` type, every nested type sent relatively implements
+//!   `NetDelta` (one error at its type otherwise).
 //! - `max_bytes` is checked against the worst case, and a collection whose elements take
 //!   no bits is refused (its length alone would decide how many values are built).
 //!   These two are constants evaluated when the code is built, so `cargo build` reports

@@ -22,9 +22,9 @@ pub use decode::*;
 pub use encode::*;
 pub use simd::*;
 
-/// Elements per block. On the benchmark's snapshot (instructions per moving entity,
-/// encode / decode, the AVX2 build): 16 gives 121 / 137, 32 gives 126 / 150 (and in the
-/// SSE2 build, measured before its last rounds, 8 gave 333 / 211, 16 280 / 213).
+/// Elements per block: 16, the size that runs the benchmark's snapshot in the fewest
+/// instructions of those measured (BENCHMARKS.md, after the table of instructions per
+/// entity).
 pub const BLOCK: usize = 16;
 
 /// Most bits per element a block packs in its scratch words; wider structs go element by

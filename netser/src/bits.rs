@@ -25,9 +25,6 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
-#[doc(hidden)]
-pub mod run;
-
 /// Bits needed to send any value in `min..=max` as an offset from `min`: 0 when
 /// `min == max`, else the bit length of `max - min`.
 ///

@@ -229,6 +229,17 @@ pub enum ErrorKind {
         /// How many bytes were not consumed.
         count: usize,
     },
+    /// A delta read that leads outside its field's range: the baseline's integer level
+    /// (a ranged integer's offset from its minimum, a quantized float's integer, a
+    /// smallest-three component) plus the delta read is below 0 or above `max`.
+    DeltaOutOfRange {
+        /// The baseline's level.
+        baseline: u128,
+        /// The delta read.
+        delta: i128,
+        /// The highest level of the field.
+        max: u128,
+    },
     /// An error raised by hand-written serialization code.
     Custom(&'static str),
 }
@@ -279,7 +290,7 @@ impl fmt::Display for ErrorKind {
                 variants - 1
             ),
             CheckMismatch { expected, found } => {
-                if *expected == crate::framing::END_OF_PACKET {
+                if *expected == crate::schema::END_OF_PACKET {
                     write!(
                         f,
                         "end-of-packet check failed: expected {expected:#010x}, found {found:#010x}; \
@@ -321,69 +332,20 @@ impl fmt::Display for ErrorKind {
                 )
             }
             TrailingBytes { count } => write!(f, "{count} trailing bytes after the packet"),
+            DeltaOutOfRange {
+                baseline,
+                delta,
+                max,
+            } => write!(
+                f,
+                "delta {delta:+} from level {baseline} leads outside the levels 0..={max}"
+            ),
             Custom(msg) => f.write_str(msg),
         }
     }
 }
 
 impl ErrorKind {
-    /// [`ErrorKind::QuantizedOutOfRange`] for a `value` that `q` cannot write (outside
-    /// `q.min()..=q.max()`, not clamping).
-    ///
-    /// ```
-    /// use netser::{ErrorKind, Quantize};
-    /// let q = Quantize::new(-180.0, 180.0, 0.1);
-    /// assert_eq!(
-    ///     ErrorKind::quantized_write(181.5, &q).to_string(),
-    ///     "value 181.5 out of range -180..=180 (quantized in steps of 0.1)"
-    /// );
-    /// ```
-    #[cold]
-    pub fn quantized_write(value: f64, q: &crate::Quantize) -> Self {
-        // An `f32` value reads as written; an `f64` one keeps all its digits.
-        let value = if value as f32 as f64 == value {
-            shortest(value)
-        } else {
-            value
-        };
-        ErrorKind::QuantizedOutOfRange {
-            value,
-            min: shortest(q.min() as f64),
-            max: shortest(q.max() as f64),
-            step: Self::step_of(q),
-        }
-    }
-
-    /// [`ErrorKind::QuantizedOutOfRange`] for an `integer` read from the wire above
-    /// `q.max_integer_value()`: reported as the value it stands for, in the units of
-    /// the write error.
-    ///
-    /// ```
-    /// use netser::{ErrorKind, Quantize};
-    /// let q = Quantize::new(-180.0, 180.0, 0.1); // 3600 steps in 12 bits
-    /// assert_eq!(q.max_integer_value(), 3600);
-    /// assert_eq!(
-    ///     ErrorKind::quantized_read(3605, &q).to_string(),
-    ///     "value 180.5 out of range -180..=180 (quantized in steps of 0.1)"
-    /// );
-    /// ```
-    #[cold]
-    pub fn quantized_read(integer: u64, q: &crate::Quantize) -> Self {
-        let step = Self::step_of(q);
-        ErrorKind::QuantizedOutOfRange {
-            value: shortest(q.min() as f64 + integer as f64 * step),
-            min: shortest(q.min() as f64),
-            max: shortest(q.max() as f64),
-            step,
-        }
-    }
-
-    /// The step between two quantized values, as short as `f32` shows it (`0.1`, not
-    /// `0.10000000149011612`).
-    fn step_of(q: &crate::Quantize) -> f64 {
-        shortest((q.max() as f64 - q.min() as f64) / q.max_integer_value().max(1) as f64)
-    }
-
     /// Whether the error's bit offset tells the user anything: not for a verdict on the
     /// whole packet (its CRC32, its length).
     fn has_bit_offset(&self) -> bool {
@@ -396,7 +358,7 @@ impl ErrorKind {
 
 /// `v` rounded to `f32` precision and printed as `f32` prints it, so that quantization
 /// parameters (all `f32`) read as they were written.
-fn shortest(v: f64) -> f64 {
+pub(crate) fn shortest(v: f64) -> f64 {
     let single = v as f32;
     // `f32` to `f64` keeps the binary value (0.1f32 is 0.10000000149...); go through the
     // shortest decimal that `f32` round-trips instead.

@@ -66,7 +66,7 @@ pub const MIN_PACKET_BYTES: usize = HEADER_BYTES + 4;
 /// assert_eq!(buf[len - 4..len], END_OF_PACKET.to_le_bytes());
 /// # Ok::<(), netser::Error>(())
 /// ```
-pub const END_OF_PACKET: u32 = crate::schema::magic("end of packet");
+pub const END_OF_PACKET: u32 = crate::schema::END_OF_PACKET;
 
 fn crc(protocol_id: u64, body: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();

@@ -105,7 +105,7 @@ pub(crate) fn fused_quotient(a: f32, b: f32, r: f32) -> f32 {
 }
 
 use crate::bits::bits_required;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{shortest, Error, ErrorKind, Result};
 
 /// The largest `delta / res` the reference allows (the largest float32 below 2^32).
 const MAX_VALUES: f32 = 4_294_967_040.0;
@@ -444,6 +444,67 @@ const fn pow2(e: i32) -> f64 {
     } else {
         f64::from_bits(1u64 << (e + 1074))
     }
+}
+
+/// The errors of a value a quantizer cannot write or read. Defined here, beside
+/// [`Quantize`], so that `error` (the bottom layer) does not import `quantize`.
+impl ErrorKind {
+    /// [`ErrorKind::QuantizedOutOfRange`] for a `value` that `q` cannot write (outside
+    /// `q.min()..=q.max()`, not clamping).
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_write(181.5, &q).to_string(),
+    ///     "value 181.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_write(value: f64, q: &Quantize) -> Self {
+        // An `f32` value reads as written; an `f64` one keeps all its digits.
+        let value = if value as f32 as f64 == value {
+            shortest(value)
+        } else {
+            value
+        };
+        ErrorKind::QuantizedOutOfRange {
+            value,
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step: step_of(q),
+        }
+    }
+
+    /// [`ErrorKind::QuantizedOutOfRange`] for an `integer` read from the wire above
+    /// `q.max_integer_value()`: reported as the value it stands for, in the units of
+    /// the write error.
+    ///
+    /// ```
+    /// use netser::{ErrorKind, Quantize};
+    /// let q = Quantize::new(-180.0, 180.0, 0.1); // 3600 steps in 12 bits
+    /// assert_eq!(q.max_integer_value(), 3600);
+    /// assert_eq!(
+    ///     ErrorKind::quantized_read(3605, &q).to_string(),
+    ///     "value 180.5 out of range -180..=180 (quantized in steps of 0.1)"
+    /// );
+    /// ```
+    #[cold]
+    pub fn quantized_read(integer: u64, q: &Quantize) -> Self {
+        let step = step_of(q);
+        ErrorKind::QuantizedOutOfRange {
+            value: shortest(q.min() as f64 + integer as f64 * step),
+            min: shortest(q.min() as f64),
+            max: shortest(q.max() as f64),
+            step,
+        }
+    }
+}
+
+/// The step between two quantized values, as short as `f32` shows it (`0.1`, not
+/// `0.10000000149011612`).
+fn step_of(q: &Quantize) -> f64 {
+    shortest((q.max() as f64 - q.min() as f64) / q.max_integer_value().max(1) as f64)
 }
 
 #[cfg(test)]

@@ -70,6 +70,12 @@ pub const fn magic(name: &str) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
+/// The magic value of the end-of-packet check, public as
+/// [`framing::END_OF_PACKET`](crate::framing::END_OF_PACKET). Defined here, below both
+/// `framing`, which writes and reads it, and `error`, whose message for a failed check
+/// names it, so that neither of the two imports the other.
+pub(crate) const END_OF_PACKET: u32 = magic("end of packet");
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,8 @@ mod decoder;
 mod encoder;
 mod measure;
 mod read;
+/// Runs of fixed-width fields for the derive; reached through `__private`.
+pub(crate) mod run;
 mod write;
 
 pub use decoder::Decoder;
@@ -106,7 +108,7 @@ fn fixed_bounds<I: RangedInt>(
 }
 
 #[inline(always)]
-fn trace_int<I: RangedInt>(v: I) -> TraceValue<'static> {
+pub(crate) fn trace_int<I: RangedInt>(v: I) -> TraceValue<'static> {
     match v.to_num() {
         Num::Int(i) => TraceValue::Int(i),
         Num::Uint(u) => TraceValue::Uint(u),

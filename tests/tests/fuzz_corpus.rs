@@ -10,6 +10,14 @@ use std::path::{Path, PathBuf};
 
 use netser_tests::adversarial::corpus::{run, seeds, TARGETS};
 
+#[path = "delta/types.rs"]
+#[allow(dead_code)]
+mod types;
+
+/// The `decode_delta` target, included by path by the fuzz crate too.
+#[path = "delta/fuzz_target.rs"]
+mod delta_target;
+
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
 }
@@ -73,4 +81,40 @@ fn replay<'a>(targets: impl IntoIterator<Item = &'a str>) -> usize {
         }
     }
     replayed
+}
+
+#[test]
+fn checked_in_delta_seeds_are_the_writers_output() {
+    let dir = fuzz_dir().join("corpus").join("decode_delta");
+    let seeds = delta_target::seeds();
+    if std::env::var_os("NETSER_WRITE_CORPUS").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in &seeds {
+            std::fs::write(dir.join(format!("seed_{name}")), bytes).unwrap();
+        }
+    }
+    for (name, bytes) in &seeds {
+        let path = dir.join(format!("seed_{name}"));
+        let found = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (regenerate the corpus)", path.display()));
+        assert_eq!(
+            &found,
+            bytes,
+            "{} is stale: regenerate the corpus",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn delta_corpus_and_regressions_replay_cleanly() {
+    let mut replayed = 0;
+    for sub in ["corpus", "regressions"] {
+        for (path, bytes) in inputs(&fuzz_dir().join(sub).join("decode_delta")) {
+            let result = std::panic::catch_unwind(|| delta_target::decode_delta(&bytes));
+            assert!(result.is_ok(), "decode_delta: {} fails", path.display());
+            replayed += 1;
+        }
+    }
+    assert!(replayed >= 12, "only {replayed} inputs replayed");
 }

@@ -34,6 +34,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut seconds = 10.0;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            println!(
+                "load: how many clients one server core holds at 30 Hz\n\n\
+                 usage: load [--clients N] [--seconds S]\n  \
+                 --clients N   clients driven from a second process (default 1000)\n  \
+                 --seconds S   measured seconds after all have connected (default 10)"
+            );
+            return Ok(());
+        }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--clients" => clients = value.parse()?,

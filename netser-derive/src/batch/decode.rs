@@ -11,7 +11,7 @@ mod pairs;
 mod stretch;
 use crate::gen::Gen;
 use crate::internals::ast::IntTy;
-use crate::plan::run::{Layout, Leaf};
+use crate::run::{Layout, Leaf};
 
 impl Plan<'_> {
     /// The type of slot `s`'s raw column `__r<s>`: its wire bits in the narrowest type
@@ -52,7 +52,7 @@ impl Plan<'_> {
         bail: &TokenStream,
     ) -> TokenStream {
         let krate = &g.krate;
-        let batch = quote!(#krate::batch);
+        let batch = quote!(#krate::__private::batch);
         let slot = &self.slots[s];
         let (r, v) = (format_ident!("__r{}", s), format_ident!("__v{}", s));
         match &slot.leaf {
@@ -77,7 +77,7 @@ impl Plan<'_> {
                 res,
                 clamp,
             } => {
-                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                let q = crate::gen::quantize_const(g, min, max, res, *clamp);
                 quote! {
                     let mut #v = [0f32; __N];
                     __ok &= {
@@ -89,7 +89,7 @@ impl Plan<'_> {
             Leaf::Quat { bits, .. } => quote! {
                 let mut #v = [[0f32; 4]; __N];
                 __ok &= {
-                    const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                    const __QF: #krate::__private::QuatFormat = #krate::__private::QuatFormat::new(#bits);
                     __QF.unpack_column(&#r, #act, &mut #v)
                 };
             },
@@ -217,7 +217,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         let ty = plan.raw_ty(s);
         let value = plan.raw_value(
             s,
-            quote!((__raw[__k].checked_shr(#o as u32).unwrap_or(0) & #krate::bits::run::mask(#w))),
+            quote!((__raw[__k].checked_shr(#o as u32).unwrap_or(0) & #krate::__private::run::mask(#w))),
         );
         // A loop, not `array::from_fn`: that is not always inlined (the baseline build).
         quote! {
@@ -239,7 +239,7 @@ pub(super) fn unpack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
         fn unpack_fixed_column<const __N: usize>(
             __raw: [u64; __N],
             __act: [bool; __N],
-            __level: #krate::batch::SimdLevel,
+            __level: #krate::__private::batch::SimdLevel,
         ) -> ::core::option::Option<impl ::core::ops::Fn(usize) -> Self> {
             let __act = &__act;
             #widths
@@ -321,7 +321,7 @@ fn parse_value_of(
 /// active and every loop of constant length.
 pub(super) fn decode_extend(g: &Gen, plan: &Plan<'_>) -> Option<TokenStream> {
     let krate = &g.krate;
-    let batch = quote!(#krate::batch);
+    let batch = quote!(#krate::__private::batch);
     let dec = quote!(#krate::Decoder);
     let nested = plan.nested_pack(g);
     let stretches = stretch::stretches(plan);
@@ -481,7 +481,7 @@ fn pass1(
     parse: &TokenStream,
 ) -> TokenStream {
     let krate = &g.krate;
-    let (batch, dec) = (quote!(#krate::batch), quote!(#krate::Decoder));
+    let (batch, dec) = (quote!(#krate::__private::batch), quote!(#krate::Decoder));
     let full_pairs = if full {
         pairs_mode.clone()
     } else {

@@ -6,7 +6,7 @@ use quote::{format_ident, quote};
 
 use super::{int_ident, Plan};
 use crate::gen::Gen;
-use crate::plan::run::Leaf;
+use crate::run::Leaf;
 
 impl Plan<'_> {
     /// `let __c<s>: [u64; __N]` (`[u32; __N]` for a quantized slot): slot `s`'s wire integers for the elements `__it(k)`,
@@ -28,7 +28,7 @@ impl Plan<'_> {
                 res,
                 clamp,
             } => {
-                let q = crate::encode::quantize_const(g, min, max, res, *clamp);
+                let q = crate::gen::quantize_const(g, min, max, res, *clamp);
                 let v = gather(quote!(f32), access.clone());
                 // Kept as `u32`: the packing widens it where it loads it.
                 quote!(let #c: [u32; __N] = {
@@ -47,7 +47,7 @@ impl Plan<'_> {
                 // Read in the elements (a copied column is read back by wider loads
                 // than its stores, which then wait for the stores to complete).
                 quote!(let #c: [u64; __N] = {
-                    const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                    const __QF: #krate::__private::QuatFormat = #krate::__private::QuatFormat::new(#bits);
                     let mut __o = [0u64; __N];
                     __ok &= __QF.pack_column_with::<__N>(
                         __level,
@@ -77,7 +77,7 @@ impl Plan<'_> {
 /// `pack_fixed_column`: the struct's wire bits for a column of elements.
 pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let krate = &g.krate;
-    let batch = quote!(#krate::batch);
+    let batch = quote!(#krate::__private::batch);
     let widths = plan.widths(g);
     let act = quote!(__act);
     // Integers are read and checked in place in the packing loop (a gathered column,
@@ -122,7 +122,7 @@ pub(super) fn pack_fixed_column(g: &Gen, plan: &Plan<'_>) -> TokenStream {
             __get: impl ::core::ops::Fn(usize) -> &'__a Self,
             __act: &[bool; __N],
             __out: &mut [u64; __N],
-            __level: #krate::batch::SimdLevel,
+            __level: #krate::__private::batch::SimdLevel,
         ) -> bool
         where
             Self: '__a,
@@ -162,7 +162,7 @@ struct Piece {
 /// `encode_slice`: blocks converted by columns, then packed.
 pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let krate = &g.krate;
-    let batch = quote!(#krate::batch);
+    let batch = quote!(#krate::__private::batch);
     let enc = quote!(#krate::Encoder);
     let ns = quote!(#krate::NetSerialize);
     let widths = plan.widths(g);
@@ -170,9 +170,9 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     let all = quote!(&__all);
     let mut columns = TokenStream::new();
     // In the AVX-512 build, the bools are gathered by their own loop before the columns
-    // are converted: read in place in the compose loop, their byte inserts sat on its
-    // critical path there (encode 5-10% slower); in the other builds that loop costs
-    // more than it saves (BENCHMARKS.md, round 7).
+    // are converted: read in place in the compose loop, their byte inserts sit on its
+    // critical path there; in the other builds that loop costs more than it saves
+    // (BENCHMARKS.md, "The bools gathered by a loop of their own").
     let mut bools = TokenStream::new();
     for (s, slot) in plan.slots.iter().enumerate() {
         if matches!(slot.leaf, Leaf::Bool) {
@@ -318,7 +318,7 @@ pub(super) fn encode_slice(g: &Gen, plan: &Plan<'_>) -> TokenStream {
     // Each piece's words are composed by columns (a loop over the block's lanes with
     // constant shifts, which the compiler vectorizes, into `__r<p>[word][lane]`), then
     // put element by element, its length selected by its gate.
-    let run = quote!(#krate::bits::run);
+    let run = quote!(#krate::__private::run);
     let mut compose = TokenStream::new();
     let mut rows = TokenStream::new();
     let mut put = TokenStream::new();

@@ -334,6 +334,18 @@ fn type_args(args: &PathArguments) -> Vec<&Type> {
     }
 }
 
+/// A `BTreeMap` / `BTreeSet` (by the last path segment, as the shape is classified).
+pub fn is_btree(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "BTreeMap" || s.ident == "BTreeSet"),
+        _ => false,
+    }
+}
+
 /// Classifies a type by its syntax (the derive cannot see through type aliases).
 pub fn shape(ty: &Type) -> Shape<'_> {
     match ty {

@@ -13,11 +13,11 @@ use super::ctxt::Ctxt;
 /// Every key accepted on a field (or an enum variant's field).
 pub const FIELD_KEYS: &[&str] = &[
     "range", "bits", "quantize", "clamp", "quat", "align", "max_len", "skip", "default", "with",
-    "max_bits", "when", "check",
+    "max_bits", "when", "check", "absolute",
 ];
 
 /// Every key accepted on the struct or enum itself.
-pub const CONTAINER_KEYS: &[&str] = &["max_bytes", "crate"];
+pub const CONTAINER_KEYS: &[&str] = &["max_bytes", "crate", "delta"];
 
 /// One attribute value, with the key and the whole `key = value` tokens for spans.
 pub struct Set<T> {
@@ -123,6 +123,8 @@ pub struct FieldAttrs {
     pub when: Option<Set<Expr>>,
     /// `check = 0x...`
     pub check: Option<Set<Expr>>,
+    /// `absolute`: in a delta type, sent whole whenever it changed.
+    pub absolute: Option<Set<()>>,
 }
 
 /// Every `#[net(...)]` key that can appear on the struct or enum.
@@ -131,6 +133,8 @@ pub struct ContainerAttrs {
     pub max_bytes: Option<Set<Expr>>,
     /// `crate = "path"`
     pub crate_path: Option<Set<syn::Path>>,
+    /// `delta`: also implement `NetDelta`.
+    pub delta: Option<Set<()>>,
 }
 
 /// The `#[net(...)]` lists among `attrs`, each split into its `key = value` items.
@@ -448,6 +452,7 @@ impl FieldAttrs {
         let mut max_bits = Attr::none(cx, "max_bits");
         let mut when = Attr::none(cx, "when");
         let mut check = Attr::none(cx, "check");
+        let mut absolute = Attr::none(cx, "absolute");
         for meta in net_metas(cx, attrs) {
             match key_of(&meta).as_str() {
                 "range" => {
@@ -524,6 +529,11 @@ impl FieldAttrs {
                         check.set(&meta, v.clone())
                     }
                 }
+                "absolute" => {
+                    if expect_path(cx, &meta, "absolute") {
+                        absolute.set(&meta, ())
+                    }
+                }
                 other => unknown_key(cx, &meta, other, FIELD_KEYS, CONTAINER_KEYS),
             }
         }
@@ -541,6 +551,7 @@ impl FieldAttrs {
             max_bits: max_bits.get(),
             when: when.get(),
             check: check.get(),
+            absolute: absolute.get(),
         }
     }
 }
@@ -550,6 +561,7 @@ impl ContainerAttrs {
     pub fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> ContainerAttrs {
         let mut max_bytes = Attr::none(cx, "max_bytes");
         let mut crate_path = Attr::none(cx, "crate");
+        let mut delta = Attr::none(cx, "delta");
         for meta in net_metas(cx, attrs) {
             match key_of(&meta).as_str() {
                 "max_bytes" => {
@@ -575,12 +587,18 @@ impl ContainerAttrs {
                         }
                     }
                 }
+                "delta" => {
+                    if expect_path(cx, &meta, "delta") {
+                        delta.set(&meta, ())
+                    }
+                }
                 other => unknown_key(cx, &meta, other, CONTAINER_KEYS, FIELD_KEYS),
             }
         }
         ContainerAttrs {
             max_bytes: max_bytes.get(),
             crate_path: crate_path.get(),
+            delta: delta.get(),
         }
     }
 }
@@ -653,6 +671,18 @@ mod tests {
         assert!(errors[0].contains("did you mean `range`"));
         assert!(errors[1].contains("duplicate `net` attribute `bits`"));
         assert!(errors[2].contains("missing max and res"));
+    }
+
+    #[test]
+    fn parses_absolute_and_refuses_a_value() {
+        let (attrs, errors) = field(quote::quote! { #[net(absolute)] x: u8 });
+        assert!(errors.is_empty() && attrs.absolute.is_some(), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(absolute = true)] x: u8 });
+        assert!(errors[0].contains("takes no value"), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(absolut)] x: u8 });
+        assert!(errors[0].contains("did you mean `absolute`"), "{errors:?}");
+        let (_, errors) = field(quote::quote! { #[net(delta)] x: u8 });
+        assert!(errors[0].contains("container attribute"), "{errors:?}");
     }
 
     #[test]

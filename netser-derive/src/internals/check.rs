@@ -16,6 +16,7 @@ const MAX_QUANTIZE_VALUES: f32 = 4_294_967_040.0;
 /// Runs every container-level and cross-attribute rule.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_max_bytes(cx, cont);
+    check_absolute_needs_delta(cx, cont);
     match &cont.data {
         Data::Struct(_, fields) => check_fields(cx, fields),
         Data::Enum(variants) => {
@@ -38,6 +39,34 @@ fn check_fields(cx: &Ctxt, fields: &[Field<'_>]) {
     }
     check_when_has_earlier_field(cx, fields);
     check_when_tests_earlier_fields(cx, fields);
+}
+
+/// `absolute` says how a field goes in a delta: only a `#[net(delta)]` type has one, and
+/// a skipped field is never sent at all.
+fn check_absolute_needs_delta(cx: &Ctxt, cont: &Container<'_>) {
+    let fields: Vec<&Field<'_>> = match &cont.data {
+        Data::Struct(_, fields) => fields.iter().collect(),
+        Data::Enum(variants) => variants.iter().flat_map(|v| &v.fields).collect(),
+    };
+    for field in fields {
+        let Some(absolute) = &field.attrs.absolute else {
+            continue;
+        };
+        if cont.attrs.delta.is_none() {
+            cx.error_spanned_by(
+                &absolute.tokens,
+                format!(
+                    "`absolute` says how a field goes in a delta encoding, which `{}` does not have; add `#[net(delta)]` to the type, or remove `absolute`",
+                    cont.ident
+                ),
+            );
+        } else if field.attrs.skip.is_some() {
+            cx.error_spanned_by(
+                &absolute.tokens,
+                "`absolute` conflicts with `skip`: a skipped field is never sent; keep one of them",
+            );
+        }
+    }
 }
 
 /// `max_bytes = 0` can never hold; a negative or non-integer literal is a typo.
@@ -216,9 +245,7 @@ fn check_when_tests_earlier_fields(cx: &Ctxt, fields: &[Field<'_>]) {
         if first_sent {
             continue; // reported by `check_when_has_earlier_field`
         }
-        let mut names = WhenNames(Vec::new());
-        syn::visit::Visit::visit_expr(&mut names, &when.value);
-        for ident in names.0 {
+        for ident in WhenReads::of(&when.value).paths {
             let Some(j) = fields.iter().position(|f| f.binding == *ident) else {
                 continue;
             };
@@ -242,17 +269,56 @@ fn check_when_tests_earlier_fields(cx: &Ctxt, fields: &[Field<'_>]) {
     }
 }
 
-/// The single-segment paths (`at_rest`, not `Mode::Idle`) of a `when` expression.
-struct WhenNames<'e>(Vec<&'e syn::Ident>);
+/// The fields a `when` condition may read, found by walking the parsed expression.
+pub struct WhenReads<'e> {
+    /// The single-segment paths of the expression, outside macro calls: `at_rest` in
+    /// `!*at_rest`, `mode` in `*mode == Mode::Idle`; not `Mode::Idle`, a method name or
+    /// the member of a field access.
+    pub paths: Vec<&'e syn::Ident>,
+    /// Every identifier in the input of a macro call (`matches!(mode, Mode::Idle)`):
+    /// a macro's input is not Rust syntax the derive can parse, so each of them may be a
+    /// read.
+    pub in_macros: Vec<syn::Ident>,
+}
 
-impl<'e> syn::visit::Visit<'e> for WhenNames<'e> {
+impl<'e> WhenReads<'e> {
+    /// The reads of `cond`.
+    pub fn of(cond: &'e Expr) -> Self {
+        let mut reads = WhenReads {
+            paths: Vec::new(),
+            in_macros: Vec::new(),
+        };
+        syn::visit::Visit::visit_expr(&mut reads, cond);
+        reads
+    }
+
+    /// Whether the condition may read a field bound as `binding`.
+    pub fn may_read(&self, binding: &syn::Ident) -> bool {
+        self.paths.contains(&binding) || self.in_macros.contains(binding)
+    }
+}
+
+impl<'e> syn::visit::Visit<'e> for WhenReads<'e> {
     fn visit_expr_path(&mut self, e: &'e syn::ExprPath) {
         if e.qself.is_none() {
             if let Some(ident) = e.path.get_ident() {
-                self.0.push(ident);
+                self.paths.push(ident);
             }
         }
         syn::visit::visit_expr_path(self, e);
+    }
+
+    fn visit_macro(&mut self, m: &'e syn::Macro) {
+        fn idents(tokens: TokenStream, out: &mut Vec<syn::Ident>) {
+            for tt in tokens {
+                match tt {
+                    proc_macro2::TokenTree::Ident(i) => out.push(i),
+                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        idents(m.tokens.clone(), &mut self.in_macros);
     }
 }
 
@@ -505,6 +571,33 @@ pub fn user_expr(expr: &Expr) -> TokenStream {
 mod tests {
     use super::*;
     use quote::quote;
+
+    fn reads(cond: Expr) -> (Vec<String>, Vec<String>) {
+        let r = WhenReads::of(&cond);
+        let paths = r.paths.iter().map(|i| i.to_string()).collect();
+        (paths, r.in_macros.iter().map(|i| i.to_string()).collect())
+    }
+
+    #[test]
+    fn when_reads_paths_not_members_methods_or_variants() {
+        let (paths, in_macros) = reads(syn::parse_quote!(
+            *mode == Mode::Idle && other.on && speed.abs() > LIMIT
+        ));
+        assert_eq!(paths, ["mode", "other", "speed", "LIMIT"]);
+        assert!(in_macros.is_empty());
+    }
+
+    #[test]
+    fn when_reads_every_identifier_of_a_macro_input() {
+        let cond: Expr = syn::parse_quote!(!at_rest && matches!(mode, Mode::Move { .. }));
+        let (paths, in_macros) = reads(cond.clone());
+        assert_eq!(paths, ["at_rest"]);
+        assert_eq!(in_macros, ["mode", "Mode", "Move"]);
+        let r = WhenReads::of(&cond);
+        assert!(r.may_read(&syn::parse_quote!(mode)));
+        assert!(r.may_read(&syn::parse_quote!(at_rest)));
+        assert!(!r.may_read(&syn::parse_quote!(speed)));
+    }
 
     #[test]
     fn literals() {

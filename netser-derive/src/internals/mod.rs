@@ -4,4 +4,5 @@ pub mod ast;
 pub mod attr;
 pub mod check;
 pub mod ctxt;
+pub mod respan;
 pub mod wire;

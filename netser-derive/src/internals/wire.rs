@@ -520,6 +520,16 @@ impl Resolver<'_, '_> {
     }
 }
 
+/// The element type of a collection whose elements go through their own impl's
+/// `encode_slice` / `decode_extend` (a type of the user's: a derived struct may batch
+/// them), with each element's index on its trace path and error, as the loop gives.
+pub fn slice_elem(elem: &Wire) -> Option<&syn::Type> {
+    match elem {
+        Wire::Value(ty) if matches!(shape(ty), Shape::Other) => Some(ty),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,9 +5,12 @@ use std::collections::VecDeque;
 
 use netser::{Encoder, Result};
 
-use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
+use super::wire::{id_relative_bits, write_id_relative, EncodedMessage, MESSAGE_HEAP_OVERHEAD};
 use crate::chunk::ChunkId;
-use crate::sequence::{sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
+use crate::endpoint::Stats;
+use crate::sequence::{
+    sequence_greater_than, sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY,
+};
 
 /// Bits of a block reference on the wire: the flag and the chunk id.
 pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
@@ -15,6 +18,12 @@ pub(crate) const BLOCK_REFERENCE_BITS: u64 = 16;
 /// Stop packing once fewer bits than this are left (no message is that small but an
 /// empty one, and scanning the whole window for it costs more than it saves).
 const GIVE_UP_BITS: u64 = 4;
+
+/// A packet not acked while a later one was is lost once this many smoothed RTTs have
+/// passed since it was sent. QUIC (RFC 9002) waits 9/8 of an RTT from which the peer's
+/// ack delay was taken out; the smoothed RTT here includes it (the header has no ack
+/// delay field), which leaves as much room for reordering at 1.
+const LOSS_TIME_THRESHOLD: f64 = 1.0;
 
 /// What a reliable message carries on the wire.
 #[derive(Debug)]
@@ -41,6 +50,8 @@ struct SendEntry {
     payload: Payload,
     /// When it was last included in a packet; `-inf` before the first time.
     last_sent: f64,
+    /// The packet that last carried it.
+    last_packet: u16,
 }
 
 /// The sending half of a reliable channel.
@@ -49,14 +60,34 @@ pub(crate) struct ReliableSender {
     queue: SequenceBuffer<SendEntry>,
     /// Packet sequence -> the message ids that packet carried.
     sent_packets: SequenceBuffer<Vec<u16>>,
+    /// Id lists of packets acked or forgotten, reused for the next packets so that a
+    /// packet sent costs no allocation. With those in `sent_packets`, at most one more
+    /// list than `sent_packets` holds ever exists.
+    spare_ids: Vec<Vec<u16>>,
     next_id: u16,
     oldest_unacked: u16,
     resend_delay: f64,
     /// The configured resend delay, before the RTT is taken into account.
     min_resend_delay: f64,
+    /// The newest packet the peer acked (any packet of the connection).
+    largest_acked: Option<u16>,
+    /// How long after it was sent a packet older than `largest_acked` and not acked is
+    /// taken as lost (see [`set_rtt_stats`](Self::set_rtt_stats)); `None` until the
+    /// RTT is known, and when the resends follow the timer alone.
+    loss_delay: Option<f64>,
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
+    /// Blocks whose bytes the peer may not have yet, oldest first: their message id and
+    /// chunk. The receiver's window cannot pass a block before its bytes arrive, so the
+    /// sender's window starts at the oldest of them even after its reference is acked
+    /// (see [`on_block_delivered`](Self::on_block_delivered)). Their ids lie between
+    /// the oldest and the newest queued id, so at most `window` plus the send queue's
+    /// capacity of them.
+    undelivered_blocks: VecDeque<(u16, ChunkId)>,
+    /// Whoever drives the sender reports delivered blocks, so they may hold the window
+    /// (see [`hold_window_for_blocks`](Self::hold_window_for_blocks)).
+    holds_for_blocks: bool,
     max_per_packet: usize,
     /// The ids picked by the last [`select`](Self::select).
     selected: Vec<u16>,
@@ -81,14 +112,19 @@ impl ReliableSender {
         Self {
             queue: SequenceBuffer::new(send_queue_size),
             sent_packets: SequenceBuffer::new(sent_packets),
+            spare_ids: Vec::new(),
             next_id: 0,
             oldest_unacked: 0,
             resend_delay,
             min_resend_delay: resend_delay,
+            largest_acked: None,
+            loss_delay: None,
             window: send_queue_size
                 .min(receive_queue_size)
                 .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
             max_per_packet,
+            undelivered_blocks: VecDeque::new(),
+            holds_for_blocks: false,
             selected: Vec::with_capacity(max_per_packet),
         }
     }
@@ -96,6 +132,37 @@ impl ReliableSender {
     /// Resends wait at least `rtt_delay` too (never less than the configured delay).
     pub fn set_rtt_delay(&mut self, rtt_delay: f64) {
         self.resend_delay = self.min_resend_delay.max(rtt_delay);
+    }
+
+    /// Resend timing from the endpoint's estimates (`None` until the first ack), as QUIC
+    /// detects loss: a message is due again as soon as a packet sent after the one that
+    /// last carried it has been acked and the smoothed RTT has passed since it was sent
+    /// (the packet was lost, or is later than any reordering), and in any case after the
+    /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
+    /// pause that nothing acks after. Until the first ack, the configured delay.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection uses `set_rtt_delay` today
+    pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
+        match stats {
+            Some(stats) => {
+                self.resend_delay = stats.rto;
+                self.loss_delay = Some(LOSS_TIME_THRESHOLD * stats.smoothed_rtt);
+            }
+            None => {
+                self.resend_delay = self.min_resend_delay;
+                self.loss_delay = None;
+            }
+        }
+    }
+
+    /// When the message is due again (`-inf`: never sent).
+    fn due_time(&self, entry: &SendEntry) -> f64 {
+        let timer = entry.last_sent + self.resend_delay;
+        match (self.loss_delay, self.largest_acked) {
+            (Some(delay), Some(largest)) if sequence_greater_than(largest, entry.last_packet) => {
+                timer.min(entry.last_sent + delay)
+            }
+            _ => timer,
+        }
     }
 
     /// Messages queued and not yet acked.
@@ -111,11 +178,15 @@ impl ReliableSender {
     pub fn push(&mut self, payload: Payload) -> u16 {
         debug_assert!(!self.is_full());
         let id = self.next_id;
+        if let (Payload::Block(chunk), true) = (&payload, self.holds_for_blocks) {
+            self.undelivered_blocks.push_back((id, *chunk));
+        }
         let inserted = self.queue.insert(
             id,
             SendEntry {
                 payload,
                 last_sent: f64::NEG_INFINITY,
+                last_packet: 0,
             },
         );
         debug_assert!(inserted.is_ok());
@@ -123,10 +194,48 @@ impl ReliableSender {
         id
     }
 
+    /// From now on a block holds the window at its id until
+    /// [`on_block_delivered`](Self::on_block_delivered) reports its chunk complete; the
+    /// caller promises to. Without it (so far the connection), the window moves on once a
+    /// block's reference is acked, and may run past a receiver still waiting for the
+    /// block's bytes.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
+    pub fn hold_window_for_blocks(&mut self) {
+        self.holds_for_blocks = true;
+    }
+
+    /// The chunk of a block is all with the peer (the chunk sender's last completed
+    /// chunk): blocks up to it no longer hold the window back. Chunks complete in the
+    /// order they were sent, so every block with an older chunk is done too; a chunk of
+    /// another channel releases this channel's older blocks the same way.
+    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
+    pub fn on_block_delivered(&mut self, chunk: ChunkId) {
+        while self
+            .undelivered_blocks
+            .front()
+            .is_some_and(|&(_, c)| !sequence_greater_than(c, chunk))
+        {
+            self.undelivered_blocks.pop_front();
+        }
+    }
+
+    /// The ids that may be sent: from the oldest unacked, up to `window` past the oldest
+    /// of it and the undelivered blocks (the receiver's window starts there at the
+    /// latest). Returns the first and how many.
+    fn sendable(&self) -> (u16, usize) {
+        let start = self.oldest_unacked;
+        // A block not acked yet is at or after `start` and holds nothing back.
+        let held = match self.undelivered_blocks.front() {
+            Some(&(id, _)) if sequence_less_than(id, start) => usize::from(start.wrapping_sub(id)),
+            _ => 0,
+        };
+        let room = usize::from(self.window).saturating_sub(held);
+        (start, self.len().min(room))
+    }
+
     /// Ids in the window, oldest first.
     fn window_ids(&self) -> impl Iterator<Item = u16> {
-        let start = self.oldest_unacked;
-        let n = self.len().min(usize::from(self.window));
+        let (start, n) = self.sendable();
         (0..n as u16).map(move |i| start.wrapping_add(i))
     }
 
@@ -136,7 +245,7 @@ impl ReliableSender {
         self.window_ids().any(|id| {
             self.queue
                 .get(id)
-                .is_some_and(|entry| entry.last_sent + self.resend_delay <= now)
+                .is_some_and(|entry| self.due_time(entry) <= now)
         })
     }
 
@@ -144,7 +253,7 @@ impl ReliableSender {
     pub fn next_due_time(&self) -> Option<f64> {
         self.window_ids()
             .filter_map(|id| self.queue.get(id))
-            .map(|entry| entry.last_sent + self.resend_delay)
+            .map(|entry| self.due_time(entry))
             .min_by(f64::total_cmp)
     }
 
@@ -164,14 +273,13 @@ impl ReliableSender {
         let mut used = overhead;
         let mut previous: Option<u16> = None;
         let mut resent = 0;
-        let start = self.oldest_unacked;
-        let n = self.len().min(usize::from(self.window));
+        let (start, n) = self.sendable();
         for i in 0..n as u16 {
             let id = start.wrapping_add(i);
             let Some(entry) = self.queue.get(id) else {
                 continue;
             };
-            if entry.last_sent + self.resend_delay > now {
+            if self.due_time(entry) > now {
                 continue;
             }
             let id_bits = previous.map_or(16, |p| id_relative_bits(p, id));
@@ -221,24 +329,36 @@ impl ReliableSender {
                 }
             }
             entry.last_sent = now;
+            entry.last_packet = packet_sequence;
         }
-        let ids = self.selected.clone();
-        let _ = self.sent_packets.insert(packet_sequence, ids);
+        let mut ids = self.spare_ids.pop().unwrap_or_default();
+        ids.clone_from(&self.selected);
+        let spare = &mut self.spare_ids;
+        let _ = self
+            .sent_packets
+            .insert_evicting(packet_sequence, ids, |_, old| spare.push(old));
         Ok(())
     }
 
     /// A packet was acked: its messages leave the send queue. Returns how many were
     /// acked now (not before).
     pub fn on_packet_acked(&mut self, packet_sequence: u16) -> usize {
+        if self
+            .largest_acked
+            .is_none_or(|largest| sequence_greater_than(packet_sequence, largest))
+        {
+            self.largest_acked = Some(packet_sequence);
+        }
         let Some(ids) = self.sent_packets.remove(packet_sequence) else {
             return 0;
         };
         let mut acked = 0;
-        for id in ids {
+        for &id in &ids {
             if self.queue.remove(id).is_some() {
                 acked += 1;
             }
         }
+        self.spare_ids.push(ids);
         while self.oldest_unacked != self.next_id && !self.queue.contains(self.oldest_unacked) {
             self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
         }
@@ -246,12 +366,17 @@ impl ReliableSender {
     }
 
     /// Heap bytes with the send queue full of messages of `max_message_bytes` and every
-    /// sent packet remembered with the most messages.
+    /// sent packet remembered with the most messages (the id lists, in use or spare, and
+    /// the list of spares).
     pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
+        let lists = self.sent_packets.capacity() + 1;
         SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
-            + self.queue.capacity() * max_message_bytes
+            + self.queue.capacity() * (max_message_bytes + MESSAGE_HEAP_OVERHEAD)
             + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
-            + (self.sent_packets.capacity() + 1) * self.max_per_packet * 2
+            + lists * self.max_per_packet * 2
+            + lists * core::mem::size_of::<Vec<u16>>()
+            + (usize::from(self.window) + self.queue.capacity())
+                * core::mem::size_of::<(u16, ChunkId)>()
     }
 }
 
@@ -430,5 +555,120 @@ impl<In> ReliableReceiver<In> {
         } else {
             self.ready.len()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(value: u8) -> Payload {
+        Payload::Message(EncodedMessage::encode(&value).unwrap())
+    }
+
+    /// Sends what is due at `now` in packet `sequence`; the ids sent.
+    fn send(sender: &mut ReliableSender, now: f64, sequence: u16) -> Vec<u16> {
+        sender.select(now, 0, 0, 10_000, 10_000);
+        let mut buffer = [0u8; 256];
+        let mut w = netser::WriteStream::new(&mut buffer);
+        sender.write(&mut w, now, sequence).unwrap();
+        sender.selected.clone()
+    }
+
+    #[test]
+    fn resends_follow_the_configured_delay_then_the_rto_and_later_acks() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 0.0, 0), [0]);
+        // No RTT yet: the configured delay.
+        assert_eq!(sender.next_due_time(), Some(0.1));
+        let stats = Stats {
+            smoothed_rtt: 0.08,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.3),
+            "the RTO, nothing acked after"
+        );
+        sender.push(message(2));
+        assert_eq!(send(&mut sender, 0.05, 1), [1]);
+        // Packet 1 acked, 0 not: 0 is lost an RTT after it left, 1's message is done.
+        assert_eq!(sender.on_packet_acked(1), 1);
+        assert_eq!(sender.next_due_time(), Some(0.08));
+        assert!(!sender.has_due(0.079));
+        assert!(sender.has_due(0.08));
+        assert_eq!(send(&mut sender, 0.1, 2), [0]);
+        // Resent in packet 2, newer than anything acked: the RTO again.
+        assert_eq!(sender.next_due_time(), Some(0.4));
+        sender.set_rtt_stats(None);
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.2),
+            "back to the configured delay"
+        );
+    }
+
+    /// A block whose bytes are still on their way holds the receiver's window at its id;
+    /// the sender, whose window moved on once the block's reference was acked, used to
+    /// send ids the receiver could not buffer, and the receiver refused those whole
+    /// packets (`ReceiveQueueFull`), the other channels' messages in them included.
+    #[test]
+    fn an_undelivered_block_holds_the_window_where_the_receiver_is() {
+        let window = 8;
+        let mut sender = ReliableSender::new(64, window, 256, 0.1, 4);
+        sender.hold_window_for_blocks();
+        let mut receiver: ReliableReceiver<u8> = ReliableReceiver::new(window, true);
+        for value in 0..40u8 {
+            if value == 2 {
+                sender.push(Payload::Block(7));
+            } else {
+                sender.push(message(value));
+            }
+        }
+        let (mut delivered, mut block_here) = (Vec::new(), false);
+        for tick in 0..60u16 {
+            if tick == 20 {
+                // The ack of the block's last slice reaches the sender.
+                sender.on_block_delivered(7);
+            }
+            let now = f64::from(tick);
+            let ids = send(&mut sender, now, tick);
+            for &id in &ids {
+                assert!(
+                    receiver.can_accept(id, ids.len()),
+                    "tick {tick}: id {id} is past the receiver's window"
+                );
+                let item = if id == 2 {
+                    Item::Block(7)
+                } else {
+                    Item::Message(id as u8)
+                };
+                receiver.accept(id, item).unwrap();
+            }
+            sender.on_packet_acked(tick);
+            while let Some(value) = receiver.next(|_| {
+                if block_here {
+                    BlockState::Ready(2)
+                } else {
+                    BlockState::Pending
+                }
+            }) {
+                delivered.push(value);
+            }
+            if tick == 19 {
+                assert_eq!(delivered, [0, 1], "held at the block");
+                assert!(sender.len() > 0, "and messages wait to be sent");
+                // The block's bytes reach the receiver, which takes its messages.
+                block_here = true;
+                while let Some(value) = receiver.next(|_| BlockState::Ready(2)) {
+                    delivered.push(value);
+                }
+            }
+        }
+        assert_eq!(delivered, (0..40).collect::<Vec<u8>>());
+        assert_eq!(sender.len(), 0);
     }
 }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use netser::{Encoder, Result};
 
-use super::wire::{id_relative_bits, write_id_relative, EncodedMessage};
+use super::wire::{id_relative_bits, write_id_relative, EncodedMessage, MESSAGE_HEAP_OVERHEAD};
 use crate::sequence::sequence_greater_than;
 
 /// The sending half of an unreliable channel.
@@ -101,7 +101,10 @@ impl UnreliableSender {
 
     /// Heap bytes with the queue full of messages of `max_message_bytes`.
     pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
-        self.capacity * (core::mem::size_of::<(u16, EncodedMessage)>() + max_message_bytes)
+        self.capacity
+            * (core::mem::size_of::<(u16, EncodedMessage)>()
+                + max_message_bytes
+                + MESSAGE_HEAP_OVERHEAD)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Bits on the wire shared by the channels: messages stored as encoded bits, and message
 //! ids after the first in a packet written relative to the previous one.
 
+use std::sync::Arc;
+
 use netser::trace::NoTrace;
 use netser::{Decoder, Encoder, MeasureStream, NetSerialize, ReadStream, Result};
 
@@ -37,11 +39,75 @@ use netser::{Decoder, Encoder, MeasureStream, NetSerialize, ReadStream, Result};
 /// packet, and the rest, and every other message is copied bit for bit, no bit added.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct EncodedMessage {
-    pub bytes: Box<[u8]>,
+    pub bytes: MessageBytes,
     /// Bits written from bit 0.
     pub bits: u64,
     /// Bits before the first alignment, if the encoding has one.
     pub align_at: Option<u64>,
+}
+
+/// Bytes that fit in a [`MessageBytes`] without an allocation (the size of the shared
+/// case's pointer and length, less the length and the tag).
+const INLINE_BYTES: usize = 22;
+
+/// Heap bytes a stored message holds beside its own bytes (the shared allocation's two
+/// reference counts).
+pub(crate) const MESSAGE_HEAP_OVERHEAD: usize = 2 * core::mem::size_of::<usize>();
+
+/// A message's encoded bytes: a small message (most game events) in place, with no
+/// allocation; a larger one in one shared allocation, so that a message broadcast to
+/// many connections is stored once and each queue holds a reference to it.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum MessageBytes {
+    Inline { len: u8, data: [u8; INLINE_BYTES] },
+    Shared(Arc<[u8]>),
+}
+
+impl MessageBytes {
+    /// `len` zero bytes handed to `fill`.
+    fn encode(len: usize, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<Self> {
+        if len <= INLINE_BYTES {
+            let mut data = [0; INLINE_BYTES];
+            fill(&mut data[..len])?;
+            Ok(Self::Inline {
+                len: len as u8,
+                data,
+            })
+        } else {
+            let mut shared: Arc<[u8]> = core::iter::repeat_n(0, len).collect();
+            fill(Arc::get_mut(&mut shared).expect("not shared yet"))?;
+            Ok(Self::Shared(shared))
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Self::Inline { len, data } => &data[..usize::from(*len)],
+            Self::Shared(shared) => shared,
+        }
+    }
+
+    /// The bytes as a vector of their own (a copy).
+    pub fn into_vec(self) -> Vec<u8> {
+        self.as_slice().to_vec()
+    }
+}
+
+impl core::ops::Deref for MessageBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl core::fmt::Debug for MessageBytes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 /// Zero bits from `position` to the next byte boundary.
@@ -55,8 +121,9 @@ impl EncodedMessage {
         let mut probe = AlignProbe::default();
         message.encode(&mut probe)?;
         let bits = probe.measure.bits();
-        let mut bytes = vec![0u8; bits.div_ceil(8) as usize].into_boxed_slice();
-        message.encode_to_slice(&mut bytes)?;
+        let bytes = MessageBytes::encode(bits.div_ceil(8) as usize, |out| {
+            message.encode_to_slice(out).map(|_| ())
+        })?;
         Ok(Self {
             bytes,
             bits,

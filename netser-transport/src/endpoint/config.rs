@@ -2,6 +2,7 @@
 
 use super::header::MAX_FRAGMENTS;
 use super::reassembly::Reassembly;
+use super::rtt_history::RttHistory;
 use super::stats::{ReceivedPacket, SentPacket};
 use crate::sequence::{SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 
@@ -11,7 +12,7 @@ use crate::sequence::{SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY};
 /// table of 64 packets in progress (80 bytes each).
 pub const DEFAULT_REASSEMBLY_MEMORY_BOUND: usize = 1024 * 1024 + 128 + 64 * 80;
 
-/// The largest [`Config::rtt_history_size`]: 4096 samples (32 KiB). More adds nothing to
+/// The largest [`Config::rtt_history_size`]: 4096 samples (48 KiB with their summary). More adds nothing to
 /// min/max/jitter at any sane send rate, and an unbounded value overflowed the allocation.
 pub const MAX_RTT_HISTORY_SIZE: usize = 4096;
 
@@ -256,10 +257,7 @@ impl Config {
             .saturating_add(SequenceBuffer::<ReceivedPacket>::heap_bytes_for(
                 self.received_packets_buffer_size,
             ))
-            .saturating_add(
-                self.rtt_history_size
-                    .saturating_mul(core::mem::size_of::<f64>()),
-            )
+            .saturating_add(RttHistory::heap_bytes_for(self.rtt_history_size))
     }
 }
 

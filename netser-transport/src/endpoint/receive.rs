@@ -3,7 +3,7 @@
 
 use super::header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES, MAX_PACKET_HEADER_BYTES};
 use super::reassembly::{Fragment, Stored};
-use super::stats::{self, ReceivedPacket};
+use super::stats;
 use super::{Endpoint, Payload, ReceiveError};
 use crate::sequence::sequence_difference;
 
@@ -169,14 +169,23 @@ impl Endpoint {
             return Err(ReceiveError::Duplicate { sequence });
         }
         let bytes = u32::try_from(wire_bytes + self.config.packet_header_size).unwrap_or(u32::MAX);
-        if self
-            .received
-            .insert(sequence, ReceivedPacket { time: now, bytes })
-            .is_err()
-        {
+        if self.received.insert(sequence, now, bytes).is_err() {
             return Err(ReceiveError::Stale { sequence });
         }
         self.counters.packets_received += 1;
+        // The peer's send interval, smoothed over the gaps between packets that arrive
+        // at different times: the most it holds an ack before a packet carries it.
+        if let Some(last) = self.last_receive_time {
+            let gap = now - last;
+            if gap > 0.0 {
+                self.peer_interval = if self.peer_interval == 0.0 {
+                    gap
+                } else {
+                    0.875 * self.peer_interval + 0.125 * gap
+                };
+            }
+        }
+        self.last_receive_time = Some(now);
 
         let newer_by = sequence_difference(sequence, self.ack);
         if newer_by > 0 {
@@ -198,26 +207,30 @@ impl Endpoint {
             let back = bits.trailing_zeros() as u16;
             bits &= bits - 1;
             let acked = header.ack.wrapping_sub(back);
-            if let Some(sent) = self.sent.get_mut(acked) {
-                if !sent.acked {
-                    sent.acked = true;
-                    let rtt = (now - sent.time).max(0.0);
-                    if self.acks.len() >= self.config.sent_packets_buffer_size {
-                        // Never drained: keep the newest half (amortised O(1) per ack).
-                        let dropped = self.acks.len() - self.acks.len() / 2;
-                        self.acks.drain(..dropped);
-                        self.counters.acks_dropped += dropped as u64;
-                    }
-                    self.acks.push(acked);
-                    self.counters.packets_acked += 1;
-                    self.rtt_history.push(rtt);
-                    self.stats.rtt = if self.has_rtt {
-                        stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
-                    } else {
-                        rtt
-                    };
-                    self.has_rtt = true;
+            if let Some(rtt) = self.sent.ack(acked, now) {
+                if self.acks.len() >= self.config.sent_packets_buffer_size {
+                    // Never drained: keep the newest half (amortised O(1) per ack).
+                    let dropped = self.acks.len() - self.acks.len() / 2;
+                    self.acks.drain(..dropped);
+                    self.counters.acks_dropped += dropped as u64;
                 }
+                self.acks.push(acked);
+                self.counters.packets_acked += 1;
+                self.rtt_history.push(rtt);
+                // As QUIC: the RTO's estimator takes a sample only from the newest
+                // packet the header acks (`back == 0`), newly acked; one acked by an
+                // older bit was late because an earlier ack was lost, not because of
+                // the path, and would inflate the timeout.
+                if back == 0 || !self.rto_sampled {
+                    stats::update_rto(&mut self.stats, !self.rto_sampled, rtt, self.peer_interval);
+                    self.rto_sampled = true;
+                }
+                self.stats.rtt = if self.has_rtt {
+                    stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
+                } else {
+                    rtt
+                };
+                self.has_rtt = true;
             }
         }
         Ok(())

@@ -1,12 +1,10 @@
 //! Round-trip time, jitter, packet loss and bandwidth estimates. RTT as the `reliable`
 //! library computes it: a smoothed RTT updated on every ack and a history of recent
-//! samples for min/max/average/jitter. Loss and bandwidth from the first packets on:
-//! loss over the sent packets that have had time to be acked, bandwidth over every
-//! packet in the sent and received windows; each is `None` until there is data for it,
-//! where `reliable` reads 0 until half its window has been sent (128 packets, over 6 s
-//! at 20 Hz).
-
-use crate::sequence::SequenceBuffer;
+//! samples for min/max/average/jitter (in `rtt_history`). Loss and bandwidth from the
+//! first packets on: loss over the sent packets that have had time to be acked,
+//! bandwidth over every packet in the sent and received windows (from the running
+//! totals in `windows`); each is `None` until there is data for it, where `reliable`
+//! reads 0 until half its window has been sent (128 packets, over 6 s at 20 Hz).
 
 /// The endpoint's estimates. Times in seconds, packet loss a fraction in `0.0..=1.0`,
 /// bandwidth in kilobits per second (including the assumed IP + UDP header per packet).
@@ -51,6 +49,21 @@ pub struct Stats {
     /// Exponentially smoothed round-trip time; 0 until the first ack. It includes the
     /// time the peer held the ack before sending it (see [the type's docs](Self)).
     pub rtt: f64,
+    /// Round-trip time smoothed as TCP does (RFC 6298: each sample weighs 1/8); 0 until
+    /// the first ack. It follows a change of path within a few packets, where
+    /// [`rtt`](Self::rtt) (the `reliable` library's, 1/400) takes hundreds.
+    pub smoothed_rtt: f64,
+    /// Mean deviation of the RTT samples from [`smoothed_rtt`](Self::smoothed_rtt)
+    /// (RFC 6298's RTTVAR: each sample weighs 1/4); 0 until the first ack.
+    pub rtt_variance: f64,
+    /// Retransmission timeout: how long to wait for the ack of a packet before counting
+    /// it lost and resending what it carried, as TCP (RFC 6298) and QUIC compute it:
+    /// `smoothed_rtt + max(4 * rtt_variance, 1 ms)` plus the peer's ack delay (the
+    /// smoothed interval between the packets it sends, the longest it holds an ack), at
+    /// least [`MIN_RTO`] (10 ms); 0 until the first ack. As in QUIC, only the newest
+    /// packet an ack header names gives the RTO a sample: a packet acked by an older bit
+    /// was acked late because an earlier ack was lost, not because the path was slow.
+    pub rto: f64,
     /// Smallest round-trip time in the history: the best estimate of the network path's
     /// own round trip, with the least ack delay.
     pub rtt_min: f64,
@@ -79,6 +92,33 @@ pub struct Stats {
     pub acked_kbps: Option<f64>,
 }
 
+/// The smallest [`Stats::rto`]: 10 ms.
+///
+/// ```
+/// use netser_transport::endpoint::{Stats, MIN_RTO};
+/// assert_eq!(MIN_RTO, 0.01);
+/// assert_eq!(Stats::default().rto, 0.0); // no ack yet
+/// ```
+pub const MIN_RTO: f64 = 0.01;
+
+/// The clock granularity RFC 6298 adds at least of to the smoothed RTT: 1 ms, as QUIC.
+const RTO_GRANULARITY: f64 = 0.001;
+
+/// Takes an RTT sample into `smoothed_rtt`, `rtt_variance` and `rto` (RFC 6298 section 2:
+/// the first sample sets the smoothed RTT and half of it the variance).
+pub(crate) fn update_rto(stats: &mut Stats, first: bool, sample: f64, ack_interval: f64) {
+    if first {
+        stats.smoothed_rtt = sample;
+        stats.rtt_variance = sample / 2.0;
+    } else {
+        stats.rtt_variance = 0.75 * stats.rtt_variance + 0.25 * (stats.smoothed_rtt - sample).abs();
+        stats.smoothed_rtt = 0.875 * stats.smoothed_rtt + 0.125 * sample;
+    }
+    stats.rto =
+        (stats.smoothed_rtt + (4.0 * stats.rtt_variance).max(RTO_GRANULARITY) + ack_interval)
+            .max(MIN_RTO);
+}
+
 /// What the endpoint remembers about a packet it sent.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SentPacket {
@@ -93,74 +133,10 @@ pub(crate) struct SentPacket {
 pub(crate) struct ReceivedPacket {
     pub time: f64,
     pub bytes: u32,
-}
-
-/// The last `capacity` RTT samples, oldest overwritten first.
-#[derive(Debug, Clone)]
-pub(crate) struct RttHistory {
-    samples: Vec<f64>,
-    capacity: usize,
-    next: usize,
-}
-
-impl RttHistory {
-    pub fn new(capacity: usize) -> Self {
-        Self {
-            samples: Vec::with_capacity(capacity),
-            capacity,
-            next: 0,
-        }
-    }
-
-    pub fn push(&mut self, rtt: f64) {
-        if self.samples.len() < self.capacity {
-            self.samples.push(rtt);
-        } else {
-            self.samples[self.next] = rtt;
-        }
-        self.next = (self.next + 1) % self.capacity;
-    }
-
-    pub fn clear(&mut self) {
-        self.samples.clear();
-        self.next = 0;
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.samples.capacity() * core::mem::size_of::<f64>()
-    }
-
-    /// Sets the min/max/avg RTT and the jitter fields of `stats`.
-    pub fn summarize(&self, stats: &mut Stats) {
-        if self.samples.is_empty() {
-            stats.rtt_min = 0.0;
-            stats.rtt_max = 0.0;
-            stats.rtt_avg = 0.0;
-            stats.jitter_avg_vs_min_rtt = 0.0;
-            stats.jitter_max_vs_min_rtt = 0.0;
-            stats.jitter_stddev_vs_avg_rtt = 0.0;
-            return;
-        }
-        let count = self.samples.len() as f64;
-        let (mut min, mut max, mut sum) = (f64::INFINITY, 0.0f64, 0.0);
-        for &rtt in &self.samples {
-            min = min.min(rtt);
-            max = max.max(rtt);
-            sum += rtt;
-        }
-        let avg = sum / count;
-        let (mut jitter_sum, mut variance_sum) = (0.0, 0.0);
-        for &rtt in &self.samples {
-            jitter_sum += rtt - min;
-            variance_sum += (rtt - avg) * (rtt - avg);
-        }
-        stats.rtt_min = min;
-        stats.rtt_max = max;
-        stats.rtt_avg = avg;
-        stats.jitter_avg_vs_min_rtt = jitter_sum / count;
-        stats.jitter_max_vs_min_rtt = max - min;
-        stats.jitter_stddev_vs_avg_rtt = (variance_sum / count).sqrt();
-    }
+    /// It was newer than every packet in the window when it arrived. Such packets
+    /// arrive in sequence order, and every other packet arrived after one of them with
+    /// a newer sequence, so the oldest of them has the earliest time in the window.
+    pub in_order: bool,
 }
 
 /// Moves `current` towards `sample` by `factor`, snapping when they are already equal
@@ -173,9 +149,9 @@ pub(crate) fn smooth(current: f64, sample: f64, factor: f64) -> f64 {
     }
 }
 
-/// How long a sent packet is given to be acked before it counts as lost in
-/// [`packet_loss`]: twice the largest RTT in the history (which includes the peer's ack
-/// delay) plus 50 ms, or 1 s while nothing has been acked.
+/// How long a sent packet is given to be acked before it counts as lost in the packet
+/// loss: twice the largest RTT in the history (which includes the peer's ack delay)
+/// plus 50 ms, or 1 s while nothing has been acked.
 pub(crate) fn settle_time(stats: &Stats, has_rtt: bool) -> f64 {
     if has_rtt {
         2.0 * stats.rtt_max + 0.05
@@ -184,79 +160,99 @@ pub(crate) fn settle_time(stats: &Stats, has_rtt: bool) -> f64 {
     }
 }
 
-/// The fraction of the sent packets older than `settle` seconds at `now` that were not
-/// acked (an acked packet counts at once), or `None` when there is no such packet.
-pub(crate) fn packet_loss(sent: &SequenceBuffer<SentPacket>, now: f64, settle: f64) -> Option<f64> {
-    let (mut count, mut lost) = (0u32, 0u32);
-    for (_, packet) in sent.iter() {
-        if packet.acked {
-            count += 1;
-        } else if now - packet.time >= settle {
-            count += 1;
-            lost += 1;
-        }
-    }
-    (count > 0).then(|| f64::from(lost) / f64::from(count))
+/// Loss and bandwidth measured at one update, before smoothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Measured {
+    pub packet_loss: Option<f64>,
+    pub sent_kbps: Option<f64>,
+    pub received_kbps: Option<f64>,
+    pub acked_kbps: Option<f64>,
 }
 
-/// Kilobits per second from `(time, bytes, counted)` samples: the counted bytes sent
-/// before the last sample, over the time from the first sample to the last (n packets
-/// span n - 1 intervals). `None` when there are fewer than two distinct times.
-pub(crate) fn bandwidth_kbps(samples: impl Iterator<Item = (f64, u32, bool)>) -> Option<f64> {
-    let (mut bytes, mut start) = (0u64, f64::INFINITY);
-    let mut last: Option<(f64, u32, bool)> = None;
-    for (time, packet_bytes, counted) in samples {
-        start = start.min(time);
-        // Keep the latest sample out of the sum; add the one it replaces.
-        match last {
-            Some((t, b, c)) if time >= t => {
-                bytes += if c { u64::from(b) } else { 0 };
-                last = Some((time, packet_bytes, counted));
+impl Measured {
+    /// Smooths each measurement into `stats`; the first is taken as it is.
+    pub fn blend_into(self, stats: &mut Stats, loss_factor: f64, bandwidth_factor: f64) {
+        let blend =
+            |current: Option<f64>, measured: Option<f64>, factor: f64| match (current, measured) {
+                (Some(c), Some(m)) => Some(smooth(c, m, factor)),
+                (c, m) => m.or(c),
+            };
+        stats.packet_loss = blend(stats.packet_loss, self.packet_loss, loss_factor);
+        stats.sent_kbps = blend(stats.sent_kbps, self.sent_kbps, bandwidth_factor);
+        stats.received_kbps = blend(stats.received_kbps, self.received_kbps, bandwidth_factor);
+        stats.acked_kbps = blend(stats.acked_kbps, self.acked_kbps, bandwidth_factor);
+    }
+}
+
+/// The plain definitions, a pass over every packet in the windows: what the endpoint's
+/// running totals must agree with.
+#[cfg(test)]
+pub(crate) mod reference {
+    use super::{Measured, ReceivedPacket, SentPacket};
+    use crate::sequence::{sequence_greater_than, SequenceBuffer};
+
+    /// The fraction of the sent packets older than `settle` seconds at `now` that were
+    /// not acked (an acked packet counts at once), or `None` when there is no such packet.
+    pub fn packet_loss(sent: &SequenceBuffer<SentPacket>, now: f64, settle: f64) -> Option<f64> {
+        let (mut count, mut lost) = (0u32, 0u32);
+        for (_, packet) in sent.iter() {
+            if packet.acked {
+                count += 1;
+            } else if now - packet.time >= settle {
+                count += 1;
+                lost += 1;
             }
-            Some(_) => bytes += if counted { u64::from(packet_bytes) } else { 0 },
-            None => last = Some((time, packet_bytes, counted)),
+        }
+        (count > 0).then(|| f64::from(lost) / f64::from(count))
+    }
+
+    /// Kilobits per second from `(sequence, time, bytes, counted)` samples: the counted
+    /// bytes of every sample but the latest (the latest time; of several at that time,
+    /// the newest sequence), over the time from the first sample to the latest. `None`
+    /// when there are fewer than two distinct times.
+    pub fn bandwidth_kbps(samples: &[(u16, f64, u32, bool)]) -> Option<f64> {
+        let latest = samples.iter().copied().reduce(|a, b| {
+            if b.1 > a.1 || (b.1 == a.1 && sequence_greater_than(b.0, a.0)) {
+                b
+            } else {
+                a
+            }
+        })?;
+        let start = samples.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+        let bytes: u64 = samples
+            .iter()
+            .filter(|s| s.0 != latest.0 && s.3)
+            .map(|s| u64::from(s.2))
+            .sum();
+        (latest.1 > start).then(|| bytes as f64 * 8.0 / 1000.0 / (latest.1 - start))
+    }
+
+    pub fn measure(
+        sent: &SequenceBuffer<SentPacket>,
+        received: &SequenceBuffer<ReceivedPacket>,
+        now: f64,
+        settle: f64,
+    ) -> Measured {
+        let all_sent: Vec<_> = sent
+            .iter()
+            .map(|(s, p)| (s, p.time, p.bytes, true))
+            .collect();
+        let all_received: Vec<_> = received
+            .iter()
+            .map(|(s, p)| (s, p.time, p.bytes, true))
+            .collect();
+        let settled: Vec<_> = sent
+            .iter()
+            .filter(|(_, p)| p.acked || now - p.time >= settle)
+            .map(|(s, p)| (s, p.time, p.bytes, p.acked))
+            .collect();
+        Measured {
+            packet_loss: packet_loss(sent, now, settle),
+            sent_kbps: bandwidth_kbps(&all_sent),
+            received_kbps: bandwidth_kbps(&all_received),
+            acked_kbps: bandwidth_kbps(&settled),
         }
     }
-    let finish = last?.0;
-    (finish > start).then(|| bytes as f64 * 8.0 / 1000.0 / (finish - start))
-}
-
-/// Recomputes loss and bandwidth at `now` into `stats` (whose RTT summary is current),
-/// smoothing each new measurement into the previous one; the first measurement is
-/// taken as it is.
-pub(crate) fn update_estimates(
-    stats: &mut Stats,
-    has_rtt: bool,
-    sent: &SequenceBuffer<SentPacket>,
-    received: &SequenceBuffer<ReceivedPacket>,
-    now: f64,
-    loss_factor: f64,
-    bandwidth_factor: f64,
-) {
-    let settle = settle_time(stats, has_rtt);
-    let blend = |current: Option<f64>, measured: Option<f64>, factor: f64| match (current, measured)
-    {
-        (Some(c), Some(m)) => Some(smooth(c, m, factor)),
-        (c, m) => m.or(c),
-    };
-    stats.packet_loss = blend(
-        stats.packet_loss,
-        packet_loss(sent, now, settle),
-        loss_factor,
-    );
-    let all_sent = sent.iter().map(|(_, p)| (p.time, p.bytes, true));
-    stats.sent_kbps = blend(stats.sent_kbps, bandwidth_kbps(all_sent), bandwidth_factor);
-    let all_received = received.iter().map(|(_, p)| (p.time, p.bytes, true));
-    stats.received_kbps = blend(
-        stats.received_kbps,
-        bandwidth_kbps(all_received),
-        bandwidth_factor,
-    );
-    let settled = sent
-        .iter()
-        .filter(|(_, p)| p.acked || now - p.time >= settle)
-        .map(|(_, p)| (p.time, p.bytes, p.acked));
-    stats.acked_kbps = blend(stats.acked_kbps, bandwidth_kbps(settled), bandwidth_factor);
 }
 
 #[cfg(test)]
@@ -264,111 +260,86 @@ mod tests {
     use super::*;
 
     #[test]
-    fn history_summary_by_hand() {
-        let mut history = RttHistory::new(3);
-        for rtt in [0.5, 0.1, 0.2, 0.3] {
-            history.push(rtt);
-        }
-        // 0.5 was overwritten: samples are 0.1, 0.2, 0.3.
-        let mut stats = Stats::default();
-        history.summarize(&mut stats);
-        assert!((stats.rtt_min - 0.1).abs() < 1e-12);
-        assert!((stats.rtt_max - 0.3).abs() < 1e-12);
-        assert!((stats.rtt_avg - 0.2).abs() < 1e-12);
-        assert!((stats.jitter_avg_vs_min_rtt - 0.1).abs() < 1e-12);
-        assert!((stats.jitter_max_vs_min_rtt - 0.2).abs() < 1e-12);
-        let stddev = (0.02f64 / 3.0).sqrt();
-        assert!((stats.jitter_stddev_vs_avg_rtt - stddev).abs() < 1e-12);
-    }
-
-    fn window(acked: impl Fn(u16) -> bool) -> SequenceBuffer<SentPacket> {
-        let mut sent = SequenceBuffer::new(8);
-        // Sequences 0..8, one every 0.1 s, 100 bytes.
-        for sequence in 0..8u16 {
-            sent.insert(
-                sequence,
-                SentPacket {
-                    time: f64::from(sequence) * 0.1,
-                    bytes: 100,
-                    acked: acked(sequence),
-                },
-            )
-            .unwrap();
-        }
-        sent
-    }
-
-    #[test]
-    fn loss_counts_acked_packets_and_the_unacked_ones_old_enough() {
-        let sent = window(|s| s % 2 == 1);
-        // At 0.75 with 0.3 s to settle: 0..=4 are old enough (2 and 4 lost, 0 lost),
-        // 1, 3, 5 and 7 acked; 6 is still in flight.
-        assert_eq!(packet_loss(&sent, 0.75, 0.3), Some(3.0 / 7.0));
-        // Long after: every even packet lost.
-        assert_eq!(packet_loss(&sent, 10.0, 0.3), Some(0.5));
-        // Nothing acked and nothing old enough: not yet known.
-        let fresh = window(|_| false);
-        assert_eq!(packet_loss(&fresh, 0.75, 1.0), None);
-        assert_eq!(packet_loss(&fresh, 1.65, 1.0), Some(1.0));
-        assert_eq!(packet_loss(&SequenceBuffer::new(8), 5.0, 1.0), None);
-    }
-
-    #[test]
-    fn bandwidth_from_two_packets_on() {
-        let sent = window(|s| s % 2 == 1);
-        // 8 packets over 0.7 s: 7 x 100 bytes per 0.7 s = 8 kbps exactly.
-        let all = bandwidth_kbps(sent.iter().map(|(_, p)| (p.time, p.bytes, true))).unwrap();
-        assert!((all - 8.0).abs() < 1e-9, "{all}");
+    fn the_reference_bandwidth_from_two_packets_on() {
+        use reference::bandwidth_kbps;
         // Two packets 0.1 s apart: 100 bytes per 0.1 s = 8 kbps, not 16.
-        let two = bandwidth_kbps([(0.0, 100, true), (0.1, 100, true)].into_iter()).unwrap();
+        let two = bandwidth_kbps(&[(0, 0.0, 100, true), (1, 0.1, 100, true)]).unwrap();
         assert!((two - 8.0).abs() < 1e-9, "{two}");
-        // Acked only (1, 3, 5, 7 of 0..8): 300 bytes before the last over 0.7 s.
-        let acked = bandwidth_kbps(sent.iter().map(|(_, p)| (p.time, p.bytes, p.acked))).unwrap();
-        assert!((acked - 2.4 / 0.7).abs() < 1e-9, "{acked}");
+        // The latest is left out even when it comes first, and of two at the latest
+        // time, the newer sequence.
+        let latest_first =
+            bandwidth_kbps(&[(2, 0.1, 7, true), (1, 0.1, 100, true), (0, 0.0, 100, true)]).unwrap();
+        assert!((latest_first - 16.0).abs() < 1e-9, "{latest_first}");
+        // Uncounted bytes are not summed.
+        let uncounted = bandwidth_kbps(&[(0, 0.0, 100, false), (1, 0.1, 100, true)]).unwrap();
+        assert_eq!(uncounted, 0.0);
         // One packet, or several at one time: not yet known.
-        assert_eq!(bandwidth_kbps([(0.5, 100, true)].into_iter()), None);
+        assert_eq!(bandwidth_kbps(&[(0, 0.5, 100, true)]), None);
         assert_eq!(
-            bandwidth_kbps([(0.5, 100, true), (0.5, 9, true)].into_iter()),
+            bandwidth_kbps(&[(0, 0.5, 100, true), (1, 0.5, 9, true)]),
             None
         );
-        assert_eq!(bandwidth_kbps(core::iter::empty()), None);
+        assert_eq!(bandwidth_kbps(&[]), None);
     }
 
     #[test]
     fn estimates_start_unknown_then_take_the_first_measurement_then_smooth() {
         let mut stats = Stats::default();
-        let received = SequenceBuffer::new(8);
-        let mut sent = SequenceBuffer::new(8);
-        update_estimates(&mut stats, false, &sent, &received, 0.0, 0.1, 0.1);
+        let unknown = Measured {
+            packet_loss: None,
+            sent_kbps: None,
+            received_kbps: None,
+            acked_kbps: None,
+        };
+        unknown.blend_into(&mut stats, 0.1, 0.1);
         assert_eq!(stats, Stats::default());
-        sent.insert(
-            0,
-            SentPacket {
-                time: 0.0,
-                bytes: 100,
-                acked: false,
-            },
-        )
-        .unwrap();
-        update_estimates(&mut stats, false, &sent, &received, 0.5, 0.1, 0.1);
-        assert_eq!((stats.packet_loss, stats.sent_kbps), (None, None));
-        sent.insert(
-            1,
-            SentPacket {
-                time: 0.1,
-                bytes: 100,
-                acked: true,
-            },
-        )
-        .unwrap();
-        update_estimates(&mut stats, false, &sent, &received, 0.5, 0.1, 0.1);
-        // 1 acked, 0 not yet old enough: no loss so far; 8 kbps at once, not 0.8.
+        let first = Measured {
+            packet_loss: Some(0.0),
+            sent_kbps: Some(8.0),
+            ..unknown
+        };
+        first.blend_into(&mut stats, 0.1, 0.1);
+        // Taken at once, not 0.8.
         assert_eq!(stats.packet_loss, Some(0.0));
-        assert!((stats.sent_kbps.unwrap() - 8.0).abs() < 1e-9);
+        assert_eq!(stats.sent_kbps, Some(8.0));
         assert_eq!(stats.received_kbps, None);
-        // 0 times out after 1 s without an RTT: loss 1/2 measured, smoothed by 0.1.
-        update_estimates(&mut stats, false, &sent, &received, 1.5, 0.1, 0.1);
+        let second = Measured {
+            packet_loss: Some(0.5),
+            ..unknown
+        };
+        second.blend_into(&mut stats, 0.1, 0.1);
+        // Smoothed by 0.1; a measure not known this time keeps the last value.
         assert!((stats.packet_loss.unwrap() - 0.05).abs() < 1e-12);
+        assert_eq!(stats.sent_kbps, Some(8.0));
+    }
+
+    #[test]
+    fn rto_follows_rfc_6298() {
+        let mut stats = Stats::default();
+        update_rto(&mut stats, true, 0.1, 0.0);
+        // SRTT = R, RTTVAR = R / 2, RTO = SRTT + 4 * RTTVAR.
+        assert!((stats.rto - 0.3).abs() < 1e-12);
+        update_rto(&mut stats, false, 0.1, 0.0);
+        // RTTVAR = 3/4 * 0.05 + 1/4 * 0; SRTT stays.
+        assert!((stats.rtt_variance - 0.0375).abs() < 1e-12);
+        assert!((stats.rto - 0.25).abs() < 1e-12);
+        // A steady RTT: the variance decays, the RTO comes down to the RTT plus the
+        // granularity, never under the floor.
+        for _ in 0..200 {
+            update_rto(&mut stats, false, 0.1, 0.0);
+        }
+        assert!((stats.rto - 0.101).abs() < 1e-6, "{}", stats.rto);
+        let mut lan = Stats::default();
+        for first in [true, false, false] {
+            update_rto(&mut lan, first, 0.0001, 0.0);
+        }
+        for _ in 0..200 {
+            update_rto(&mut lan, false, 0.0001, 0.0);
+        }
+        assert_eq!(lan.rto, MIN_RTO);
+        // A late sample raises it at once.
+        update_rto(&mut stats, false, 0.3, 0.0);
+        assert!(stats.rto > 0.3, "{}", stats.rto);
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 
 use super::outbox::Outbox;
 use super::packet::{self, Packet, PacketType, Refusal, RefusalCounters};
+use super::payload::check_payload;
 use super::replay::ReplayProtection;
-use super::server::check_payload;
 use super::token::ConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
@@ -80,7 +80,13 @@ pub struct NetcodeClient {
 
 impl NetcodeClient {
     /// A client that starts connecting to the token's first server at the next
-    /// [`NetcodeClient::update`].
+    /// [`NetcodeClient::update`], in the token's [`Layout`](super::Layout).
+    ///
+    /// A token connects once per client: the server refuses packets whose sequence an
+    /// earlier session of the same token already used (they could be a recording of it),
+    /// so a second `NetcodeClient` with the same token would be refused until its
+    /// sequence passed the first one's. To connect again with the same token, call
+    /// [`NetcodeClient::reconnect`] on this client.
     pub fn new(now: f64, token: ConnectToken) -> Self {
         let state = if token.create_timestamp() > token.expire_timestamp() {
             ClientState::Disconnected(DisconnectReason::InvalidConnectToken)
@@ -132,7 +138,9 @@ impl NetcodeClient {
         }
     }
 
-    /// The id from the connect token.
+    /// The id from the connect token: [`ConnectToken::client_id`], which is 0 for a token
+    /// read from the standard's bytes (its public part does not carry the id; the server
+    /// reads it from the private part).
     pub fn client_id(&self) -> u64 {
         self.token.client_id()
     }
@@ -327,7 +335,8 @@ impl NetcodeClient {
         if from != self.server_addr() {
             return Err(Refusal::WrongSource);
         }
-        let (kind, sequence) = packet::peek(bytes)?;
+        let peeked = packet::peek_in(bytes, self.token.layout())?;
+        let (kind, sequence) = (peeked.kind, peeked.sequence);
         let expected = match kind {
             PacketType::ConnectionRequest | PacketType::Response => {
                 return Err(Refusal::UnexpectedPacketType)
@@ -344,6 +353,15 @@ impl NetcodeClient {
         };
         if !expected {
             return Err(Refusal::UnexpectedInState);
+        }
+        if let Some(refusal) = peeked.foreign {
+            // Only the server can sign it: the server writes the other layout.
+            let key = self.token.server_to_client_key();
+            if packet::open(bytes, kind, sequence, self.token.protocol_id(), key, None).is_err() {
+                return Err(refusal);
+            }
+            self.state = ClientState::Disconnected(DisconnectReason::LayoutMismatch);
+            return Err(Refusal::LayoutMismatch);
         }
         let packet = packet::open(
             bytes,
@@ -388,11 +406,16 @@ impl NetcodeClient {
 
     /// Sends a payload to the server.
     ///
+    /// A payload carries 1 to [`Layout::max_payload_bytes`](super::Layout::max_payload_bytes)
+    /// bytes of the token's layout: 1200 in the standard's (a standard server drops larger
+    /// ones), 1300 in `renetcode`'s.
+    ///
     /// # Errors
     /// [`SendError::NotConnected`], [`SendError::EmptyPayload`],
-    /// [`SendError::PayloadTooLarge`], or [`SendError::OutboxFull`] until drained.
+    /// [`SendError::PayloadTooLarge`] over the layout's limit, or [`SendError::OutboxFull`]
+    /// until drained.
     pub fn send_payload(&mut self, payload: &[u8]) -> Result<(), SendError> {
-        check_payload(payload)?;
+        check_payload(payload, self.token.layout())?;
         if !self.is_connected() {
             return Err(SendError::NotConnected);
         }
@@ -404,6 +427,41 @@ impl NetcodeClient {
         } else {
             Err(SendError::OutboxFull)
         }
+    }
+
+    /// Connects again with the same token, from its first server, after the client
+    /// disconnected (or at any time: a connection in progress is dropped without
+    /// disconnect packets). The sequence continues where this session's ended, so the
+    /// server tells the new session from a replay of the old one, and no nonce repeats
+    /// under the token's key.
+    ///
+    /// ```
+    /// use netser_transport::netcode::{ClientState, ConnectToken, NetcodeClient, TokenParams};
+    /// let params = TokenParams::new(1, vec!["127.0.0.1:40000".parse().unwrap()], 1_000);
+    /// let token = ConnectToken::generate(&params, &[7; 32]).unwrap();
+    /// let mut client = NetcodeClient::new(0.0, token);
+    /// client.disconnect();
+    /// client.reconnect(5.0);
+    /// assert_eq!(client.state(), ClientState::SendingConnectionRequest);
+    /// ```
+    pub fn reconnect(&mut self, now: f64) {
+        let sequence = self.sequence;
+        let refusals = self.refusals.clone();
+        let dropped = self.outbox.dropped;
+        let mut outbox = core::mem::replace(&mut self.outbox, Outbox::new(0));
+        let token = self.token.clone();
+        // The first server continues its sequence for this token: keeping its window
+        // refuses a recording of the last session's server packets too.
+        let replay = (self.server_index == 0).then(|| self.replay.clone());
+        *self = Self::new(self.now.max(now), token);
+        self.sequence = sequence;
+        if let Some(replay) = replay {
+            self.replay = replay;
+        }
+        self.refusals = refusals;
+        // Datagrams already queued (the last session's disconnects) still go out.
+        outbox.dropped = dropped;
+        self.outbox = outbox;
     }
 
     /// Closes the connection: when connected, queues [`DISCONNECT_PACKETS`] disconnect

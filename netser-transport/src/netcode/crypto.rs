@@ -11,6 +11,17 @@ use super::MAC_BYTES;
 /// dedicated servers, or one of the per-client keys of a connect token.
 pub type Key = [u8; 32];
 
+/// A key held inside a type: compared and copied as the bytes, never printed. Every key a
+/// netcode type stores is one, so a derived `Debug` cannot show a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SecretKey(pub(crate) Key);
+
+impl core::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
 /// The operating system could not provide random bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RandomError(pub getrandom::Error);

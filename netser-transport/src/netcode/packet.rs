@@ -8,8 +8,9 @@
 use super::crypto::{decrypt, encrypt, Key};
 use super::replay::ReplayProtection;
 use super::{
-    CHALLENGE_TOKEN_BYTES, CONNECTION_REQUEST_BYTES, CONNECT_TOKEN_NONCE_BYTES,
-    CONNECT_TOKEN_PRIVATE_BYTES, MAC_BYTES, MAX_PACKET_BYTES, MAX_PAYLOAD_BYTES, VERSION_INFO,
+    Layout, CHALLENGE_TOKEN_BYTES, CONNECTION_REQUEST_BYTES, CONNECT_TOKEN_NONCE_BYTES,
+    CONNECT_TOKEN_PRIVATE_BYTES, MAC_BYTES, MAX_PACKET_BYTES, RENETCODE_MAX_PAYLOAD_BYTES,
+    VERSION_INFO,
 };
 
 /// The packet type in the low 4 bits of the prefix byte.
@@ -54,7 +55,8 @@ impl PacketType {
         )
     }
 
-    /// The allowed size range of the decrypted body.
+    /// The allowed size range of the decrypted body in either layout (payloads up to
+    /// `renetcode`'s limit; the layout's own limit is checked after).
     fn body_sizes(self) -> (usize, usize) {
         match self {
             PacketType::ConnectionRequest => {
@@ -65,7 +67,7 @@ impl PacketType {
                 (8 + CHALLENGE_TOKEN_BYTES, 8 + CHALLENGE_TOKEN_BYTES)
             }
             PacketType::KeepAlive => (8, 8),
-            PacketType::Payload => (1, MAX_PAYLOAD_BYTES),
+            PacketType::Payload => (1, RENETCODE_MAX_PAYLOAD_BYTES),
         }
     }
 }
@@ -107,7 +109,7 @@ pub enum Packet<'a> {
         /// The server's number of slots (0 from clients).
         max_clients: u32,
     },
-    /// See [`PacketType::Payload`]: 1 to [`MAX_PAYLOAD_BYTES`] bytes.
+    /// See [`PacketType::Payload`]: 1 to [`Layout::max_payload_bytes`] bytes.
     Payload(&'a [u8]),
     /// See [`PacketType::Disconnect`].
     Disconnect,
@@ -168,8 +170,9 @@ impl Packet<'_> {
     /// any other packet encrypted and signed with `key` under `sequence` (which must never
     /// repeat for one key). Returns the number of bytes appended.
     ///
-    /// A payload outside 1..=[`MAX_PAYLOAD_BYTES`] is the caller's error (the client and
-    /// server check it first); it is written as given.
+    /// A payload outside 1..=[`Layout::max_payload_bytes`] is the caller's error (the
+    /// client and server check it first); it is written as given. The sequence takes 1 to
+    /// 8 bytes (sequence 0 one byte), which both layouts read.
     ///
     /// ```
     /// use netser_transport::netcode::packet::{decode, Packet};
@@ -271,11 +274,16 @@ pub enum Refusal {
     UnexpectedInState,
     /// The server has no event room for a new connection until the application polls.
     EventQueueFull,
+    /// An authenticated packet, or a private connect token, in a form only the other
+    /// [`Layout`] writes: the peer (or the backend) uses `renetcode`'s layout where this
+    /// side uses the standard's, or the token's IPv6 addresses match this server only when
+    /// read in the other layout. Set the same layout on both sides.
+    LayoutMismatch,
 }
 
 impl Refusal {
     /// Every reason, in counter order.
-    pub const ALL: [Refusal; 21] = [
+    pub const ALL: [Refusal; 22] = [
         Refusal::TooSmall,
         Refusal::TooLarge,
         Refusal::InvalidPacketType,
@@ -297,6 +305,7 @@ impl Refusal {
         Refusal::ChallengeInvalid,
         Refusal::UnexpectedInState,
         Refusal::EventQueueFull,
+        Refusal::LayoutMismatch,
     ];
 }
 
@@ -336,13 +345,51 @@ impl RefusalCounters {
     }
 }
 
-/// What can be learned from a datagram without cryptography: the packet type and, for
-/// encrypted packets, the sequence. Checks, in this order: empty, too large, type, request
-/// size and version, sequence length, size for the type.
+/// What can be learned from a datagram without cryptography, in the standard's layout:
+/// the packet type and, for encrypted packets, the sequence. Checks, in this order: empty,
+/// too large, type, request size and version, sequence length, size for the type.
 ///
 /// # Errors
 /// The [`Refusal`] of the first check that fails.
 pub fn peek(bytes: &[u8]) -> Result<(PacketType, u64), Refusal> {
+    peek_with(bytes, Layout::Standard)
+}
+
+/// [`peek`] in `layout`: [`Layout::Renetcode`] also reads a sequence in zero bytes (as
+/// `renetcode` writes sequence 0) and payloads up to 1300 bytes.
+///
+/// # Errors
+/// The [`Refusal`] of the first check that fails.
+///
+/// ```
+/// use netser_transport::netcode::packet::{peek_with, PacketType};
+/// use netser_transport::netcode::{Layout, Refusal};
+/// let denied_sequence_0_in_no_bytes = [0x01; 17];
+/// assert_eq!(peek_with(&denied_sequence_0_in_no_bytes, Layout::Standard), Err(Refusal::InvalidSequenceBytes));
+/// assert_eq!(
+///     peek_with(&denied_sequence_0_in_no_bytes, Layout::Renetcode),
+///     Ok((PacketType::ConnectionDenied, 0))
+/// );
+/// ```
+pub fn peek_with(bytes: &[u8], layout: Layout) -> Result<(PacketType, u64), Refusal> {
+    let peeked = peek_in(bytes, layout)?;
+    match peeked.foreign {
+        Some(refusal) => Err(refusal),
+        None => Ok((peeked.kind, peeked.sequence)),
+    }
+}
+
+/// What [`peek_in`] learned.
+pub(crate) struct Peeked {
+    pub(crate) kind: PacketType,
+    pub(crate) sequence: u64,
+    /// In [`Layout::Standard`], a packet in a form only `renetcode` writes (a sequence in
+    /// zero bytes, a payload over 1200 bytes): the standard's refusal for it. The caller
+    /// may authenticate it to learn that the peer uses the other layout.
+    pub(crate) foreign: Option<Refusal>,
+}
+
+pub(crate) fn peek_in(bytes: &[u8], layout: Layout) -> Result<Peeked, Refusal> {
     let Some(&prefix) = bytes.first() else {
         return Err(Refusal::TooSmall);
     };
@@ -360,23 +407,49 @@ pub fn peek(bytes: &[u8]) -> Result<(PacketType, u64), Refusal> {
         if bytes[1..14] != VERSION_INFO {
             return Err(Refusal::WrongVersion);
         }
-        return Ok((kind, 0));
+        return Ok(Peeked {
+            kind,
+            sequence: 0,
+            foreign: None,
+        });
     }
-    // 1 to 8 in the standard; renetcode writes sequence 0 with no bytes, so 0 is read too.
+    // 1 to 8 in the standard; renetcode writes sequence 0 with no bytes.
     let sequence_bytes = usize::from(prefix >> 4);
     if sequence_bytes > 8 {
         return Err(Refusal::InvalidSequenceBytes);
     }
+    // The standard refuses zero sequence bytes before any size check.
+    let no_sequence = if sequence_bytes == 0 && layout == Layout::Standard {
+        Refusal::InvalidSequenceBytes
+    } else {
+        Refusal::WrongSize
+    };
     let Some(body) = bytes.len().checked_sub(1 + sequence_bytes + MAC_BYTES) else {
-        return Err(Refusal::TooSmall);
+        return Err(match no_sequence {
+            Refusal::InvalidSequenceBytes => no_sequence,
+            _ => Refusal::TooSmall,
+        });
     };
     let (min, max) = kind.body_sizes();
     if body < min || body > max {
-        return Err(Refusal::WrongSize);
+        return Err(no_sequence);
     }
+    let foreign = if layout == Layout::Renetcode {
+        None
+    } else if sequence_bytes == 0 {
+        Some(Refusal::InvalidSequenceBytes)
+    } else if kind == PacketType::Payload && body > layout.max_payload_bytes() {
+        Some(Refusal::WrongSize)
+    } else {
+        None
+    };
     let mut sequence = [0u8; 8];
     sequence[..sequence_bytes].copy_from_slice(&bytes[1..1 + sequence_bytes]);
-    Ok((kind, u64::from_le_bytes(sequence)))
+    Ok(Peeked {
+        kind,
+        sequence: u64::from_le_bytes(sequence),
+        foreign,
+    })
 }
 
 /// Reads a connection request (after [`peek`] said it is one).
@@ -396,10 +469,10 @@ fn read_request(bytes: &[u8]) -> Packet<'_> {
     }
 }
 
-/// Decodes a datagram: [`peek`], then for encrypted packets the replay check (if
-/// `replay` is given and the type is protected), decryption in place with `key`, and the
-/// replay window's advance. A connection request is returned as read (check its protocol
-/// id and token yourself).
+/// Decodes a datagram in the standard's layout: [`peek`], then for encrypted packets the
+/// replay check (if `replay` is given and the type is protected), decryption in place with
+/// `key`, and the replay window's advance. A connection request is returned as read (check
+/// its protocol id and token yourself).
 ///
 /// # Errors
 /// The [`Refusal`] of the first check that fails; [`Refusal::Replayed`] before and
@@ -410,7 +483,32 @@ pub fn decode<'a>(
     key: &Key,
     replay: Option<&mut ReplayProtection>,
 ) -> Result<(u64, Packet<'a>), Refusal> {
-    let (kind, sequence) = peek(bytes)?;
+    decode_with(bytes, protocol_id, key, replay, Layout::Standard)
+}
+
+/// [`decode`] in `layout` (see [`peek_with`]).
+///
+/// # Errors
+/// As [`decode`].
+///
+/// ```
+/// use netser_transport::netcode::packet::{decode_with, Packet};
+/// use netser_transport::netcode::{Layout, Refusal};
+/// let key = [7u8; 32];
+/// let mut out = Vec::new();
+/// Packet::Payload(&[1; 1250]).encode(3, 42, &key, &mut out);
+/// let mut copy = out.clone();
+/// assert!(decode_with(&mut copy, 42, &key, None, Layout::Renetcode).is_ok());
+/// assert_eq!(decode_with(&mut out, 42, &key, None, Layout::Standard), Err(Refusal::WrongSize));
+/// ```
+pub fn decode_with<'a>(
+    bytes: &'a mut [u8],
+    protocol_id: u64,
+    key: &Key,
+    replay: Option<&mut ReplayProtection>,
+    layout: Layout,
+) -> Result<(u64, Packet<'a>), Refusal> {
+    let (kind, sequence) = peek_with(bytes, layout)?;
     if kind == PacketType::ConnectionRequest {
         return Ok((0, read_request(bytes)));
     }
@@ -479,7 +577,16 @@ pub(crate) fn open<'a>(
 
 /// The challenge token: the client id and user data, encrypted by the server with a key
 /// only it knows, so a client must receive the challenge at its claimed address to answer.
-pub(crate) fn encrypt_challenge(
+/// ChaCha20-Poly1305 of the first 284 bytes (client id, user data, zeros), the sequence as
+/// nonce, no associated data, the tag in the last 16 bytes.
+///
+/// ```
+/// use netser_transport::netcode::packet::{decrypt_challenge, encrypt_challenge};
+/// let token = encrypt_challenge(77, &[5; 256], 3, &[9; 32]);
+/// assert_eq!(decrypt_challenge(&token, 3, &[9; 32]), Some((77, [5; 256])));
+/// assert_eq!(decrypt_challenge(&token, 4, &[9; 32]), None);
+/// ```
+pub fn encrypt_challenge(
     client_id: u64,
     user_data: &[u8; super::USER_DATA_BYTES],
     sequence: u64,
@@ -493,7 +600,7 @@ pub(crate) fn encrypt_challenge(
 }
 
 /// Opens a challenge token: `(client id, user data)` or `None` if it does not decrypt.
-pub(crate) fn decrypt_challenge(
+pub fn decrypt_challenge(
     token: &[u8; CHALLENGE_TOKEN_BYTES],
     sequence: u64,
     key: &Key,
@@ -550,7 +657,7 @@ mod tests {
                 client_index: 3,
                 max_clients: 64,
             },
-            Packet::Payload(&[4; MAX_PAYLOAD_BYTES]),
+            Packet::Payload(&[4; RENETCODE_MAX_PAYLOAD_BYTES]),
             Packet::Disconnect,
         ];
         for (i, packet) in packets.iter().enumerate() {
@@ -558,7 +665,8 @@ mod tests {
             let sequence = 1u64 << (i * 9);
             packet.encode(sequence, 5, &KEY, &mut out);
             let mut copy = out.clone();
-            let (read_sequence, read) = decode(&mut copy, 5, &KEY, None).unwrap();
+            let (read_sequence, read) =
+                decode_with(&mut copy, 5, &KEY, None, Layout::Renetcode).unwrap();
             assert_eq!(read, *packet);
             if i > 0 {
                 assert_eq!(read_sequence, sequence);
@@ -567,7 +675,7 @@ mod tests {
                     let mut flipped = out.clone();
                     flipped[bit / 8] ^= 1 << (bit % 8);
                     assert!(
-                        decode(&mut flipped, 5, &KEY, None).is_err(),
+                        decode_with(&mut flipped, 5, &KEY, None, Layout::Renetcode).is_err(),
                         "{packet:?} bit {bit}"
                     );
                 }
@@ -596,8 +704,19 @@ mod tests {
         assert_eq!(peek(&[0; 1077]), Err(Refusal::WrongSize));
         assert_eq!(peek(&[0; 1078]), Err(Refusal::WrongVersion));
         assert_eq!(peek(&[0x15; MAX_PACKET_BYTES + 1]), Err(Refusal::TooLarge));
-        // renetcode's sequence 0 has no sequence bytes.
-        assert_eq!(peek(&[0x01; 17]), Ok((PacketType::ConnectionDenied, 0)));
+        // renetcode's sequence 0 has no sequence bytes: refused by the standard.
+        assert_eq!(peek(&[0x01; 17]), Err(Refusal::InvalidSequenceBytes));
+        assert_eq!(
+            peek_with(&[0x01; 17], Layout::Renetcode),
+            Ok((PacketType::ConnectionDenied, 0))
+        );
+        // A payload over 1200 bytes is renetcode's, over 1300 nobody's.
+        assert_eq!(peek(&[0x15; 18 + 1201]), Err(Refusal::WrongSize));
+        assert!(peek_with(&[0x15; 18 + 1300], Layout::Renetcode).is_ok());
+        assert_eq!(
+            peek_with(&[0x15; 18 + 1301], Layout::Renetcode),
+            Err(Refusal::WrongSize)
+        );
     }
 
     #[test]

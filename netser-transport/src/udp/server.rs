@@ -65,6 +65,11 @@ pub struct UdpServerConfig {
     /// ([`NetcodeServer::dropped_datagrams`]). Below one packet:
     /// [`ServerConfigError::MaxOutboxBytes`](netcode::ServerConfigError::MaxOutboxBytes).
     pub max_outbox_bytes: usize,
+    /// The byte layout of tokens and packets: [`Layout::Standard`](netcode::Layout::Standard)
+    /// (the default: netcode's standard, as its C reference writes it, with payloads of
+    /// at most 1200 bytes), or [`Layout::Renetcode`](netcode::Layout::Renetcode) to serve
+    /// clients built on the `renetcode` crate. Clients read theirs from their token.
+    pub layout: netcode::Layout,
     /// The connection settings (channels, MTU, blocks); clients must use the same.
     pub connection: ConnectionConfig,
     /// The socket settings (buffers, optional simulators, linger), in the bounds
@@ -84,6 +89,7 @@ impl UdpServerConfig {
             max_clients: netcode.max_clients,
             max_pending: netcode.max_pending,
             max_outbox_bytes: netcode.max_outbox_bytes,
+            layout: netcode.layout,
             connection: ConnectionConfig::default(),
             udp: UdpConfig::default(),
         }
@@ -95,6 +101,7 @@ impl UdpServerConfig {
             max_clients: self.max_clients,
             max_pending: self.max_pending,
             max_outbox_bytes: self.max_outbox_bytes,
+            layout: self.layout,
             ..ServerConfig::new(self.protocol_id, self.private_key, public_addresses)
         }
     }
@@ -109,6 +116,7 @@ impl fmt::Debug for UdpServerConfig {
             .field("max_clients", &self.max_clients)
             .field("max_pending", &self.max_pending)
             .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .field("layout", &self.layout)
             .field("connection", &self.connection)
             .field("udp", &self.udp)
             .finish_non_exhaustive()

@@ -5,9 +5,9 @@
 use alloc::vec::Vec;
 
 use super::{BLOCK, MAX_ELEMENT_BITS};
-use crate::bits::run::mask;
 use crate::error::Result;
 use crate::int::RangedInt;
+use crate::stream::run::mask;
 use crate::stream::{decode_element, Decoder};
 use crate::NetSerialize;
 
@@ -33,9 +33,9 @@ pub fn decode_each<T: NetSerialize, D: Decoder>(
 /// The elements are written into the `Vec`'s spare capacity and its length is set once
 /// for the block. `push` would store the length after every element, and reload the
 /// buffer's address and capacity before the next: the compiler cannot tell that the
-/// element's stores leave the `Vec` itself alone. On the benchmark's 256 moving
-/// entities that is one store in 14 of the build, and decode takes 4 to 7% less time
-/// this way at the AVX-512 and AVX2 levels (BENCHMARKS.md, round 10).
+/// element's stores leave the `Vec` itself alone. On the benchmark's entities that is
+/// one store in 14 of the build, a saving that shows in decode time at the AVX-512 and
+/// AVX2 levels (BENCHMARKS.md, "The build writes into the spare capacity").
 ///
 /// If `f` panics, the elements of this block written so far are leaked (never dropped)
 /// and `out` keeps its length and contents from before the call.

@@ -380,7 +380,7 @@ pub fn select<const M: usize>(on: bool, a: [u64; M], b: [u64; M]) -> [u64; M] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bits::run::mask;
+    use crate::stream::run::mask;
     use crate::{Encoder, WriteStream};
 
     struct Rng(u64);

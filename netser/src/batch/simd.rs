@@ -6,14 +6,14 @@
 //! CPU since 2013 to 2015) the same source gets eight and four lanes, blends, `shlx` and
 //! fused multiply-adds (which the dequantizing kernel uses at these levels only); with
 //! AVX-512 (F, BW, DQ, VL: Intel servers since 2017 and cores since 2019, AMD since Zen 4)
-//! it also gets mask registers, 64-bit integer conversions and two-source permutes. On
-//! the benchmark's snapshot that is 216 -> 125 instructions per moving entity to encode
-//! and 175 -> 138 to decode for AVX2, and on a CPU with AVX-512 about 15% less encode time
-//! again (BENCHMARKS.md). [`simd`] runs a closure compiled for the best of these the CPU
-//! has; the bytes and values are the same either way (the same IEEE operations: Rust
-//! never fuses a multiply and an add unless told to, and every operation the kernels use
-//! is correctly rounded in every instruction set; where a kernel replaces a division by
-//! fused multiply-adds, a proof beside it shows the quotient is the same).
+//! it also gets mask registers, 64-bit integer conversions and two-source permutes. Each
+//! level runs the benchmark's snapshot in fewer instructions, or less time, than the one
+//! below it (the figures are in BENCHMARKS.md). [`simd`] runs a closure compiled for the
+//! best of these the CPU has; the bytes and values are the same either way (the same
+//! IEEE operations: Rust never fuses a multiply and an add unless told to, and every
+//! operation the kernels use is correctly rounded in every instruction set; where a
+//! kernel replaces a division by fused multiply-adds, a proof beside it shows the
+//! quotient is the same).
 
 /// The code generation [`simd`] runs its closures with.
 #[doc(hidden)]

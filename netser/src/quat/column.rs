@@ -130,10 +130,10 @@ impl QuatFormat {
         active: &[bool; N],
     ) -> ([u32; N], [[u32; N]; 3], bool, bool) {
         // In phases over local columns, each one loop LLVM vectorizes four lanes wide
-        // (one loop doing it all measured 5 instructions per quaternion more). The first
+        // (one loop doing it all takes more instructions per quaternion). The first
         // reads the quaternions in place, gathering four lanes with scalar loads and
-        // shuffles (a transposing copy into four local columns first measured fewer
-        // instructions but more time: its vector loads wait on 4-byte stores).
+        // shuffles, not through a transposing copy into four local columns, whose
+        // vector loads would wait on the 4-byte stores just made.
         // Per lane: the largest index, the three others times the sign and inverse norm,
         // and whether the lane needs the scalar path or lies within the canonical margin.
         let mut largest = [0u32; N];

@@ -31,7 +31,7 @@ pub trait Decoder: Sized {
     type Tracer: Tracer;
 
     /// Whether derived code may read a run of fixed-width fields as a few packed reads
-    /// (`bits::run`) instead of field by field: only with no tracer to feed.
+    /// (`stream::run`) instead of field by field: only with no tracer to feed.
     #[doc(hidden)]
     const PACKS_RUNS: bool = false;
 
@@ -53,7 +53,7 @@ pub trait Decoder: Sized {
 
     /// Fills `words` with 64-bit reads, then reads and returns `last_bits` (`< 64`)
     /// more bits, after one check of the bits remaining for all of them; what derived
-    /// code reads a packed run of fields with (`bits::run`).
+    /// code reads a packed run of fields with (`stream::run`).
     ///
     /// # Errors
     /// [`ErrorKind::EndOfBuffer`]; nothing is read.

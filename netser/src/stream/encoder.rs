@@ -34,7 +34,7 @@ pub trait Encoder: Sized {
     type Tracer: Tracer;
 
     /// Whether derived code may write a run of fixed-width fields as a few packed
-    /// writes (`bits::run`) instead of field by field: only for a stream that writes
+    /// writes (`stream::run`) instead of field by field: only for a stream that writes
     /// and has no tracer to feed.
     #[doc(hidden)]
     const PACKS_RUNS: bool = false;
@@ -80,7 +80,7 @@ pub trait Encoder: Sized {
 
     /// Writes whole 64-bit `words`, then the low `last_bits` (`< 64`) bits of `last`
     /// (`last < 2^last_bits`), after one room check for all of them; what derived code
-    /// writes a packed run of fields with (`bits::run`).
+    /// writes a packed run of fields with (`stream::run`).
     ///
     /// # Errors
     /// [`ErrorKind::BufferFull`]; nothing is written.

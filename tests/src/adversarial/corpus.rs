@@ -11,11 +11,14 @@ use super::decode::PROTOCOL_ID;
 use super::types::{Entity, Event, Numeric, Snapshot};
 
 /// The fuzz targets, by name (as in `fuzz/fuzz_targets/` and `fuzz/corpus/`).
-pub const TARGETS: [&str; 4] = [
+pub const TARGETS: [&str; 7] = [
     "decode_derived",
     "decode_numeric",
     "endpoint_script",
     "chunk_script",
+    "connection_script",
+    "netcode_packets",
+    "handshake_script",
 ];
 
 /// Runs target `name` on `data`.
@@ -40,6 +43,9 @@ pub fn run(name: &str, data: &[u8]) {
                 super::script::run_chunk_script(&s);
             }
         }
+        "connection_script" => super::connection::run(data),
+        "netcode_packets" => super::netcode::netcode_packets(data),
+        "handshake_script" => super::handshake::run(data),
         _ => panic!("no target {name}"),
     }
 }
@@ -166,6 +172,9 @@ pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
                 ));
             }
         }
+        "connection_script" => out.extend(super::connection::seeds()),
+        "netcode_packets" => out.extend(super::netcode::seeds()),
+        "handshake_script" => out.extend(super::handshake::seeds()),
         _ => panic!("no target {name}"),
     }
     out

@@ -72,11 +72,11 @@ pub(super) struct Parse {
 /// value the parse cannot see cheaply.
 pub(super) fn parse(g: &Gen, plan: &Plan<'_>, stretches: &[Stretch]) -> Option<Parse> {
     let krate = &g.krate;
-    let batch = quote!(#krate::batch);
+    let batch = quote!(#krate::__private::batch);
     // Constant widths and splits: every offset, shift and mask of the parse folds.
     let mut consts = TokenStream::new();
     for (s, slot) in plan.slots.iter().enumerate() {
-        let w = crate::plan::run::width(g, &plan.fields[slot.field].fixed);
+        let w = crate::run::width(g, &plan.fields[slot.field].fixed);
         let wi = format_ident!("__W{}", s);
         consts.extend(quote!(const #wi: u32 = #w;));
     }

@@ -229,7 +229,7 @@ fn q_const(g: &Gen, leaf: &Leaf<'_>) -> TokenStream {
             max,
             res,
             clamp,
-        } => crate::encode::quantize_const(g, min, max, res, *clamp),
+        } => crate::gen::quantize_const(g, min, max, res, *clamp),
         _ => TokenStream::new(),
     }
 }
@@ -238,7 +238,7 @@ fn q_const(g: &Gen, leaf: &Leaf<'_>) -> TokenStream {
 /// checks of its primitive, errors at `bit`.
 pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -> TokenStream {
     let krate = &g.krate;
-    let run = quote!(#krate::bits::run);
+    let run = quote!(#krate::__private::run);
     let ok = |e: TokenStream| quote!(::core::result::Result::<u64, #krate::Error>::Ok(#e));
     match leaf {
         Leaf::Bool => ok(quote!(*#v as u64)),
@@ -263,7 +263,7 @@ pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -
                 None => quote!(*#v),
             };
             quote!({
-                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                const __QF: #krate::__private::QuatFormat = #krate::__private::QuatFormat::new(#bits);
                 #run::quat(#array, &__QF, #bit)
             })
         }
@@ -274,7 +274,7 @@ pub fn encode_leaf(g: &Gen, leaf: &Leaf<'_>, v: TokenStream, bit: TokenStream) -
 /// checks of its primitive, errors at `bit`.
 pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream) -> TokenStream {
     let krate = &g.krate;
-    let run = quote!(#krate::bits::run);
+    let run = quote!(#krate::__private::run);
     let ok = |e: TokenStream| quote!(#krate::Result::Ok(#e));
     match leaf {
         Leaf::Bool => ok(quote!(#raw != 0)),
@@ -300,7 +300,7 @@ pub fn decode_leaf(g: &Gen, leaf: &Leaf<'_>, raw: TokenStream, bit: TokenStream)
         ))),
         Leaf::Quat { bits, glam } => {
             let read = quote!({
-                const __QF: #krate::quat::QuatFormat = #krate::quat::QuatFormat::new(#bits);
+                const __QF: #krate::__private::QuatFormat = #krate::__private::QuatFormat::new(#bits);
                 #run::quat_from(#raw, &__QF, #bit)
             });
             match glam {
@@ -450,7 +450,7 @@ pub fn encode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
         if <__E as #enc>::PACKS_RUNS #nested && #enc::bits_available(__e) >= #total {
             let __bit = #enc::bit_position(__e);
             #values
-            #krate::bits::run::put(__e, [#(#pairs),*]) #first_err?;
+            #krate::__private::run::put(__e, [#(#pairs),*]) #first_err?;
         } else {
             #slow
         }
@@ -478,7 +478,7 @@ pub fn decode(g: &Gen, fields: &[RunField<'_>], slow: TokenStream) -> TokenStrea
         #layout
         if <__D as #dec>::PACKS_RUNS #nested && #dec::bits_remaining(__d) >= #total {
             let __bit = #dec::bit_position(__d);
-            let __raw: [u64; #n] = #krate::bits::run::get(__d, [#(#widths),*]) #first_err?;
+            let __raw: [u64; #n] = #krate::__private::run::get(__d, [#(#widths),*]) #first_err?;
             #fast
         } else {
             #slow

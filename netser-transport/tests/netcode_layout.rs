@@ -1,0 +1,179 @@
+//! The payload limit of each layout is an error at send, and a netser side set to one
+//! layout facing a netser side set to the other closes with a layout error instead of
+//! dropping payloads one by one.
+
+use std::net::SocketAddr;
+
+use netser_transport::netcode::{
+    ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
+    NetcodeServer, Refusal, SendError, ServerConfig, TokenParams, MAX_PAYLOAD_BYTES,
+};
+
+const T0: f64 = 1_700_000_000.0;
+const KEY: [u8; 32] = [0x42; 32];
+const PROTOCOL_ID: u64 = 0x5151;
+
+fn server_addr() -> SocketAddr {
+    "192.0.2.1:40000".parse().unwrap()
+}
+fn client_addr() -> SocketAddr {
+    "198.51.100.1:50000".parse().unwrap()
+}
+
+fn pair(server_layout: Layout, token_layout: Layout) -> (NetcodeServer, NetcodeClient) {
+    let server = NetcodeServer::new(ServerConfig {
+        layout: server_layout,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+    })
+    .unwrap();
+    let params = TokenParams {
+        client_id: 5,
+        layout: token_layout,
+        ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64)
+    };
+    let client = NetcodeClient::new(0.0, ConnectToken::generate(&params, &KEY).unwrap());
+    (server, client)
+}
+
+/// One exchange both ways; returns the payloads each side received.
+fn exchange(
+    server: &mut NetcodeServer,
+    client: &mut NetcodeClient,
+    t: f64,
+) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let (mut at_server, mut at_client) = (Vec::new(), Vec::new());
+    client.update(t);
+    let mut out = Vec::new();
+    client.drain_datagrams(|_, b| out.push(b.to_vec()));
+    for mut b in out {
+        if let Some(p) = server.process_packet(T0 + t, client_addr(), &mut b) {
+            at_server.push(p.payload.to_vec());
+        }
+    }
+    server.update(T0 + t);
+    let mut back = Vec::new();
+    server.drain_datagrams(|_, b| back.push(b.to_vec()));
+    for mut b in back {
+        if let Some(p) = client.process_packet(t, server_addr(), &mut b) {
+            at_client.push(p.to_vec());
+        }
+    }
+    (at_server, at_client)
+}
+
+fn connect(server: &mut NetcodeServer, client: &mut NetcodeClient) -> f64 {
+    let mut t = 0.0;
+    while !client.is_connected() {
+        exchange(server, client, t);
+        t += 0.05;
+        assert!(t < 2.0, "{:?}", client.state());
+    }
+    exchange(server, client, t);
+    t
+}
+
+#[test]
+fn a_1201_byte_payload_is_an_error_at_send_in_the_standard_layout() {
+    let (mut server, mut client) = pair(Layout::Standard, Layout::Standard);
+    let t = connect(&mut server, &mut client);
+    let too_large = SendError::PayloadTooLarge {
+        len: 1201,
+        max: 1200,
+        layout: Layout::Standard,
+    };
+    assert_eq!(client.send_payload(&[1; 1201]), Err(too_large));
+    assert_eq!(server.send_payload(5, &[1; 1201]), Err(too_large));
+    assert_eq!(
+        too_large.to_string(),
+        "payload of 1201 bytes is larger than the 1200-byte limit of Layout::Standard"
+    );
+    // Nothing was queued by the refused sends; 1200 bytes go through both ways.
+    assert_eq!(server.queued_datagrams(), 0);
+    client.send_payload(&[2; MAX_PAYLOAD_BYTES]).unwrap();
+    server.send_payload(5, &[3; MAX_PAYLOAD_BYTES]).unwrap();
+    let (at_server, at_client) = exchange(&mut server, &mut client, t);
+    assert_eq!(at_server, vec![vec![2; 1200]]);
+    assert_eq!(at_client, vec![vec![3; 1200]]);
+}
+
+#[test]
+fn a_1301_byte_payload_is_an_error_at_send_in_renetcode_layout() {
+    let (mut server, mut client) = pair(Layout::Renetcode, Layout::Renetcode);
+    let t = connect(&mut server, &mut client);
+    let too_large = SendError::PayloadTooLarge {
+        len: 1301,
+        max: 1300,
+        layout: Layout::Renetcode,
+    };
+    assert_eq!(client.send_payload(&[1; 1301]), Err(too_large));
+    assert_eq!(server.send_payload(5, &[1; 1301]), Err(too_large));
+    client.send_payload(&[2; 1300]).unwrap();
+    server.send_payload(5, &[3; 1300]).unwrap();
+    let (at_server, at_client) = exchange(&mut server, &mut client, t);
+    assert_eq!(at_server, vec![vec![2; 1300]]);
+    assert_eq!(at_client, vec![vec![3; 1300]]);
+}
+
+/// A standard client of a server set to renetcode's layout (an IPv4 token connects in
+/// either): the server's first payload over 1200 bytes closes the client with
+/// `LayoutMismatch`.
+#[test]
+fn a_standard_client_closes_at_a_renetcode_sized_payload() {
+    let (mut server, mut client) = pair(Layout::Renetcode, Layout::Standard);
+    let t = connect(&mut server, &mut client);
+    server.send_payload(5, &[1; 1000]).unwrap();
+    server.send_payload(5, &[2; 1250]).unwrap();
+    let (_, at_client) = exchange(&mut server, &mut client, t);
+    assert_eq!(at_client, vec![vec![1; 1000]]);
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::LayoutMismatch)
+    );
+    assert_eq!(client.refusals().get(Refusal::LayoutMismatch), 1);
+}
+
+/// A client with a renetcode-layout token at a standard server: the client's first payload
+/// over 1200 bytes makes the server close it with `LayoutMismatch` (and tell it).
+#[test]
+fn a_standard_server_closes_a_client_at_a_renetcode_sized_payload() {
+    let (mut server, mut client) = pair(Layout::Standard, Layout::Renetcode);
+    let t = connect(&mut server, &mut client);
+    while server.poll_event().is_some() {}
+    client.send_payload(&[2; 1250]).unwrap();
+    exchange(&mut server, &mut client, t);
+    assert_eq!(
+        server.poll_event(),
+        Some(NetcodeEvent::ClientDisconnected {
+            client_id: 5,
+            addr: client_addr(),
+            reason: DisconnectReason::LayoutMismatch
+        })
+    );
+    assert_eq!(server.refusals().get(Refusal::LayoutMismatch), 1);
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
+    );
+}
+
+/// A forged oversize payload (it does not authenticate) is refused as the standard refuses
+/// it and changes nothing.
+#[test]
+fn an_unauthenticated_oversize_payload_changes_nothing() {
+    let (mut server, mut client) = pair(Layout::Standard, Layout::Standard);
+    let t = connect(&mut server, &mut client);
+    let mut forged = vec![0x15u8; 1 + 1 + 1250 + 16];
+    forged[1] = 200;
+    assert!(server
+        .process_packet(T0 + t, client_addr(), &mut forged)
+        .is_none());
+    assert_eq!(server.refusals().get(Refusal::WrongSize), 1);
+    assert_eq!(server.refusals().get(Refusal::LayoutMismatch), 0);
+    assert!(server.is_connected(5));
+    let mut forged = vec![0x15u8; 1 + 1 + 1250 + 16];
+    forged[1] = 200;
+    assert!(client
+        .process_packet(t, server_addr(), &mut forged)
+        .is_none());
+    assert!(client.is_connected());
+}
