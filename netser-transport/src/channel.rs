@@ -15,7 +15,9 @@
 //! Each message gets a 16-bit message id that wraps. The send queue (a sequence buffer
 //! indexed by message id) holds every message until a packet that carried it is acked;
 //! each packet the connection builds includes, oldest first, the messages not sent in the
-//! last `resend_delay` seconds (default 0.1) that fit the packet's bit budget, and never a
+//! last resend delay (the channel's `resend_delay`, default 0.1, until the first ack; then
+//! the endpoint's retransmission timeout, or sooner once a later packet is acked) that
+//! fit the packet's bit budget, and never a
 //! message id at or past `oldest unacked + receive queue size` (the receiver's window:
 //! it could not buffer it). A map from packet sequence to the message ids it carried
 //! turns each packet ack from the endpoint into message acks. The receive queue (a
@@ -90,12 +92,16 @@ impl core::fmt::Display for ChannelId {
 pub enum ChannelKind {
     /// Resent until acked; delivered exactly once, in the order sent.
     ReliableOrdered {
-        /// Seconds before a message not yet acked is included in a packet again.
+        /// Seconds before a message not yet acked is included in a packet again, until
+        /// the first ack; from then on the connection resends from the endpoint's
+        /// estimates (its retransmission timeout, or sooner once a later packet is acked).
         resend_delay: f64,
     },
     /// Resent until acked; delivered exactly once, as it arrives.
     ReliableUnordered {
-        /// Seconds before a message not yet acked is included in a packet again.
+        /// Seconds before a message not yet acked is included in a packet again, until
+        /// the first ack; from then on the connection resends from the endpoint's
+        /// estimates (its retransmission timeout, or sooner once a later packet is acked).
         resend_delay: f64,
     },
     /// Never resent; a message older than the newest delivered one is dropped.

@@ -158,13 +158,19 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             let (sender, receiver) = match channel.kind {
                 ChannelKind::ReliableOrdered { resend_delay }
                 | ChannelKind::ReliableUnordered { resend_delay } => (
-                    Sender::Reliable(ReliableSender::new(
-                        channel.send_queue_size,
-                        channel.receive_queue_size,
-                        sent_packets,
-                        resend_delay,
-                        channel.max_messages_per_packet,
-                    )),
+                    Sender::Reliable({
+                        let mut sender = ReliableSender::new(
+                            channel.send_queue_size,
+                            channel.receive_queue_size,
+                            sent_packets,
+                            resend_delay,
+                            channel.max_messages_per_packet,
+                        );
+                        // A block holds the window until its bytes are all with the
+                        // peer, so the window never runs past a receiver waiting for them.
+                        sender.hold_window_for_blocks();
+                        sender
+                    }),
                     Receiver::Reliable(ReliableReceiver::new(
                         channel.receive_queue_size,
                         matches!(channel.kind, ChannelKind::ReliableOrdered { .. }),
@@ -629,8 +635,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         }
     }
 
-    /// Advances time: recomputes the endpoint's estimates and feeds its RTT to the block
-    /// sender. Call once per frame.
+    /// Advances time: recomputes the endpoint's estimates and feeds them to the reliable
+    /// channels (resends from the retransmission timeout and acks of later packets) and
+    /// to the block sender (slice resends from the RTO), and releases the blocks the
+    /// peer now holds whole. Call once per frame.
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -641,17 +649,19 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     pub fn update(&mut self, now: f64) {
         self.time = now;
         self.endpoint.update(now);
-        let rtt = self.endpoint.stats().rtt;
+        let stats = self.endpoint.stats();
         let has_rtt = self.endpoint.counters().packets_acked > 0;
-        self.chunk_sender.set_rtt(has_rtt.then_some(rtt));
-        let rtt_delay = if has_rtt {
-            rtt * self.config.resend_rtt_factor
-        } else {
-            0.0
-        };
+        // The block sender waits `chunk.resend_rtt_factor` x the RTO between two sends of
+        // a slice: the RTO follows the path within a few samples, where `stats.rtt` keeps
+        // a first sample from a stalled peer for minutes.
+        self.chunk_sender.set_rtt(has_rtt.then_some(stats.rto));
+        let completed = self.chunk_sender.last_completed().map(|(chunk, _)| chunk);
         for sender in &mut self.senders {
             if let Sender::Reliable(sender) = sender {
-                sender.set_rtt_delay(rtt_delay);
+                sender.set_rtt_stats(has_rtt.then_some(stats));
+                if let Some(chunk) = completed {
+                    sender.on_block_delivered(chunk);
+                }
             }
         }
     }

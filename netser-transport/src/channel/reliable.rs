@@ -130,6 +130,8 @@ impl ReliableSender {
     }
 
     /// Resends wait at least `rtt_delay` too (never less than the configured delay).
+    /// The previous timing, kept for the delay tests' comparison.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn set_rtt_delay(&mut self, rtt_delay: f64) {
         self.resend_delay = self.min_resend_delay.max(rtt_delay);
     }
@@ -140,7 +142,6 @@ impl ReliableSender {
     /// (the packet was lost, or is later than any reordering), and in any case after the
     /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
     /// pause that nothing acks after. Until the first ack, the configured delay.
-    #[cfg_attr(not(test), allow(dead_code))] // the connection uses `set_rtt_delay` today
     pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
         match stats {
             Some(stats) => {
@@ -196,10 +197,9 @@ impl ReliableSender {
 
     /// From now on a block holds the window at its id until
     /// [`on_block_delivered`](Self::on_block_delivered) reports its chunk complete; the
-    /// caller promises to. Without it (so far the connection), the window moves on once a
+    /// caller promises to (the connection does). Without it, the window moves on once a
     /// block's reference is acked, and may run past a receiver still waiting for the
     /// block's bytes.
-    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
     pub fn hold_window_for_blocks(&mut self) {
         self.holds_for_blocks = true;
     }
@@ -208,7 +208,6 @@ impl ReliableSender {
     /// chunk): blocks up to it no longer hold the window back. Chunks complete in the
     /// order they were sent, so every block with an older chunk is done too; a chunk of
     /// another channel releases this channel's older blocks the same way.
-    #[cfg_attr(not(test), allow(dead_code))] // the connection does not call it yet
     pub fn on_block_delivered(&mut self, chunk: ChunkId) {
         while self
             .undelivered_blocks

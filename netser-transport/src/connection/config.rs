@@ -53,10 +53,11 @@ pub struct ConnectionConfig {
     /// full, the next block stays unacknowledged in the chunk receiver (the sender
     /// waits) until the user takes messages.
     pub max_received_blocks: usize,
-    /// Reliable messages are resent no sooner than their channel's `resend_delay`, nor
-    /// before `resend_rtt_factor` times the round-trip time, so that a long round trip
-    /// does not fill the budget with copies of messages still on their way. Default
-    /// 1.25; 0 resends after `resend_delay` whatever the RTT.
+    /// Deprecated: ignored, and no longer validated. Reliable channels now resend from
+    /// the endpoint's estimates (its retransmission timeout, and the acks of later
+    /// packets), which already allow for a long round trip; a channel's `resend_delay`
+    /// applies only until the first ack. The field stays so that existing
+    /// configurations still build; it will go in the next breaking release. Default 1.25.
     pub resend_rtt_factor: f64,
     /// Budget for packets of messages, in bytes per second (each datagram charged its
     /// length plus 28 bytes of IP and UDP headers). Default 256 000 (about 2 Mbit/s).
@@ -70,7 +71,9 @@ pub struct ConnectionConfig {
     /// The packet endpoint's settings. `fragment_above` must be at least
     /// `mtu - 9` (the connection never fragments at the endpoint).
     pub endpoint: endpoint::Config,
-    /// The block path's settings (slices, bandwidth, resends).
+    /// The block path's settings (slices, bandwidth, resends). Once the RTT is known, a
+    /// slice is resent after `chunk.resend_rtt_factor` times the endpoint's
+    /// retransmission timeout ([`Stats::rto`](crate::endpoint::Stats::rto)).
     pub chunk: ChunkConfig,
 }
 
@@ -201,10 +204,6 @@ impl ConnectionConfig {
         }
         if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
             return Err(ConfigError::field("bandwidth", "finite and positive"));
-        }
-        if !(self.resend_rtt_factor.is_finite() && (0.0..=100.0).contains(&self.resend_rtt_factor))
-        {
-            return Err(ConfigError::field("resend_rtt_factor", "in 0..=100"));
         }
         if !(self.budget_window.is_finite() && self.budget_window > 0.0) {
             return Err(ConfigError::field("budget_window", "finite and positive"));
