@@ -18,8 +18,9 @@
 //! * [`snapshot`]: state synchronization over a connection: snapshots delta-encoded
 //!   against the newest one the peer acked, and entity sets that a priority accumulator
 //!   fits to a per-client byte budget.
-//! * [`netcode`]: secure connections with connect tokens (the netcode 1.02 protocol,
-//!   wire-compatible with the `renetcode` crate), and the sans-IO game
+//! * [`netcode`]: secure connections with connect tokens (the netcode 1.02 protocol as
+//!   its standard writes it, which interoperates with the C reference; the `renetcode`
+//!   2.x crate's layout is a setting, [`netcode::Layout::Renetcode`]), and the sans-IO game
 //!   [`netcode::Server`] (client slots, one connection each) and [`netcode::Client`].
 //! * [`udp`]: the driver that runs a server or a client on a `std::net::UdpSocket`
 //!   ([`udp::UdpServer`], [`udp::UdpClient`]), optionally through the simulator.

@@ -225,7 +225,7 @@ impl core::fmt::Display for SetupError {
             SetupError::Netcode(_) => write!(f, "the netcode server configuration is invalid"),
             SetupError::Connection(_) => write!(f, "the connection configuration is invalid"),
             SetupError::MtuTooLarge { mtu } => {
-                write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload ({MAX_PAYLOAD_BYTES} bytes in the standard layout)")
+                write!(f, "the connection's MTU of {mtu} bytes is larger than a netcode payload in this layout ({MAX_PAYLOAD_BYTES} bytes in the standard layout, {RENETCODE_MAX_PAYLOAD_BYTES} in renetcode's)")
             }
             SetupError::ProtocolMismatch { token, expected } => write!(
                 f,

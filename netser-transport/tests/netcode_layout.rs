@@ -177,3 +177,49 @@ fn an_unauthenticated_oversize_payload_changes_nothing() {
         .is_none());
     assert!(client.is_connected());
 }
+
+/// The game server and client take the MTU's limit from their layout: 1300 bytes fits
+/// `renetcode`'s payload, not the standard's.
+#[test]
+fn a_1300_byte_mtu_is_accepted_in_renetcode_layout_only() {
+    use netser_transport::connection::ConnectionConfig;
+    use netser_transport::netcode::{Client, Server, SetupError};
+
+    let connection = ConnectionConfig::default().with_mtu(1300);
+    for layout in [Layout::Standard, Layout::Renetcode] {
+        let config = ServerConfig {
+            layout,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        };
+        let server = Server::<u8>::new(0.0, config, connection.clone());
+        let params = TokenParams {
+            client_id: 5,
+            layout,
+            ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64)
+        };
+        let token = ConnectToken::generate(&params, &KEY).unwrap();
+        let client = Client::<u8>::with_protocol_id(0.0, token, connection.clone(), PROTOCOL_ID);
+        match layout {
+            Layout::Standard => {
+                let server = server.unwrap_err();
+                assert!(matches!(server, SetupError::MtuTooLarge { mtu: 1300 }));
+                assert!(server
+                    .to_string()
+                    .contains("1200 bytes in the standard layout"));
+                let client = client.unwrap_err();
+                assert!(matches!(client, SetupError::MtuTooLarge { mtu: 1300 }));
+            }
+            Layout::Renetcode => {
+                server.unwrap();
+                client.unwrap();
+            }
+        }
+    }
+    // One byte over renetcode's payload is refused in its layout too.
+    let config = ServerConfig {
+        layout: Layout::Renetcode,
+        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+    };
+    let over = Server::<u8>::new(0.0, config, ConnectionConfig::default().with_mtu(1301));
+    assert!(matches!(over, Err(SetupError::MtuTooLarge { mtu: 1301 })));
+}

@@ -49,7 +49,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
     /// # Errors
     /// [`SetupError::ProtocolMismatch`] if the token is for another protocol id than
     /// this client's message schemas give; [`SetupError::Connection`] or
-    /// [`SetupError::MtuTooLarge`] for an invalid connection configuration.
+    /// [`SetupError::MtuTooLarge`] for an invalid connection configuration (the MTU's
+    /// limit is the token's layout's
+    /// [`max_payload_bytes`](super::Layout::max_payload_bytes)).
     pub fn new(
         now: f64,
         token: ConnectToken,
@@ -74,7 +76,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
                 expected: protocol_id,
             });
         }
-        if connection.mtu > super::MAX_PAYLOAD_BYTES {
+        if connection.mtu > token.layout().max_payload_bytes() {
             return Err(SetupError::MtuTooLarge {
                 mtu: connection.mtu,
             });

@@ -138,14 +138,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     ///
     /// # Errors
     /// [`SetupError`] if the netcode or connection configuration is invalid, or the
-    /// connection's MTU exceeds what a payload packet carries.
+    /// connection's MTU exceeds what a payload packet carries in the configured layout
+    /// ([`Layout::max_payload_bytes`](super::Layout::max_payload_bytes)).
     pub fn new(
         now: f64,
         config: ServerConfig,
         connection: ConnectionConfig,
     ) -> Result<Self, SetupError> {
         connection.validate().map_err(SetupError::Connection)?;
-        if connection.mtu > super::MAX_PAYLOAD_BYTES {
+        if connection.mtu > config.layout.max_payload_bytes() {
             return Err(SetupError::MtuTooLarge {
                 mtu: connection.mtu,
             });
