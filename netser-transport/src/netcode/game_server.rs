@@ -31,6 +31,22 @@ pub const MAX_SERVER_EVENTS: usize = 65_536;
 /// A connected client: its id, connection and state synchronization.
 type ClientSlot<Out, In, S> = (ClientId, Connection<Out, In>, ClientSync<S>);
 
+/// A client that disconnected since the last [`Server::update`]: its connection stays
+/// readable until then, so messages that arrived with its disconnect are not lost.
+#[derive(Debug)]
+struct ClosingClient<Out, In> {
+    client_id: ClientId,
+    addr: SocketAddr,
+    connection: Connection<Out, In>,
+}
+
+/// Messages waiting in a connection, all channels.
+fn unread_messages<Out: NetSerialize, In: NetSerialize>(connection: &Connection<Out, In>) -> u64 {
+    (0..connection.config().channels.len())
+        .map(|channel| connection.received_messages(channel as u8) as u64)
+        .sum()
+}
+
 /// What happened to a client, from [`Server::poll_event`].
 ///
 /// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
@@ -42,7 +58,9 @@ pub enum ServerEvent {
         /// Its id (from its connect token).
         client_id: ClientId,
     },
-    /// A client's slot was freed (with its connection and all its memory).
+    /// A client's slot was freed. Its connection stays readable with
+    /// [`Server::receive_message`] until the next [`Server::update`] (the messages that
+    /// arrived with the disconnect), then its memory goes too.
     ClientDisconnected {
         /// Its id.
         client_id: ClientId,
@@ -126,6 +144,12 @@ pub struct Server<Out, In = Out, S = ()> {
     /// [`MAX_SERVER_EVENTS`], lowered by tests.
     max_events: usize,
     dropped_events: u64,
+    /// The clients that disconnected since the last update, oldest first; at most
+    /// `max_clients` (the oldest goes first when full).
+    closing: VecDeque<ClosingClient<Out, In>>,
+    /// Messages of closed connections never read (see
+    /// [`Server::dropped_closing_messages`]).
+    dropped_closing_messages: u64,
     scratch: Vec<u8>,
     dropped_datagrams: u64,
     now: f64,
@@ -162,6 +186,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             events: VecDeque::new(),
             max_events: MAX_SERVER_EVENTS,
             dropped_events: 0,
+            closing: VecDeque::new(),
+            dropped_closing_messages: 0,
             scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
             dropped_datagrams: 0,
             now,
@@ -187,8 +213,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
 
     /// Advances time and sends: netcode keep-alives and timeouts, then each connection's
     /// datagrams (messages, resends, acks, block slices), encrypted into payload packets.
+    ///
+    /// The connections of clients that disconnected before this call are freed here:
+    /// their messages not yet read are dropped and counted in
+    /// [`dropped_closing_messages`](Self::dropped_closing_messages).
     pub fn update(&mut self, now: f64) {
         self.now = self.now.max(now);
+        for closed in self.closing.drain(..) {
+            self.dropped_closing_messages += unread_messages(&closed.connection);
+        }
         self.netcode.update(now);
         self.pump_events(now);
         for (client_id, connection, _) in self.connections.iter_mut().flatten() {
@@ -216,12 +249,17 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                     }
                 }
                 NetcodeEvent::ClientDisconnected {
-                    client_id, reason, ..
+                    client_id,
+                    reason,
+                    addr,
                 } => {
                     let mut freed = 0;
-                    for entry in &mut self.connections {
+                    for slot in 0..self.connections.len() {
+                        let entry = &mut self.connections[slot];
                         if entry.as_ref().is_some_and(|(id, _, _)| *id == client_id) {
-                            *entry = None;
+                            if let Some((_, connection, _)) = entry.take() {
+                                self.close(client_id, addr, connection);
+                            }
                             freed += 1;
                         }
                     }
@@ -231,6 +269,58 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                 }
             }
         }
+    }
+
+    /// Keeps a disconnected client's connection readable until the next update; the
+    /// oldest kept goes first (its unread messages counted) past `max_clients`.
+    fn close(&mut self, client_id: ClientId, addr: SocketAddr, connection: Connection<Out, In>) {
+        if self.closing.len() >= self.netcode.max_clients().max(1) {
+            if let Some(oldest) = self.closing.pop_front() {
+                self.dropped_closing_messages += unread_messages(&oldest.connection);
+            }
+        }
+        self.closing.push_back(ClosingClient {
+            client_id,
+            addr,
+            connection,
+        });
+    }
+
+    /// Messages that arrived from clients that then disconnected, and were not read
+    /// with [`receive_message`](Self::receive_message) before the next
+    /// [`update`](Self::update) freed their connections.
+    ///
+    /// ```
+    /// use netser_transport::connection::ConnectionConfig;
+    /// use netser_transport::netcode::{Server, ServerConfig};
+    /// let config = ServerConfig::new(1, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let server: Server<u8> = Server::new(0.0, config, ConnectionConfig::default()).unwrap();
+    /// assert_eq!(server.dropped_closing_messages(), 0);
+    /// ```
+    pub fn dropped_closing_messages(&self) -> u64 {
+        self.dropped_closing_messages
+    }
+
+    /// The next message on `channel` of a client that disconnected since the last
+    /// update (oldest session first), if any is left.
+    pub(crate) fn receive_closing_message(
+        &mut self,
+        client_id: ClientId,
+        channel: ChannelId,
+    ) -> Option<In> {
+        self.closing
+            .iter_mut()
+            .filter(|closed| closed.client_id == client_id)
+            .find_map(|closed| closed.connection.receive_message(channel))
+    }
+
+    /// The address of a client that disconnected since the last update.
+    pub(crate) fn closing_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
+        self.closing
+            .iter()
+            .rev()
+            .find(|closed| closed.client_id == client_id)
+            .map(|closed| closed.addr)
     }
 
     /// Queues an event unless `max_events` wait; a dropped one is counted, never silent.
@@ -341,12 +431,19 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The next message from a client on `channel`, if one arrived.
+    /// The next message from a client on `channel`, if one arrived. A client that
+    /// disconnected stays readable until the next [`update`](Self::update): the
+    /// messages that arrived before its disconnect come first (then those of a new
+    /// session with the same id, if it connected again).
     pub fn receive_message(
         &mut self,
         client_id: ClientId,
         channel: impl Into<ChannelId>,
     ) -> Option<In> {
+        let channel = channel.into();
+        if let Some(message) = self.receive_closing_message(client_id, channel) {
+            return Some(message);
+        }
         self.connection_mut(client_id)?.receive_message(channel)
     }
 

@@ -344,8 +344,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         while let Some(event) = self.server.poll_event() {
             match event {
                 netcode::ServerEvent::ClientConnected { client_id } => {
-                    let Some(addr) = self.server.client_addr(client_id) else {
-                        continue; // already gone again
+                    // A client that connected and left in the same frame is still
+                    // reported connected first.
+                    let Some(addr) = self
+                        .server
+                        .client_addr(client_id)
+                        .or_else(|| self.server.closing_addr(client_id))
+                    else {
+                        continue; // more clients left this frame than the server keeps
                     };
                     info!(client_id, %addr, "udp server: client connected");
                     push_event(
@@ -356,6 +362,22 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                 netcode::ServerEvent::ClientDisconnected { client_id, reason } => {
                     info!(client_id, %reason, "udp server: client disconnected");
                     self.blocks.remove(&client_id);
+                    // The messages that arrived before the disconnect come before it.
+                    for channel in 0..self.channels {
+                        let channel = ChannelId(channel as u8);
+                        while let Some(message) =
+                            self.server.receive_closing_message(client_id, channel)
+                        {
+                            push_event(
+                                &mut self.events,
+                                ServerEvent::Message {
+                                    client_id,
+                                    channel,
+                                    message,
+                                },
+                            );
+                        }
+                    }
                     push_event(
                         &mut self.events,
                         ServerEvent::ClientDisconnected { client_id, reason },

@@ -1,0 +1,239 @@
+//! Nothing from a leaving client is lost: messages that arrive in the same server frame
+//! as the client's disconnect are read before the disconnect, and a client that connects
+//! and leaves in one frame is reported connected, then disconnected.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use netser_transport::connection::ConnectionConfig;
+use netser_transport::netcode::packet::Packet;
+use netser_transport::netcode::{
+    generate_key, protocol_id, Client, ClientState, ConnectToken, DisconnectReason, Key, Server,
+    ServerConfig, TokenParams,
+};
+use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+
+const CLIENT_ID: u64 = 9;
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn token(key: &Key, server: SocketAddr) -> ConnectToken {
+    let params = TokenParams {
+        client_id: CLIENT_ID,
+        ..TokenParams::new(protocol_id::<u32, u32>(), vec![server], unix_now() as u64)
+    };
+    ConnectToken::generate(&params, key).unwrap()
+}
+
+/// A UDP server, and a sans-IO client on its own socket: the test decides which of the
+/// client's datagrams go out together.
+struct Harness {
+    server: UdpServer<u32, u32>,
+    client: Client<u32, u32>,
+    token: ConnectToken,
+    socket: UdpSocket,
+    start: Instant,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let key = generate_key().unwrap();
+        let config = UdpServerConfig::new(protocol_id::<u32, u32>(), key);
+        let server = UdpServer::bind("127.0.0.1:0", config).unwrap();
+        let token = token(&key, server.local_addr());
+        let client = Client::new(0.0, token.clone(), ConnectionConfig::default()).unwrap();
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_nonblocking(true).unwrap();
+        Self {
+            server,
+            client,
+            token,
+            socket,
+            start: Instant::now(),
+        }
+    }
+
+    fn t(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// The client's datagrams since the last call, not sent.
+    fn client_datagrams(&mut self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        self.client
+            .drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        out
+    }
+
+    /// Sends `datagrams` together, then runs one server frame and returns its events.
+    fn server_frame(&mut self, datagrams: &[Vec<u8>]) -> Vec<ServerEvent<u32>> {
+        for datagram in datagrams {
+            self.socket
+                .send_to(datagram, self.server.local_addr())
+                .unwrap();
+        }
+        // Loopback delivers at once; a margin so that all are waiting on the socket.
+        std::thread::sleep(Duration::from_millis(20));
+        self.server.update();
+        let events = std::iter::from_fn(|| self.server.poll_event()).collect();
+        self.server.send_packets();
+        events
+    }
+
+    /// Hands the server's datagrams to the client.
+    fn client_receives(&mut self) {
+        std::thread::sleep(Duration::from_millis(5));
+        let mut buf = [0u8; 2048];
+        let from = self.server.local_addr();
+        while let Ok((len, _)) = self.socket.recv_from(&mut buf) {
+            let t = self.t();
+            self.client.receive_datagram(t, from, &buf[..len]);
+        }
+    }
+
+    /// Runs both sides until the client is in `state`; returns the server's events.
+    fn until(&mut self, state: ClientState) -> Vec<ServerEvent<u32>> {
+        let mut events = Vec::new();
+        while self.client.state() != state {
+            assert!(
+                self.start.elapsed() < Duration::from_secs(5),
+                "never {state:?}"
+            );
+            let t = self.t();
+            self.client.update(t);
+            let datagrams = self.client_datagrams();
+            events.extend(self.server_frame(&datagrams));
+            self.client_receives();
+        }
+        events
+    }
+}
+
+#[test]
+fn messages_sent_with_a_disconnect_are_delivered_before_it() {
+    let mut h = Harness::new();
+    h.until(ClientState::Connected);
+    // The server's view catches up (it saw the response already; flush its events).
+    let mut events = h.server_frame(&[]);
+    events.retain(|e| !matches!(e, ServerEvent::Message { .. }));
+    assert!(events
+        .iter()
+        .all(|e| !matches!(e, ServerEvent::ClientDisconnected { .. })));
+
+    for n in 0..5 {
+        h.client.send_message(0, &n).unwrap();
+    }
+    let t = h.t();
+    h.client.update(t);
+    let mut batch = h.client_datagrams();
+    h.client.disconnect();
+    batch.extend(h.client_datagrams());
+
+    let events = h.server_frame(&batch);
+    let expected: Vec<ServerEvent<u32>> = (0..5)
+        .map(|n| ServerEvent::Message {
+            client_id: CLIENT_ID,
+            channel: 0.into(),
+            message: n,
+        })
+        .chain([ServerEvent::ClientDisconnected {
+            client_id: CLIENT_ID,
+            reason: DisconnectReason::DisconnectedByClient,
+        }])
+        .collect();
+    assert_eq!(events, expected);
+}
+
+#[test]
+fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
+    let mut h = Harness::new();
+    let before = h.until(ClientState::SendingConnectionResponse);
+    assert!(before.is_empty(), "{before:?}");
+
+    // The response, and a disconnect under the session's key, in one batch.
+    let t = h.t();
+    h.client.update(t);
+    let mut batch = h.client_datagrams();
+    assert!(!batch.is_empty());
+    let mut disconnect = Vec::new();
+    Packet::Disconnect.encode(
+        1_000,
+        protocol_id::<u32, u32>(),
+        h.token.client_to_server_key(),
+        &mut disconnect,
+    );
+    batch.push(disconnect);
+
+    let events = h.server_frame(&batch);
+    let client_addr = h.socket.local_addr().unwrap();
+    assert_eq!(
+        events,
+        [
+            ServerEvent::ClientConnected {
+                client_id: CLIENT_ID,
+                addr: client_addr,
+            },
+            ServerEvent::ClientDisconnected {
+                client_id: CLIENT_ID,
+                reason: DisconnectReason::DisconnectedByClient,
+            },
+        ]
+    );
+}
+
+/// The sans-IO server: a closed client's messages are readable until the next update,
+/// then the ones left are counted.
+#[test]
+fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
+    let key = generate_key().unwrap();
+    let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+    let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+    let now = unix_now();
+    let config = ServerConfig::new(protocol_id::<u32, u32>(), key, vec![server_addr]);
+    let mut server: Server<u32, u32> =
+        Server::new(now, config, ConnectionConfig::default()).unwrap();
+    let mut client: Client<u32, u32> =
+        Client::new(0.0, token(&key, server_addr), ConnectionConfig::default()).unwrap();
+    let mut t = 0.0;
+    let exchange = |server: &mut Server<u32, u32>, client: &mut Client<u32, u32>, t: f64| {
+        client.update(t);
+        let mut out = Vec::new();
+        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        for bytes in &out {
+            server.receive_datagram(now + t, client_addr, bytes);
+        }
+        server.update(now + t);
+        let mut back = Vec::new();
+        server.drain_datagrams(|_, bytes| back.push(bytes.to_vec()));
+        for bytes in &back {
+            client.receive_datagram(t, server_addr, bytes);
+        }
+    };
+    while !client.is_connected() {
+        assert!(t < 5.0, "never connected");
+        exchange(&mut server, &mut client, t);
+        t += 0.02;
+    }
+    for n in 0..3 {
+        client.send_message(0, &n).unwrap();
+    }
+    client.update(t);
+    client.disconnect();
+    let mut out = Vec::new();
+    client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+    for bytes in &out {
+        server.receive_datagram(now + t, client_addr, bytes);
+    }
+    assert!(!server.is_connected(CLIENT_ID));
+    assert_eq!(server.receive_message(CLIENT_ID, 0), Some(0));
+    assert_eq!(server.dropped_closing_messages(), 0);
+    server.update(now + t + 0.02);
+    // The two left unread are freed with the connection, and counted.
+    assert_eq!(server.receive_message(CLIENT_ID, 0), None);
+    assert_eq!(server.dropped_closing_messages(), 2);
+}
