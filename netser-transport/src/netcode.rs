@@ -152,7 +152,8 @@ pub type ClientId = u64;
 /// `ServerMessage`: a hash of the netcode version and both message types' schema hashes.
 /// A client and a server built from different message schemas have different ids, so the
 /// server refuses the client's connect token (and [`Client::new`] refuses a token issued
-/// for another schema).
+/// for another schema). A game that sends snapshots uses
+/// [`protocol_id_with_snapshot`], which covers the snapshot type too.
 ///
 /// ```
 /// use netser_transport::netcode::protocol_id;
@@ -168,6 +169,44 @@ pub const fn protocol_id<
         combine(fnv1a(b"netser netcode 1.02"), ClientMessage::SCHEMA_HASH),
         ServerMessage::SCHEMA_HASH,
     )
+}
+
+/// The protocol id of a game that also synchronizes a world state `Snapshot` (the `S`
+/// of [`Server<Out, In, S>`](Server) and [`Client<Out, In, S>`](Client)):
+/// [`protocol_id`] with the snapshot type's schema hash mixed in, so a client built
+/// from another snapshot schema is refused at connect instead of misreading
+/// snapshots. A game without snapshots (`Snapshot = ()`) gets [`protocol_id`]'s id.
+///
+/// Which to use: `protocol_id` when the game sends messages only; this one when it
+/// sends snapshots, on the backend (for [`TokenParams`]), the server
+/// ([`ServerConfig::new`]) and the client ([`Client::with_protocol_id`]: [`Client::new`]
+/// checks the token against `protocol_id`).
+///
+/// ```
+/// use netser_transport::netcode::{protocol_id, protocol_id_with_snapshot};
+/// assert_eq!(protocol_id_with_snapshot::<u16, u32, ()>(), protocol_id::<u16, u32>());
+/// assert_ne!(protocol_id_with_snapshot::<u16, u32, u8>(), protocol_id::<u16, u32>());
+/// assert_ne!(
+///     protocol_id_with_snapshot::<u16, u32, u8>(),
+///     protocol_id_with_snapshot::<u16, u32, u16>(),
+/// );
+/// ```
+pub const fn protocol_id_with_snapshot<
+    ClientMessage: netser::NetSerialize,
+    ServerMessage: netser::NetSerialize,
+    Snapshot: netser::NetDelta,
+>() -> u64 {
+    let messages = protocol_id::<ClientMessage, ServerMessage>();
+    if Snapshot::SCHEMA_HASH == <() as netser::NetSerialize>::SCHEMA_HASH {
+        messages
+    } else {
+        netser::schema::combine(combine_snapshot_tag(messages), Snapshot::SCHEMA_HASH)
+    }
+}
+
+/// Marks the snapshot's hash as a third part, distinct from a message type's.
+const fn combine_snapshot_tag(messages: u64) -> u64 {
+    netser::schema::combine(messages, netser::schema::fnv1a(b"snapshot"))
 }
 
 /// A connection's round-trip time, loss and bandwidth (the names renet uses).
