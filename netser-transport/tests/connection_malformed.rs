@@ -70,7 +70,9 @@ proptest! {
         let refused = counters.malformed_packets
             + counters.packets_refused
             + counters.endpoint_drops
-            + counters.block_datagram_drops;
+            + counters.block_datagram_drops
+            // A flipped bit can mark a section that is not there.
+            + counters.sections_refused;
         prop_assert_eq!(result.is_err(), refused == 1);
         if result.is_err() {
             // A refused packet delivers nothing.
@@ -103,4 +105,27 @@ fn real_datagrams_are_all_taken() {
     }
     assert_eq!(delivered, 22);
     assert_eq!(b.channel_counters(0).unwrap().blocks_delivered, 1);
+}
+
+/// The case proptest found: one flipped bit in a real datagram marks a section after
+/// the channels; the packet is refused and counted once, as a refused section.
+#[test]
+fn a_flipped_bit_that_marks_a_section_is_refused_and_counted() {
+    let mut datagram = real_datagrams()[3].clone();
+    let at = 17_269_338_058_107_743_671_usize % datagram.len();
+    datagram[at] ^= 1 << 4;
+    let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
+    assert!(b.receive_datagram(0.0, &datagram).is_err());
+    let counters = *b.counters();
+    assert_eq!(counters.sections_refused, 1, "{counters:?}");
+    assert_eq!(
+        counters.malformed_packets
+            + counters.packets_refused
+            + counters.endpoint_drops
+            + counters.block_datagram_drops,
+        0
+    );
+    for channel in 0..4u8 {
+        assert_eq!(b.received_messages(channel), 0);
+    }
 }
