@@ -345,7 +345,11 @@ impl Harness {
             let c = side.counters();
             assert_eq!(c.datagrams_received, self.received[s], "side {s}: {c:?}");
             assert_eq!(
-                c.malformed_packets + c.packets_refused + c.endpoint_drops + c.block_datagram_drops,
+                c.malformed_packets
+                    + c.packets_refused
+                    + c.endpoint_drops
+                    + c.block_datagram_drops
+                    + c.sections_refused,
                 self.refused[s],
                 "side {s}: a refused datagram not counted once: {c:?}"
             );
@@ -479,18 +483,14 @@ impl Harness {
         }
     }
 
-    /// A lossless network for 60 simulated seconds plus four resend delays (which follow
-    /// the RTT estimate: one sample from a long stall makes them long): every reliable
+    /// A lossless network for 60 simulated seconds plus four resend delays (messages
+    /// wait the endpoint's RTO, slices `chunk.resend_rtt_factor` RTOs): every reliable
     /// note sent must arrive.
     fn settle(&mut self) {
         let start = self.now;
         for _ in 0..100_000 {
-            let rtt = self.sides[0].rtt().max(self.sides[1].rtt());
-            let factor = self
-                .config
-                .resend_rtt_factor
-                .max(self.config.chunk.resend_rtt_factor);
-            let resend = rtt * factor;
+            let rto = self.sides[0].stats().rto.max(self.sides[1].stats().rto);
+            let resend = rto * self.config.chunk.resend_rtt_factor.max(1.0);
             if self.now - start > 60.0 + 4.0 * resend {
                 break;
             }
