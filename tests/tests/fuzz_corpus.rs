@@ -38,62 +38,17 @@ fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-#[test]
-fn checked_in_seeds_are_the_writers_output() {
-    for target in TARGETS {
-        let dir = fuzz_dir().join("corpus").join(target);
-        let seeds = seeds(target);
-        if std::env::var_os("NETSER_WRITE_CORPUS").is_some() {
-            std::fs::create_dir_all(&dir).unwrap();
-            for (name, bytes) in &seeds {
-                std::fs::write(dir.join(format!("seed_{name}")), bytes).unwrap();
-            }
-        }
-        for (name, bytes) in &seeds {
-            let path = dir.join(format!("seed_{name}"));
-            let found = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("{}: {e} (regenerate the corpus)", path.display()));
-            assert_eq!(
-                &found,
-                bytes,
-                "{} is stale: regenerate the corpus",
-                path.display()
-            );
-        }
-    }
-}
-
-#[test]
-fn corpus_and_regressions_replay_cleanly() {
-    let replayed = replay(TARGETS.iter().copied());
-    assert!(replayed >= 24, "only {replayed} inputs replayed");
-}
-
-fn replay<'a>(targets: impl IntoIterator<Item = &'a str>) -> usize {
-    let mut replayed = 0;
-    for target in targets {
-        for sub in ["corpus", "regressions"] {
-            for (path, bytes) in inputs(&fuzz_dir().join(sub).join(target)) {
-                let result = std::panic::catch_unwind(|| run(target, &bytes));
-                assert!(result.is_ok(), "{target}: {} fails", path.display());
-                replayed += 1;
-            }
-        }
-    }
-    replayed
-}
-
-#[test]
-fn checked_in_delta_seeds_are_the_writers_output() {
-    let dir = fuzz_dir().join("corpus").join("decode_delta");
-    let seeds = delta_target::seeds();
+/// The seed files of `target` are exactly `seeds` (written first with
+/// `NETSER_WRITE_CORPUS`).
+fn check_seeds(target: &str, seeds: &[(String, Vec<u8>)]) {
+    let dir = fuzz_dir().join("corpus").join(target);
     if std::env::var_os("NETSER_WRITE_CORPUS").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
-        for (name, bytes) in &seeds {
+        for (name, bytes) in seeds {
             std::fs::write(dir.join(format!("seed_{name}")), bytes).unwrap();
         }
     }
-    for (name, bytes) in &seeds {
+    for (name, bytes) in seeds {
         let path = dir.join(format!("seed_{name}"));
         let found = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (regenerate the corpus)", path.display()));
@@ -106,15 +61,44 @@ fn checked_in_delta_seeds_are_the_writers_output() {
     }
 }
 
-#[test]
-fn delta_corpus_and_regressions_replay_cleanly() {
+/// Runs every corpus and regression input of `target` through `run`; how many ran.
+fn replay_target(target: &str, run: impl Fn(&[u8]) + std::panic::RefUnwindSafe) -> usize {
     let mut replayed = 0;
     for sub in ["corpus", "regressions"] {
-        for (path, bytes) in inputs(&fuzz_dir().join(sub).join("decode_delta")) {
-            let result = std::panic::catch_unwind(|| delta_target::decode_delta(&bytes));
-            assert!(result.is_ok(), "decode_delta: {} fails", path.display());
+        for (path, bytes) in inputs(&fuzz_dir().join(sub).join(target)) {
+            let result = std::panic::catch_unwind(|| run(&bytes));
+            assert!(result.is_ok(), "{target}: {} fails", path.display());
             replayed += 1;
         }
     }
+    replayed
+}
+
+#[test]
+fn checked_in_seeds_are_the_writers_output() {
+    for target in TARGETS {
+        check_seeds(target, &seeds(target));
+    }
+}
+
+#[test]
+fn corpus_and_regressions_replay_cleanly() {
+    let replayed: usize = TARGETS
+        .iter()
+        .map(|&target| replay_target(target, |bytes| run(target, bytes)))
+        .sum();
+    assert!(replayed >= 24, "only {replayed} inputs replayed");
+}
+
+#[test]
+fn checked_in_delta_seeds_are_the_writers_output() {
+    check_seeds("decode_delta", &delta_target::seeds());
+}
+
+#[test]
+fn delta_corpus_and_regressions_replay_cleanly() {
+    let replayed = replay_target("decode_delta", |bytes| {
+        delta_target::decode_delta(bytes);
+    });
     assert!(replayed >= 12, "only {replayed} inputs replayed");
 }
