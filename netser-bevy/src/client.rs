@@ -484,7 +484,7 @@ fn receive<Out: NetMessage, In: NetMessage>(
         // A new client (perhaps reconnecting): its counters start again.
         *stats = ClientStats::default();
     }
-    client.update();
+    client.receive();
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);
 }
@@ -498,7 +498,7 @@ fn send<Out: NetMessage, In: NetMessage>(
     let Some(mut client) = client else {
         return;
     };
-    client.send_packets();
+    client.transmit();
     // A timeout or refusal found while sending; read by the game next frame.
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);

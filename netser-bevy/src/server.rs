@@ -468,7 +468,7 @@ fn receive<Out: NetMessage, In: NetMessage>(
         // A new server: its counters start again.
         *stats = ServerStats::default();
     }
-    server.update();
+    server.receive();
     stats.messages_received += writers.drain(&mut server);
     stats.refresh(&server);
 }
@@ -482,7 +482,7 @@ fn send<Out: NetMessage, In: NetMessage>(
     let Some(mut server) = server else {
         return;
     };
-    server.send_packets();
+    server.transmit();
     // Timeouts found while sending; read by the game next frame.
     stats.messages_received += writers.drain(&mut server);
     stats.refresh(&server);

@@ -59,8 +59,8 @@ fn netser_pair() -> (Connection<GameEvent>, Connection<GameEvent>) {
         ])
     };
     (
-        Connection::new(config.clone(), 0.0).unwrap(),
-        Connection::new(config, 0.0).unwrap(),
+        Connection::new(0.0, config.clone()).unwrap(),
+        Connection::new(0.0, config).unwrap(),
     )
 }
 
@@ -75,22 +75,22 @@ fn netser_frame(
         client.send_message(RELIABLE_ORDERED, message).unwrap();
     }
     let mut bytes = 0;
-    client.update(now);
-    while let Some(datagram) = client.poll_datagram(now) {
+    client.handle_timeout(now);
+    while let Some(datagram) = client.poll_transmit(now) {
         bytes += datagram.len();
         // Direct delivery: the datagram is copied as a socket would.
         let datagram = datagram.to_vec();
-        server.receive_datagram(now, &datagram).unwrap();
+        server.handle_datagram(now, &datagram).unwrap();
     }
     let mut received = 0;
     while let Some(message) = server.receive_message(RELIABLE_ORDERED) {
         black_box(&message);
         received += 1;
     }
-    server.update(now);
-    while let Some(datagram) = server.poll_datagram(now) {
+    server.handle_timeout(now);
+    while let Some(datagram) = server.poll_transmit(now) {
         let datagram = datagram.to_vec();
-        client.receive_datagram(now, &datagram).unwrap();
+        client.handle_datagram(now, &datagram).unwrap();
     }
     (received, bytes)
 }

@@ -53,8 +53,8 @@ fn run(loss: f64, seconds: f64) -> Run {
         ..SimulatorConfig::default()
     });
     let mut sides: [Connection<Message>; 2] = [
-        Connection::new(config(), 0.0).unwrap(),
-        Connection::new(config(), 0.0).unwrap(),
+        Connection::new(0.0, config()).unwrap(),
+        Connection::new(0.0, config()).unwrap(),
     ];
     let mut sent_at: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut next_expected = [0u32; 2];
@@ -87,14 +87,14 @@ fn run(loss: f64, seconds: f64) -> Run {
                 result.payload_bits += input.measure_bits().unwrap();
                 side.send_message(1, &input).unwrap();
             }
-            side.update(now);
-            while let Some(datagram) = side.poll_datagram(now) {
+            side.handle_timeout(now);
+            while let Some(datagram) = side.poll_transmit(now) {
                 result.wire_bytes += datagram.len();
                 net.send(now, i as u32, 1 - i as u32, datagram);
             }
         }
         while let Some(delivery) = net.receive(now) {
-            let _ = sides[delivery.to as usize].receive_datagram(now, &delivery.data);
+            let _ = sides[delivery.to as usize].handle_datagram(now, &delivery.data);
         }
         for (i, side) in sides.iter_mut().enumerate() {
             let from = 1 - i;
@@ -143,12 +143,13 @@ fn main() {
             r.delivered
         );
     }
-    let connection: Connection<Message> = Connection::new(config(), 0.0).unwrap();
+    let connection: Connection<Message> = Connection::new(0.0, config()).unwrap();
     println!(
         "  memory bound, every queue full: {} bytes with this config (2 channels)",
         connection.memory_bound()
     );
     let one: Connection<Message> = Connection::new(
+        0.0,
         ConnectionConfig {
             max_block_size: 16 * 1024,
             chunk: netser_transport::chunk::ChunkConfig {
@@ -163,7 +164,6 @@ fn main() {
                 ..ChannelConfig::reliable_ordered()
             }])
         },
-        0.0,
     )
     .unwrap();
     println!(

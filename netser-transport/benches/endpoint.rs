@@ -29,8 +29,8 @@ fn netser_pair() -> (Endpoint, Endpoint) {
         ..Config::default()
     };
     (
-        Endpoint::new(config.clone(), 0.0).unwrap(),
-        Endpoint::new(config, 0.0).unwrap(),
+        Endpoint::new(0.0, config.clone()).unwrap(),
+        Endpoint::new(0.0, config).unwrap(),
     )
 }
 
@@ -53,13 +53,13 @@ fn netser_round(
     let mut bytes = 0;
     a.send_packet(now, request).unwrap();
     while let Some(transmit) = a.poll_transmit() {
-        if let Ok(Some(packet)) = b.receive_packet(now, transmit.data) {
+        if let Ok(Some(packet)) = b.handle_datagram(now, transmit.data) {
             bytes += black_box(packet.payload).len();
         }
     }
     b.send_packet(now, reply).unwrap();
     while let Some(transmit) = b.poll_transmit() {
-        if let Ok(Some(packet)) = a.receive_packet(now, transmit.data) {
+        if let Ok(Some(packet)) = a.handle_datagram(now, transmit.data) {
             bytes += black_box(packet.payload).len();
         }
     }
@@ -122,15 +122,15 @@ fn filled_pair() -> (Endpoint, Endpoint, f64) {
         received_packets_buffer_size: 1024,
         ..Config::default()
     };
-    let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
-    let mut b = Endpoint::new(config, 0.0).unwrap();
+    let mut a = Endpoint::new(0.0, config.clone()).unwrap();
+    let mut b = Endpoint::new(0.0, config).unwrap();
     let small = [7u8; 100];
     let mut now = 0.0;
     for _ in 0..2048 {
         now += 1.0 / 60.0;
         netser_round(&mut a, &mut b, now, &small, &small);
-        a.update(now);
-        b.update(now);
+        a.handle_timeout(now);
+        b.handle_timeout(now);
     }
     (a, b, now)
 }
@@ -144,8 +144,8 @@ fn update(c: &mut Criterion) {
         bencher.iter(|| {
             now += 1.0 / 60.0;
             let bytes = netser_round(&mut a, &mut b, now, &small, &small);
-            a.update(now);
-            b.update(now);
+            a.handle_timeout(now);
+            b.handle_timeout(now);
             bytes
         });
     });
@@ -153,7 +153,7 @@ fn update(c: &mut Criterion) {
         let (mut a, _, mut now) = filled_pair();
         bencher.iter(|| {
             now += 1.0 / 60.0;
-            a.update(now);
+            a.handle_timeout(now);
             black_box(a.stats().packet_loss)
         });
     });

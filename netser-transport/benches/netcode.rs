@@ -53,16 +53,16 @@ fn netser_pair(clients: u16) -> (NetcodeClient, NetcodeServer) {
         let mut client = NetcodeClient::new(0.0, token);
         let mut t = 0.0;
         while !client.is_connected() {
-            client.update(t);
+            client.handle_timeout(t);
             let mut out = Vec::new();
             client.drain_datagrams(|_, b| out.push(b.to_vec()));
             for mut b in out {
-                server.process_packet(T0 + t, client_addr(i), &mut b);
+                server.handle_datagram(T0 + t, client_addr(i), &mut b);
             }
             let mut out = Vec::new();
             server.drain_datagrams(|to, b| out.push((to, b.to_vec())));
             for (_, mut b) in out.into_iter().filter(|(to, _)| *to == client_addr(i)) {
-                client.process_packet(t, server_addr(), &mut b);
+                client.handle_datagram(t, server_addr(), &mut b);
             }
             t += 0.1;
         }
@@ -134,7 +134,7 @@ fn payload_packets(c: &mut Criterion) {
                     buffer.clear();
                     buffer.extend_from_slice(bytes);
                 });
-                let received = server.process_packet(T0, from, &mut buffer).unwrap();
+                let received = server.handle_datagram(T0, from, &mut buffer).unwrap();
                 black_box(received.payload.len())
             })
         });
@@ -198,7 +198,7 @@ fn profile(case: &str) {
                     buffer.extend_from_slice(bytes);
                 });
                 total += server
-                    .process_packet(T0, from, &mut buffer)
+                    .handle_datagram(T0, from, &mut buffer)
                     .unwrap()
                     .payload
                     .len();

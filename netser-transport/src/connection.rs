@@ -20,8 +20,8 @@
 //!
 //! // Channel 0 is reliable-ordered, channel 1 unreliable (the default configuration).
 //! let mut net: Simulator = Simulator::new(SimulatorConfig { latency: 0.05, loss: 0.2, seed: 7, ..Default::default() });
-//! let mut client: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0)?;
-//! let mut server: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0)?;
+//! let mut client: Connection<u32> = Connection::new(0.0, ConnectionConfig::default())?;
+//! let mut server: Connection<u32> = Connection::new(0.0, ConnectionConfig::default())?;
 //! for event in 0..100u32 {
 //!     client.send_message(0, &event)?;
 //! }
@@ -29,14 +29,14 @@
 //! let mut now = 0.0;
 //! while received.len() < 100 {
 //!     for (side, from, to) in [(&mut client, 1, 2), (&mut server, 2, 1)] {
-//!         side.update(now);
-//!         while let Some(datagram) = side.poll_datagram(now) {
+//!         side.handle_timeout(now);
+//!         while let Some(datagram) = side.poll_transmit(now) {
 //!             net.send(now, from, to, datagram);
 //!         }
 //!     }
 //!     while let Some(delivery) = net.receive(now) {
 //!         let side = if delivery.to == 1 { &mut client } else { &mut server };
-//!         let _ = side.receive_datagram(now, &delivery.data); // drops are counted
+//!         let _ = side.handle_datagram(now, &delivery.data); // drops are counted
 //!     }
 //!     while let Some(event) = server.receive_message(0) {
 //!         received.push(event);
@@ -138,13 +138,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    /// assert!(connection.next_wakeup().is_none());
+    /// let connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    /// assert!(connection.poll_timeout().is_none());
     /// ```
-    pub fn new(config: ConnectionConfig, now: f64) -> Result<Self, ConfigError> {
+    pub fn new(now: f64, config: ConnectionConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         let endpoint =
-            Endpoint::new(config.endpoint.clone(), now).map_err(ConfigError::Endpoint)?;
+            Endpoint::new(now, config.endpoint.clone()).map_err(ConfigError::Endpoint)?;
         let chunk_sender = ChunkSender::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
         let chunk_receiver =
             ChunkReceiver::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
@@ -238,7 +238,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message.
     /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 10 - 16 - 1));
     /// ```
@@ -260,7 +260,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig, SendError};
-    /// let mut connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// connection.send_message(0, &7).unwrap();
     /// assert!(matches!(connection.send_message(9, &7), Err(SendError::InvalidChannel { .. })));
     /// ```
@@ -357,7 +357,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut connection: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// assert_eq!(connection.receive_message(0), None);
     /// ```
     pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
@@ -398,21 +398,21 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError};
     /// let config = ConnectionConfig::default();
-    /// let mut a: Connection<u16> = Connection::new(config.clone(), 0.0).unwrap();
-    /// let mut b: Connection<u16> = Connection::new(config, 0.0).unwrap();
+    /// let mut a: Connection<u16> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u16> = Connection::new(0.0, config).unwrap();
     /// a.send_message(0, &500).unwrap();
-    /// let datagram = a.poll_datagram(0.0).unwrap().to_vec();
-    /// b.receive_datagram(0.05, &datagram).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
+    /// b.handle_datagram(0.05, &datagram).unwrap();
     /// assert_eq!(b.receive_message(0), Some(500));
     /// // The same datagram again: the endpoint refuses the duplicate.
-    /// assert!(matches!(b.receive_datagram(0.06, &datagram), Err(ReceiveError::Endpoint(_))));
+    /// assert!(matches!(b.handle_datagram(0.06, &datagram), Err(ReceiveError::Endpoint(_))));
     /// assert_eq!(b.counters().endpoint_drops, 1);
     /// ```
-    pub fn receive_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
-        self.receive_datagram_with(now, bytes, |_| false)
+    pub fn handle_datagram(&mut self, now: f64, bytes: &[u8]) -> Result<(), ReceiveError> {
+        self.handle_datagram_with(now, bytes, |_| false)
     }
 
-    /// [`receive_datagram`](Self::receive_datagram) for a connection that carries
+    /// [`handle_datagram`](Self::handle_datagram) for a connection that carries
     /// sections of a layer above (snapshots): `on_section` is handed the section of a
     /// packet that has one, before the packet is acked, and returns whether it takes it.
     /// A refused section drops the whole packet, unacked (as reliable.c's
@@ -421,26 +421,26 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// refuses): taking a section must not depend on seeing it once.
     ///
     /// # Errors
-    /// As [`receive_datagram`](Self::receive_datagram), and
+    /// As [`handle_datagram`](Self::handle_datagram), and
     /// [`ReceiveError::SectionRefused`] when `on_section` returns `false`.
     ///
     /// ```
     /// use netser::Decoder;
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let config = ConnectionConfig::default();
-    /// let mut a: Connection<u8> = Connection::new(config.clone(), 0.0).unwrap();
-    /// let mut b: Connection<u8> = Connection::new(config, 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
     /// a.send_section(0.0, &[0b1011], 4).unwrap();
-    /// let datagram = a.poll_datagram(0.0).unwrap().to_vec();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
     /// let mut seen = Vec::new();
-    /// b.receive_datagram_with(0.05, &datagram, |section| {
+    /// b.handle_datagram_with(0.05, &datagram, |section| {
     ///     seen.push(section.reader().read_bits(4).unwrap());
     ///     true
     /// })
     /// .unwrap();
     /// assert_eq!(seen, [0b1011]);
     /// ```
-    pub fn receive_datagram_with(
+    pub fn handle_datagram_with(
         &mut self,
         now: f64,
         bytes: &[u8],
@@ -501,7 +501,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         };
         let received = self
             .endpoint
-            .receive_packet(now, bytes)
+            .handle_datagram(now, bytes)
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
             let had_section = match parsed_early {
@@ -581,20 +581,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// The next datagram to send at `now`, each at most `mtu` bytes: slice acks, then
     /// slices of the block in flight, then a packet of messages (or of acks only, when
     /// a packet with messages arrived since the last one sent). Call until `None` once
-    /// per frame after [`update`](Self::update).
+    /// per frame after [`handle_timeout`](Self::handle_timeout).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// for value in 0..3 {
     ///     a.send_message(0, &value).unwrap();
     /// }
-    /// let datagram = a.poll_datagram(0.0).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap();
     /// assert!(datagram.len() <= 1200); // all three in one packet
-    /// assert!(a.poll_datagram(0.0).is_none()); // resent only after the resend delay
-    /// assert!(a.poll_datagram(0.1).is_some());
+    /// assert!(a.poll_transmit(0.0).is_none()); // resent only after the resend delay
+    /// assert!(a.poll_transmit(0.1).is_some());
     /// ```
-    pub fn poll_datagram(&mut self, now: f64) -> Option<&[u8]> {
+    pub fn poll_transmit(&mut self, now: f64) -> Option<&[u8]> {
         self.time = now;
         if let Some(ack) = self.chunk_receiver.poll_ack(now) {
             self.datagram.clear();
@@ -642,13 +642,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    /// a.update(1.0 / 60.0);
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    /// a.handle_timeout(1.0 / 60.0);
     /// assert_eq!(a.rtt(), 0.0); // nothing acked yet
     /// ```
-    pub fn update(&mut self, now: f64) {
+    pub fn handle_timeout(&mut self, now: f64) {
         self.time = now;
-        self.endpoint.update(now);
+        self.endpoint.handle_timeout(now);
         let stats = self.endpoint.stats();
         let has_rtt = self.endpoint.counters().packets_acked > 0;
         // The block sender waits `chunk.resend_rtt_factor` x the RTO between two sends of
@@ -672,14 +672,14 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    /// assert_eq!(a.next_wakeup(), None);
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    /// assert_eq!(a.poll_timeout(), None);
     /// a.send_message(0, &1).unwrap();
-    /// assert_eq!(a.next_wakeup(), Some(0.0));
-    /// while a.poll_datagram(0.0).is_some() {}
-    /// assert_eq!(a.next_wakeup(), Some(0.1)); // the resend, unless acked before
+    /// assert_eq!(a.poll_timeout(), Some(0.0));
+    /// while a.poll_transmit(0.0).is_some() {}
+    /// assert_eq!(a.poll_timeout(), Some(0.1)); // the resend, unless acked before
     /// ```
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w: f64| w.min(t)));
         if self.ack_owed {
@@ -722,7 +722,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let connection: Connection<u32> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let connection: Connection<u32> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
@@ -780,11 +780,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The endpoint's estimates: RTT, jitter, packet loss, bandwidth (recomputed by
-    /// [`update`](Self::update)).
+    /// [`handle_timeout`](Self::handle_timeout)).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// // Nothing sent yet: loss and bandwidth are not known, not zero.
     /// assert_eq!(a.stats().packet_loss, None);
     /// assert_eq!(a.stats().sent_kbps, None);
@@ -802,9 +802,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// a.send_message(1, &9).unwrap();
-    /// while a.poll_datagram(0.0).is_some() {}
+    /// while a.poll_transmit(0.0).is_some() {}
     /// assert_eq!(a.counters().packets_sent, 1);
     /// assert_eq!(a.channel_counters(1).unwrap().messages_sent, 1);
     /// ```
@@ -884,11 +884,11 @@ mod tests {
     fn memory_bound_saturates_on_huge_queues() {
         let mut config = ConnectionConfig::default();
         config.chunk.max_queued_chunks = usize::MAX;
-        let connection: Connection<u32> = Connection::new(config.clone(), 0.0).unwrap();
+        let connection: Connection<u32> = Connection::new(0.0, config.clone()).unwrap();
         assert_eq!(connection.memory_bound(), usize::MAX);
         config.chunk.max_queued_chunks = 8;
         config.max_received_blocks = usize::MAX;
-        let connection: Connection<u32> = Connection::new(config, 0.0).unwrap();
+        let connection: Connection<u32> = Connection::new(0.0, config).unwrap();
         assert_eq!(connection.memory_bound(), usize::MAX);
     }
 }

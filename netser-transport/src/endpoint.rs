@@ -12,8 +12,8 @@
 //! use netser_transport::endpoint::{Config, Endpoint};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut client = Endpoint::new(Config::default(), 0.0)?;
-//! let mut server = Endpoint::new(Config::default(), 0.0)?;
+//! let mut client = Endpoint::new(0.0, Config::default())?;
+//! let mut server = Endpoint::new(0.0, Config::default())?;
 //! let mut wire: Vec<Vec<u8>> = Vec::new(); // stands in for a UDP socket
 //! let mut delivered = Vec::new();
 //!
@@ -29,7 +29,7 @@
 //!
 //!     // Receive: every datagram from the socket; a whole packet comes back as a payload.
 //!     for datagram in wire.drain(..) {
-//!         match server.receive_packet(now, &datagram) {
+//!         match server.handle_datagram(now, &datagram) {
 //!             Ok(Some(packet)) => delivered.push((packet.sequence, packet.payload.len())),
 //!             Ok(None) => {}  // a fragment, stored until its packet is whole
 //!             Err(_dropped) => {} // counted in server.counters().drops
@@ -39,14 +39,14 @@
 //!     // The server answers (its packets carry the acks), and both update their stats.
 //!     server.send_packet(now, b"ack me")?;
 //!     while let Some(transmit) = server.poll_transmit() {
-//!         client.receive_packet(now, transmit.data)?;
+//!         client.handle_datagram(now, transmit.data)?;
 //!     }
 //!     for acked in client.drain_acks() {
 //!         // the server received the client's packet `acked`
 //!         assert!(acked <= frame as u16);
 //!     }
-//!     client.update(now);
-//!     server.update(now);
+//!     client.handle_timeout(now);
+//!     server.handle_timeout(now);
 //! }
 //! assert_eq!(delivered.len(), 10);
 //! assert_eq!(delivered[3], (3, 5000));
@@ -96,7 +96,7 @@ use windows::{ReceivedWindow, SentWindow};
 ///
 /// ```
 /// # use netser_transport::endpoint::{Config, Endpoint};
-/// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
 /// endpoint.send_packet(0.0, b"hi").unwrap();
 /// let transmit = endpoint.poll_transmit().unwrap();
 /// assert_eq!(transmit.sequence, 0);
@@ -110,12 +110,12 @@ pub struct Transmit<'a> {
     pub data: &'a [u8],
 }
 
-/// A packet received whole, from [`Endpoint::receive_packet`].
+/// A packet received whole, from [`Endpoint::handle_datagram`].
 ///
 /// ```
 /// # use netser_transport::endpoint::{Config, Endpoint};
-/// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
-/// let packet = endpoint.receive_packet(0.0, &[0x20, 9, 0, 0, 42]).unwrap().unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
+/// let packet = endpoint.handle_datagram(0.0, &[0x20, 9, 0, 0, 42]).unwrap().unwrap();
 /// assert_eq!((packet.sequence, packet.payload), (9, &[42][..]));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +145,7 @@ enum Payload {
 ///
 /// ```
 /// use netser_transport::endpoint::{Config, Endpoint};
-/// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+/// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
 /// assert_eq!(endpoint.next_sequence(), 0);
 /// ```
 pub struct Endpoint {
@@ -201,10 +201,10 @@ impl Endpoint {
     ///
     /// ```
     /// use netser_transport::endpoint::{Config, Endpoint};
-    /// assert!(Endpoint::new(Config::default(), 12.5).is_ok());
-    /// assert!(Endpoint::new(Config { fragment_size: 0, ..Config::default() }, 0.0).is_err());
+    /// assert!(Endpoint::new(12.5, Config::default()).is_ok());
+    /// assert!(Endpoint::new(0.0, Config { fragment_size: 0, ..Config::default() }).is_err());
     /// ```
-    pub fn new(config: Config, now: f64) -> Result<Self, ConfigError> {
+    pub fn new(now: f64, config: Config) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(Self {
             sequence: 0,
@@ -237,7 +237,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.config().fragment_size, 1024);
     /// ```
     pub fn config(&self) -> &Config {
@@ -248,7 +248,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// endpoint.send_packet(0.0, b"x").unwrap();
     /// assert_eq!(endpoint.next_sequence(), 1);
     /// ```
@@ -260,7 +260,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.ack_state(), (65535, 0)); // nothing received yet
     /// ```
     pub fn ack_state(&self) -> (u16, u32) {
@@ -280,7 +280,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.send_packet(0.0, &[7; 2500]), Ok(0));
     /// let sizes: Vec<usize> = std::iter::from_fn(|| endpoint.poll_transmit().map(|t| t.data.len())).collect();
     /// // fragment header 5 (+ packet header 8 on fragment 0) + 1024, 1024, 452 bytes
@@ -362,7 +362,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// endpoint.send_packet(0.0, b"a").unwrap();
     /// endpoint.send_packet(0.0, b"b").unwrap();
     /// assert_eq!(endpoint.poll_transmit().unwrap().sequence, 0);
@@ -391,7 +391,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// endpoint.send_packet(0.0, &[0; 2048]).unwrap();
     /// assert_eq!(endpoint.pending_transmits(), 2);
     /// ```
@@ -412,15 +412,15 @@ impl Endpoint {
     ///
     /// ```
     /// use netser_transport::endpoint::{Config, Endpoint, ReceiveError};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// let datagram = [0x20, 5, 0, 0, b'h', b'i'];
-    /// assert_eq!(endpoint.receive_packet(0.1, &datagram).unwrap().unwrap().payload, b"hi");
+    /// assert_eq!(endpoint.handle_datagram(0.1, &datagram).unwrap().unwrap().payload, b"hi");
     /// assert_eq!(
-    ///     endpoint.receive_packet(0.2, &datagram),
+    ///     endpoint.handle_datagram(0.2, &datagram),
     ///     Err(ReceiveError::Duplicate { sequence: 5 })
     /// );
     /// ```
-    pub fn receive_packet<'a>(
+    pub fn handle_datagram<'a>(
         &'a mut self,
         now: f64,
         datagram: &'a [u8],
@@ -452,7 +452,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert!(endpoint.acks().is_empty());
     /// ```
     pub fn acks(&self) -> &[u16] {
@@ -463,7 +463,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// endpoint.clear_acks();
     /// assert!(endpoint.acks().is_empty());
     /// ```
@@ -475,14 +475,14 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut a = Endpoint::new(Config::default(), 0.0).unwrap();
-    /// let mut b = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut a = Endpoint::new(0.0, Config::default()).unwrap();
+    /// let mut b = Endpoint::new(0.0, Config::default()).unwrap();
     /// a.send_packet(0.0, b"ping").unwrap();
     /// let datagram = a.poll_transmit().unwrap().data.to_vec();
-    /// b.receive_packet(0.05, &datagram).unwrap();
+    /// b.handle_datagram(0.05, &datagram).unwrap();
     /// b.send_packet(0.05, b"pong").unwrap();
     /// let datagram = b.poll_transmit().unwrap().data.to_vec();
-    /// a.receive_packet(0.1, &datagram).unwrap();
+    /// a.handle_datagram(0.1, &datagram).unwrap();
     /// assert_eq!(a.drain_acks().collect::<Vec<_>>(), [0]);
     /// assert!(a.acks().is_empty());
     /// assert!((a.stats().rtt - 0.1).abs() < 1e-12);
@@ -495,15 +495,15 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// for frame in 0..300 {
     ///     endpoint.send_packet(f64::from(frame) / 60.0, &[0; 100]).unwrap();
     /// }
-    /// endpoint.update(5.0);
+    /// endpoint.handle_timeout(5.0);
     /// assert_eq!(endpoint.stats().packet_loss, Some(1.0)); // nothing was acked
     /// assert!(endpoint.stats().sent_kbps > Some(0.0));
     /// ```
-    pub fn update(&mut self, now: f64) {
+    pub fn handle_timeout(&mut self, now: f64) {
         self.time = now;
         self.rtt_history.summarize(&mut self.stats);
         self.measure(now).blend_into(
@@ -530,7 +530,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.stats().rtt_max, 0.0);
     /// ```
     pub fn stats(&self) -> &Stats {
@@ -541,7 +541,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.counters().packets_received, 0);
     /// ```
     pub fn counters(&self) -> &Counters {
@@ -552,8 +552,8 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
-    /// endpoint.receive_packet(0.0, &[1, 0, 0, 1, 1]).ok(); // fragment 1 of 2, 0 bytes: refused
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
+    /// endpoint.handle_datagram(0.0, &[1, 0, 0, 1, 1]).ok(); // fragment 1 of 2, 0 bytes: refused
     /// assert_eq!(endpoint.pending_reassemblies(), 0);
     /// ```
     pub fn pending_reassemblies(&self) -> usize {
@@ -565,7 +565,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert!(endpoint.reassembly_bytes() <= endpoint.config().reassembly_memory_bound());
     /// ```
     pub fn reassembly_bytes(&self) -> usize {
@@ -577,7 +577,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert_eq!(endpoint.reassembly_block_bytes(), 0);
     /// ```
     pub fn reassembly_block_bytes(&self) -> usize {
@@ -589,7 +589,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// assert!(endpoint.memory_bytes() <= endpoint.config().memory_bound());
     /// ```
     pub fn memory_bytes(&self) -> usize {
@@ -604,7 +604,7 @@ impl Endpoint {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
     /// endpoint.send_packet(0.0, b"x").unwrap();
     /// endpoint.reset();
     /// assert_eq!(endpoint.next_sequence(), 0);
@@ -637,8 +637,8 @@ mod tests {
 
     fn pair() -> (Endpoint, Endpoint) {
         (
-            Endpoint::new(Config::default(), 0.0).unwrap(),
-            Endpoint::new(Config::default(), 0.0).unwrap(),
+            Endpoint::new(0.0, Config::default()).unwrap(),
+            Endpoint::new(0.0, Config::default()).unwrap(),
         )
     }
 
@@ -678,9 +678,9 @@ mod tests {
                 .to_vec();
                 datagram.extend_from_slice(&bytes[..len]);
                 datagram.extend_from_slice(&[0; 1024]);
-                let _ = receiver.receive_packet(0.0, &datagram);
+                let _ = receiver.handle_datagram(0.0, &datagram);
             } else {
-                let _ = receiver.receive_packet(0.0, &bytes[..len]);
+                let _ = receiver.handle_datagram(0.0, &bytes[..len]);
             }
             assert_eq!(
                 receiver.ack_state(),
@@ -695,14 +695,14 @@ mod tests {
         for i in 0..10 {
             a.send_packet(f64::from(i), b"x").unwrap();
             for datagram in transmits(&mut a) {
-                b.receive_packet(f64::from(i), &datagram).unwrap();
+                b.handle_datagram(f64::from(i), &datagram).unwrap();
             }
         }
         // Three packets from b all ack 0..10.
         for i in 0..3 {
             b.send_packet(10.0, &[i]).unwrap();
             for datagram in transmits(&mut b) {
-                a.receive_packet(10.0, &datagram).unwrap();
+                a.handle_datagram(10.0, &datagram).unwrap();
             }
         }
         let acks: Vec<u16> = a.drain_acks().collect();
@@ -717,7 +717,7 @@ mod tests {
         let (mut a, mut b) = pair();
         a.send_packet(0.0, &[1; 3000]).unwrap();
         let fragments = transmits(&mut a);
-        b.receive_packet(0.0, &fragments[0]).unwrap();
+        b.handle_datagram(0.0, &fragments[0]).unwrap();
         assert_eq!(b.pending_reassemblies(), 1);
         // The same sequence arriving whole (a forged or confused peer).
         let (header, len) = PacketHeader {
@@ -726,10 +726,10 @@ mod tests {
             ack_bits: 0,
         }
         .encode();
-        b.receive_packet(0.0, &header[..len]).unwrap();
+        b.handle_datagram(0.0, &header[..len]).unwrap();
         assert_eq!(b.pending_reassemblies(), 0);
         assert_eq!(
-            b.receive_packet(0.0, &fragments[1]),
+            b.handle_datagram(0.0, &fragments[1]),
             Err(ReceiveError::Duplicate { sequence: 0 })
         );
     }
@@ -747,8 +747,8 @@ mod tests {
             fragment_reassembly_buffer_size: 8,
             ..Config::default()
         };
-        let mut sender = Endpoint::new(config.clone(), 0.0).unwrap();
-        let mut receiver = Endpoint::new(config.clone(), 0.0).unwrap();
+        let mut sender = Endpoint::new(0.0, config.clone()).unwrap();
+        let mut receiver = Endpoint::new(0.0, config.clone()).unwrap();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -774,7 +774,7 @@ mod tests {
                 datagrams.swap(i, (next() % (i as u64 + 1)) as usize);
             }
             for datagram in &datagrams {
-                if let Ok(Some(packet)) = receiver.receive_packet(0.0, datagram) {
+                if let Ok(Some(packet)) = receiver.handle_datagram(0.0, datagram) {
                     assert_eq!(packet.payload, sent[usize::from(packet.sequence)]);
                     assert!(seen.insert(packet.sequence), "delivered once");
                     delivered += 1;
@@ -814,7 +814,7 @@ mod tests {
             .encode()
             .to_vec();
             datagram.push(0xEE);
-            if receiver.receive_packet(0.0, &datagram) == Ok(None) {
+            if receiver.handle_datagram(0.0, &datagram) == Ok(None) {
                 reserved += 1;
             }
             assert!(receiver.reassembly_bytes() <= config.reassembly_memory_bound());
@@ -831,7 +831,7 @@ mod tests {
             sender.send_packet(1.0, &real).unwrap();
             let mut delivered = None;
             for datagram in transmits(&mut sender) {
-                if let Some(packet) = receiver.receive_packet(1.0, &datagram).unwrap() {
+                if let Some(packet) = receiver.handle_datagram(1.0, &datagram).unwrap() {
                     delivered = Some(packet.payload.to_vec());
                 }
                 assert!(receiver.memory_bytes() <= config.memory_bound());
@@ -848,12 +848,12 @@ mod tests {
         let (mut a, mut b) = pair();
         a.send_packet(0.0, &[1; 3000]).unwrap();
         let fragments = transmits(&mut a);
-        b.receive_packet(0.0, &fragments[0]).unwrap();
+        b.handle_datagram(0.0, &fragments[0]).unwrap();
         b.reset();
         assert_eq!(b.pending_reassemblies(), 0);
         assert_eq!(b.ack_state(), (65535, 0));
         assert_eq!(*b.counters(), Counters::default());
         // Fragment 1 starts a fresh reassembly; fragment 0 again completes nothing yet.
-        assert_eq!(b.receive_packet(0.0, &fragments[1]), Ok(None));
+        assert_eq!(b.handle_datagram(0.0, &fragments[1]), Ok(None));
     }
 }

@@ -30,6 +30,13 @@
 //!
 //! The bytes each layer puts on the wire are specified in the repository's `WIRE.md`.
 //!
+//! Every sans-IO layer speaks the same verbs: `handle_datagram(now, ..)` when a datagram
+//! comes in, `poll_transmit(..)` for the next datagram to send, `handle_timeout(now)` to
+//! run the timers and `poll_timeout()` for when that is next due, `poll_event()` for what
+//! happened. `now` is always the first argument after `self`: seconds, as an `f64`, on
+//! the game's own monotonic clock (any epoch; engine time is fine). The [`udp`] layer does
+//! the I/O around them: `receive()` reads the socket, `transmit()` sends.
+//!
 //! Below [`udp`], nothing reads a clock or touches a socket: time is an argument, and
 //! datagrams go in and out as byte slices, so a game can drive [`netcode::Server`] from
 //! its own socket or engine, and every test is deterministic.
@@ -37,12 +44,12 @@
 //! ```
 //! use netser_transport::endpoint::{Config, Endpoint};
 //!
-//! let mut client = Endpoint::new(Config::default(), 0.0).unwrap();
-//! let mut server = Endpoint::new(Config::default(), 0.0).unwrap();
+//! let mut client = Endpoint::new(0.0, Config::default()).unwrap();
+//! let mut server = Endpoint::new(0.0, Config::default()).unwrap();
 //! client.send_packet(0.0, b"hello").unwrap();
 //! while let Some(datagram) = client.poll_transmit() {
 //!     // A real game sends `datagram.data` on its socket; here it arrives at once.
-//!     let packet = server.receive_packet(0.01, datagram.data).unwrap().unwrap();
+//!     let packet = server.handle_datagram(0.01, datagram.data).unwrap().unwrap();
 //!     assert_eq!(packet.payload, b"hello");
 //! }
 //! ```

@@ -57,17 +57,17 @@
 //! // Exchange datagrams until connected (a perfect network here).
 //! let mut t = now;
 //! while client.state() != ClientState::Connected {
-//!     client.update(t);
+//!     client.handle_timeout(t);
 //!     let mut to_server = Vec::new();
 //!     client.drain_datagrams(|_, bytes| to_server.push(bytes.to_vec()));
 //!     for mut bytes in to_server {
-//!         server.process_packet(t, client_addr, &mut bytes);
+//!         server.handle_datagram(t, client_addr, &mut bytes);
 //!     }
-//!     server.update(t);
+//!     server.handle_timeout(t);
 //!     let mut to_client = Vec::new();
 //!     server.drain_datagrams(|_, bytes| to_client.push(bytes.to_vec()));
 //!     for mut bytes in to_client {
-//!         client.process_packet(t, server_addr, &mut bytes);
+//!         client.handle_datagram(t, server_addr, &mut bytes);
 //!     }
 //!     t += 0.1;
 //! }
@@ -76,7 +76,7 @@
 //! client.send_payload(b"hello").unwrap();
 //! let mut datagrams = Vec::new();
 //! client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-//! let received = server.process_packet(t, client_addr, &mut datagrams[0]);
+//! let received = server.handle_datagram(t, client_addr, &mut datagrams[0]);
 //! assert_eq!(received.unwrap().payload, b"hello");
 //! ```
 

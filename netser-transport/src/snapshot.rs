@@ -63,8 +63,8 @@
 //! struct World([u16; 8]);
 //!
 //! let config = SnapshotConfig::default();
-//! let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
-//! let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
+//! let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
+//! let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
 //! let mut sender = SnapshotSender::new(config.clone())?;
 //! let mut receiver = SnapshotReceiver::<World>::new(config)?;
 //! let mut world = World([0; 8]);
@@ -72,11 +72,11 @@
 //!     let now = f64::from(tick) / 60.0;
 //!     world.0[usize::from(tick % 8)] = tick;
 //!     sender.send(now, &mut server, world.clone())?;
-//!     while let Some(datagram) = server.poll_datagram(now).map(<[u8]>::to_vec) {
-//!         receiver.receive_datagram(now, &mut client, &datagram)?;
+//!     while let Some(datagram) = server.poll_transmit(now).map(<[u8]>::to_vec) {
+//!         receiver.handle_datagram(now, &mut client, &datagram)?;
 //!     }
-//!     while let Some(datagram) = client.poll_datagram(now).map(<[u8]>::to_vec) {
-//!         server.receive_datagram(now, &datagram)?; // the acks
+//!     while let Some(datagram) = client.poll_transmit(now).map(<[u8]>::to_vec) {
+//!         server.handle_datagram(now, &datagram)?; // the acks
 //!     }
 //!     assert_eq!(receiver.newest().map(|(_, w)| w), Some(&world));
 //! }

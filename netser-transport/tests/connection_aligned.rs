@@ -99,8 +99,8 @@ struct Received {
 /// frames). Returns what `b` received and each side's refused or malformed packets.
 fn run(mix: &[(u8, Event)], net: SimulatorConfig, per_frame: usize) -> (Received, [u64; 2]) {
     let config = four_channels();
-    let mut a: Connection<Event> = Connection::new(config.clone(), 0.0).unwrap();
-    let mut b: Connection<Event> = Connection::new(config, 0.0).unwrap();
+    let mut a: Connection<Event> = Connection::new(0.0, config.clone()).unwrap();
+    let mut b: Connection<Event> = Connection::new(0.0, config).unwrap();
     let mut net: Simulator = Simulator::new(net);
     let reliable = |channel: u8| mix.iter().filter(|(c, _)| *c == channel).count();
     let expected = [reliable(RELIABLE_ORDERED), reliable(RELIABLE_UNORDERED)];
@@ -113,14 +113,14 @@ fn run(mix: &[(u8, Event)], net: SimulatorConfig, per_frame: usize) -> (Received
         }
         next = (next + per_frame).min(mix.len());
         for (side, from, to) in [(&mut a, 1, 2), (&mut b, 2, 1)] {
-            side.update(now);
-            while let Some(datagram) = side.poll_datagram(now) {
+            side.handle_timeout(now);
+            while let Some(datagram) = side.poll_transmit(now) {
                 net.send(now, from, to, datagram);
             }
         }
         while let Some(delivery) = net.receive(now) {
             let side = if delivery.to == 1 { &mut a } else { &mut b };
-            let _ = side.receive_datagram(now, &delivery.data);
+            let _ = side.handle_datagram(now, &delivery.data);
         }
         for (channel, out) in received.channels.iter_mut().enumerate() {
             while let Some(message) = b.receive_message(channel as u8) {
@@ -229,11 +229,11 @@ fn strings_and_aligned_fields_survive_a_lossy_network_and_resends() {
 /// The payload bits of the first packet of `messages` on a one-channel connection.
 fn first_payload(kind: ChannelKind, messages: &[Event]) -> Vec<u8> {
     let config = ConnectionConfig::with_channels(vec![ChannelConfig::new(kind)]);
-    let mut a: Connection<Event> = Connection::new(config, 0.0).unwrap();
+    let mut a: Connection<Event> = Connection::new(0.0, config).unwrap();
     for message in messages {
         a.send_message(0, message).unwrap();
     }
-    let datagram = a.poll_datagram(0.0).unwrap();
+    let datagram = a.poll_transmit(0.0).unwrap();
     let (_, header_len) = PacketHeader::read(datagram).unwrap();
     datagram[header_len..].to_vec()
 }

@@ -15,7 +15,7 @@ fn one_channel(channel: ChannelConfig) -> ConnectionConfig {
 }
 
 fn connection(config: &ConnectionConfig) -> Connection<Msg> {
-    Connection::new(config.clone(), 0.0).unwrap()
+    Connection::new(0.0, config.clone()).unwrap()
 }
 
 #[test]
@@ -34,7 +34,7 @@ fn a_message_is_queued_packed_acked_and_delivered() {
     assert_eq!(a.channel_counters(0).unwrap().messages_packed, 1);
 
     // The receiver buffers it and delivers it once.
-    b.receive_datagram(0.05, &sent[0]).unwrap();
+    b.handle_datagram(0.05, &sent[0]).unwrap();
     assert_eq!(b.received_messages(0), 1);
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(42)]);
 
@@ -45,11 +45,11 @@ fn a_message_is_queued_packed_acked_and_delivered() {
     assert!(drain(&mut b, 0.06).is_empty(), "the ack is owed once");
 
     // The ack marks the message: the send queue is empty, nothing is resent.
-    a.receive_datagram(0.1, &acks[0]).unwrap();
+    a.handle_datagram(0.1, &acks[0]).unwrap();
     assert_eq!(a.queued_messages(0), 0);
     assert_eq!(a.channel_counters(0).unwrap().messages_acked, 1);
     assert!(drain(&mut a, 1.0).is_empty());
-    assert_eq!(a.next_wakeup(), None);
+    assert_eq!(a.poll_timeout(), None);
 }
 
 #[test]
@@ -61,15 +61,15 @@ fn unacked_messages_are_resent_after_the_resend_delay_only() {
     a.send_message(0, &Msg::Small(1)).unwrap();
     let first = drain(&mut a, 0.0);
     assert_eq!(first.len(), 1);
-    assert_eq!(a.next_wakeup(), Some(0.25));
+    assert_eq!(a.poll_timeout(), Some(0.25));
     assert!(drain(&mut a, 0.2).is_empty(), "not before the resend delay");
     let resent = drain(&mut a, 0.25);
     assert_eq!(resent.len(), 1);
     assert_eq!(a.channel_counters(0).unwrap().messages_resent, 1);
 
     // Both copies arrive: delivered once, the second counted as a duplicate.
-    b.receive_datagram(0.3, &first[0]).unwrap();
-    b.receive_datagram(0.3, &resent[0]).unwrap();
+    b.handle_datagram(0.3, &first[0]).unwrap();
+    b.handle_datagram(0.3, &resent[0]).unwrap();
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(1)]);
     assert_eq!(b.channel_counters(0).unwrap().duplicates_dropped, 1);
 }
@@ -86,10 +86,10 @@ fn messages_are_delivered_in_order_whatever_the_packet_order() {
     assert_eq!(packets.len(), 5, "one packet per frame");
     // The newest first: nothing can be delivered until message 0 is here.
     for packet in packets.iter().skip(1).rev() {
-        b.receive_datagram(10.0, packet).unwrap();
+        b.handle_datagram(10.0, packet).unwrap();
         assert_eq!(b.receive_message(0), None);
     }
-    b.receive_datagram(10.0, &packets[0]).unwrap();
+    b.handle_datagram(10.0, &packets[0]).unwrap();
     assert_eq!(
         receive_all(&mut b, 0),
         (0..5).map(Msg::Small).collect::<Vec<_>>()
@@ -109,7 +109,7 @@ fn later_packets_repeat_unacked_messages_oldest_first_with_relative_ids() {
     let second = drain(&mut a, 0.1);
     assert_eq!((first.len(), second.len()), (1, 1));
     // Second packet alone delivers all four in order.
-    b.receive_datagram(0.2, &second[0]).unwrap();
+    b.handle_datagram(0.2, &second[0]).unwrap();
     assert_eq!(
         receive_all(&mut b, 0),
         (0..4).map(Msg::Small).collect::<Vec<_>>()
@@ -136,7 +136,7 @@ fn the_sender_never_goes_past_the_receive_window() {
     // Without acks, only ids 0..8 are ever sent, however long we wait.
     for t in 0..5 {
         for packet in drain(&mut a, f64::from(t)) {
-            let _ = b.receive_datagram(f64::from(t), &packet);
+            let _ = b.handle_datagram(f64::from(t), &packet);
         }
     }
     assert_eq!(b.received_messages(0), 8);
@@ -166,10 +166,10 @@ fn the_largest_queues_deliver_and_half_the_circle_is_refused() {
     for t in 0..2000 {
         let now = f64::from(t) * 0.05;
         for packet in drain(&mut a, now) {
-            b.receive_datagram(now, &packet).unwrap();
+            b.handle_datagram(now, &packet).unwrap();
         }
         for packet in drain(&mut b, now) {
-            a.receive_datagram(now, &packet).unwrap();
+            a.handle_datagram(now, &packet).unwrap();
         }
         received.extend(receive_all(&mut b, 0));
         if received.len() == MAX {
@@ -259,14 +259,14 @@ fn reliable_unordered_delivers_each_message_once_as_it_arrives() {
         a.send_message(0, &Msg::Small(i)).unwrap();
         packets.extend(drain(&mut a, f64::from(i) * 0.01));
     }
-    b.receive_datagram(5.0, &packets[3]).unwrap();
+    b.handle_datagram(5.0, &packets[3]).unwrap();
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(3)]);
     // Message 3 came again with 2, from a resend.
     let resends = drain(&mut a, 5.0);
-    b.receive_datagram(5.1, &packets[2]).unwrap();
+    b.handle_datagram(5.1, &packets[2]).unwrap();
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(2)]);
     for packet in &resends {
-        b.receive_datagram(5.2, packet).unwrap();
+        b.handle_datagram(5.2, packet).unwrap();
     }
     assert_eq!(
         receive_all(&mut b, 0),
@@ -287,7 +287,7 @@ fn unreliable_sequenced_never_goes_backwards() {
     }
     assert!(drain(&mut a, 10.0).is_empty(), "never resent");
     for index in [1, 0, 3, 2] {
-        b.receive_datagram(5.0, &packets[index]).unwrap();
+        b.handle_datagram(5.0, &packets[index]).unwrap();
     }
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(1), Msg::Small(3)]);
     assert_eq!(b.channel_counters(0).unwrap().stale_dropped, 2);
@@ -304,9 +304,9 @@ fn unreliable_messages_go_once_and_arrive_at_most_once() {
     assert_eq!(packets.len(), 1);
     assert_eq!(a.queued_messages(0), 0);
     assert!(drain(&mut a, 1.0).is_empty());
-    b.receive_datagram(0.1, &packets[0]).unwrap();
+    b.handle_datagram(0.1, &packets[0]).unwrap();
     assert!(matches!(
-        b.receive_datagram(0.2, &packets[0]),
+        b.handle_datagram(0.2, &packets[0]),
         Err(ReceiveError::Endpoint(_))
     ));
     assert_eq!(
@@ -439,7 +439,7 @@ fn a_backlog_on_one_channel_does_not_starve_another() {
         a.send_message(1, &Msg::Small(frame)).unwrap();
         let packets = drain(&mut a, f64::from(frame) * 0.01);
         for packet in packets {
-            let _ = b.receive_datagram(f64::from(frame) * 0.01, &packet);
+            let _ = b.handle_datagram(f64::from(frame) * 0.01, &packet);
         }
         assert_eq!(
             receive_all(&mut b, 1),
@@ -467,7 +467,7 @@ fn a_packet_with_a_bad_message_is_dropped_whole_and_not_acked() {
         packet[header + b / 8] |= 1 << (b % 8);
     }
     assert!(matches!(
-        b.receive_datagram(0.1, &packet),
+        b.handle_datagram(0.1, &packet),
         Err(ReceiveError::Malformed(_))
     ));
     assert_eq!(b.counters().malformed_packets, 1);
@@ -503,7 +503,7 @@ fn a_full_unreliable_receive_queue_drops_and_counts() {
         a.send_message(0, &Msg::Small(i)).unwrap();
     }
     for packet in drain(&mut a, 0.0) {
-        b.receive_datagram(0.1, &packet).unwrap();
+        b.handle_datagram(0.1, &packet).unwrap();
     }
     assert_eq!(b.received_messages(0), 4);
     assert_eq!(b.channel_counters(0).unwrap().receive_queue_full_dropped, 6);
@@ -528,7 +528,7 @@ fn the_bandwidth_budget_spaces_packets_and_next_wakeup_says_when() {
     // header). The saved-up budget (0.1 s = 1200 bytes) is positive after the first
     // one, so a second goes, taking the budget below zero.
     assert_eq!(drain(&mut a, 0.0).len(), 2);
-    let wakeup = a.next_wakeup().unwrap();
+    let wakeup = a.poll_timeout().unwrap();
     assert!(wakeup > 0.0 && wakeup < 0.11, "budget back at {wakeup}");
     assert!(drain(&mut a, wakeup - 0.01).is_empty());
     assert_eq!(drain(&mut a, wakeup).len(), 1);

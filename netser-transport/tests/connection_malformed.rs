@@ -1,4 +1,4 @@
-//! Whatever arrives, `receive_datagram` returns a typed result: no panic, no message
+//! Whatever arrives, `handle_datagram` returns a typed result: no panic, no message
 //! half-read, counters that account for every datagram.
 
 mod support;
@@ -19,14 +19,14 @@ fn config() -> ConnectionConfig {
 
 /// Real packets from a connection: messages of every kind, a block.
 fn real_datagrams() -> Vec<Vec<u8>> {
-    let mut a: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
+    let mut a: Connection<Msg> = Connection::new(0.0, config()).unwrap();
     for i in 0..20u32 {
         a.send_message((i % 4) as u8, &Msg::Small(i)).unwrap();
     }
     a.send_message(0, &Msg::Bytes(vec![7; 3000])).unwrap();
     a.send_message(3, &Msg::Bytes(vec![1; 500])).unwrap();
     let mut out = Vec::new();
-    while let Some(datagram) = a.poll_datagram(0.0) {
+    while let Some(datagram) = a.poll_transmit(0.0) {
         out.push(datagram.to_vec());
     }
     out
@@ -43,8 +43,8 @@ proptest! {
 
     #[test]
     fn random_bytes_are_refused_or_taken_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..1300)) {
-        let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
-        let _ = b.receive_datagram(0.0, &bytes);
+        let mut b: Connection<Msg> = Connection::new(0.0, config()).unwrap();
+        let _ = b.handle_datagram(0.0, &bytes);
         drain_all(&mut b);
         prop_assert_eq!(b.counters().datagrams_received, 1);
     }
@@ -64,8 +64,8 @@ proptest! {
         if let Some(cut) = cut {
             datagram.truncate(cut % (datagram.len() + 1));
         }
-        let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
-        let result = b.receive_datagram(0.0, &datagram);
+        let mut b: Connection<Msg> = Connection::new(0.0, config()).unwrap();
+        let result = b.handle_datagram(0.0, &datagram);
         let counters = *b.counters();
         let refused = counters.malformed_packets
             + counters.packets_refused
@@ -86,9 +86,9 @@ proptest! {
 
 #[test]
 fn real_datagrams_are_all_taken() {
-    let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
+    let mut b: Connection<Msg> = Connection::new(0.0, config()).unwrap();
     for datagram in real_datagrams() {
-        b.receive_datagram(0.0, &datagram).unwrap();
+        b.handle_datagram(0.0, &datagram).unwrap();
     }
     // 20 small messages, the block (its three slices came first) and the unreliable
     // 500-byte message.
@@ -114,8 +114,8 @@ fn a_flipped_bit_that_marks_a_section_is_refused_and_counted() {
     let mut datagram = real_datagrams()[3].clone();
     let at = 17_269_338_058_107_743_671_usize % datagram.len();
     datagram[at] ^= 1 << 4;
-    let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
-    assert!(b.receive_datagram(0.0, &datagram).is_err());
+    let mut b: Connection<Msg> = Connection::new(0.0, config()).unwrap();
+    assert!(b.handle_datagram(0.0, &datagram).is_err());
     let counters = *b.counters();
     assert_eq!(counters.sections_refused, 1, "{counters:?}");
     assert_eq!(

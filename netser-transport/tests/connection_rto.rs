@@ -15,21 +15,21 @@ const LATENCY: f64 = 0.05;
 /// `limit`.
 fn block_after_a_stall(limit: f64) -> Option<f64> {
     let config = ConnectionConfig::default();
-    let mut a: Connection<Msg> = Connection::new(config.clone(), 0.0).unwrap();
-    let mut b: Connection<Msg> = Connection::new(config, 0.0).unwrap();
+    let mut a: Connection<Msg> = Connection::new(0.0, config.clone()).unwrap();
+    let mut b: Connection<Msg> = Connection::new(0.0, config).unwrap();
 
     // One packet each way; b's ack reaches a 400 s later.
     a.send_message(1, &Msg::Small(0)).unwrap();
     for datagram in drain(&mut a, 0.0) {
-        b.receive_datagram(LATENCY, &datagram).unwrap();
+        b.handle_datagram(LATENCY, &datagram).unwrap();
     }
     let acks = drain(&mut b, LATENCY);
     assert!(!acks.is_empty());
     let stall = 400.0;
     for datagram in &acks {
-        a.receive_datagram(stall, datagram).unwrap();
+        a.handle_datagram(stall, datagram).unwrap();
     }
-    a.update(stall);
+    a.handle_timeout(stall);
     assert!(
         a.rtt() > 300.0,
         "the first sample is taken whole: {}",
@@ -59,12 +59,12 @@ fn block_after_a_stall(limit: f64) -> Option<f64> {
         });
         for (to_b, datagram) in arrived {
             let side = if to_b { &mut b } else { &mut a };
-            side.receive_datagram(now, &datagram).unwrap();
+            side.handle_datagram(now, &datagram).unwrap();
         }
         for (side, to_b) in [(&mut a, true), (&mut b, false)] {
             // Traffic both ways every frame: each side's estimates get samples.
             side.send_message(1, &Msg::Small(tick)).unwrap();
-            side.update(now);
+            side.handle_timeout(now);
             for datagram in drain(side, now) {
                 wire.push((now + LATENCY, to_b, datagram));
             }

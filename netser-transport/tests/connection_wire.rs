@@ -116,8 +116,8 @@ fn annotate(datagram: &[u8]) -> String {
 
 #[test]
 fn connection_packet_layout() {
-    let mut a: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
-    let mut b: Connection<Msg> = Connection::new(config(), 0.0).unwrap();
+    let mut a: Connection<Msg> = Connection::new(0.0, config()).unwrap();
+    let mut b: Connection<Msg> = Connection::new(0.0, config()).unwrap();
     for value in [1, 2, 3] {
         a.send_message(0, &Msg::Ping(value)).unwrap();
     }
@@ -127,7 +127,7 @@ fn connection_packet_layout() {
     a.send_message(2, &Msg::Ping(5)).unwrap();
 
     let mut datagrams = Vec::new();
-    while let Some(datagram) = a.poll_datagram(0.0) {
+    while let Some(datagram) = a.poll_transmit(0.0) {
         datagrams.push(datagram.to_vec());
     }
     // Three slices of the block first, then the packet.
@@ -145,15 +145,15 @@ fn connection_packet_layout() {
     report.push_str(&annotate(&datagrams[3]));
 
     // The peer receives the packet and answers with a packet of acks only.
-    b.receive_datagram(0.05, &datagrams[3]).unwrap();
-    let ack = b.poll_datagram(0.05).unwrap().to_vec();
+    b.handle_datagram(0.05, &datagrams[3]).unwrap();
+    let ack = b.poll_transmit(0.05).unwrap().to_vec();
     report.push_str("\nacks only:\n");
     report.push_str(&annotate(&ack));
 
     // After the resend delay, without acks, the reliable messages go again (ids 0..=3).
     a.send_message(1, &Msg::Ping(10)).unwrap();
     let resend = loop {
-        let datagram = a.poll_datagram(0.2).unwrap().to_vec();
+        let datagram = a.poll_transmit(0.2).unwrap().to_vec();
         if datagram[0] != 0xc1 {
             break datagram;
         }

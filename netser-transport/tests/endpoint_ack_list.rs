@@ -5,16 +5,16 @@ use netser_transport::endpoint::{Config, Endpoint};
 #[test]
 fn an_undrained_ack_list_keeps_the_newest_acks_within_its_bound() {
     let config = Config::default();
-    let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
-    let mut b = Endpoint::new(config.clone(), 0.0).unwrap();
+    let mut a = Endpoint::new(0.0, config.clone()).unwrap();
+    let mut b = Endpoint::new(0.0, config.clone()).unwrap();
     for i in 0..10_000u32 {
         let now = f64::from(i) / 60.0;
         a.send_packet(now, b"ping").unwrap();
         let datagram = a.poll_transmit().unwrap().data.to_vec();
-        b.receive_packet(now, &datagram).unwrap();
+        b.handle_datagram(now, &datagram).unwrap();
         b.send_packet(now, b"pong").unwrap();
         let datagram = b.poll_transmit().unwrap().data.to_vec();
-        a.receive_packet(now, &datagram).unwrap();
+        a.handle_datagram(now, &datagram).unwrap();
         assert!(a.acks().len() <= config.sent_packets_buffer_size);
     }
     let counters = a.counters();

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use netser_transport::endpoint::{Config, Endpoint, ReceiveError};
 
 fn endpoint() -> Endpoint {
-    Endpoint::new(Config::default(), 0.0).unwrap()
+    Endpoint::new(0.0, Config::default()).unwrap()
 }
 
 fn datagrams(endpoint: &mut Endpoint) -> Vec<Vec<u8>> {
@@ -38,7 +38,7 @@ fn exchange(
         let sequence = a.send_packet(now, &payload(i as u16, 10)).unwrap();
         for datagram in datagrams(&mut a) {
             if !lost(i) {
-                let packet = b.receive_packet(now, &datagram).unwrap().unwrap();
+                let packet = b.handle_datagram(now, &datagram).unwrap().unwrap();
                 assert_eq!(packet.sequence, sequence);
                 assert_eq!(packet.payload, payload(sequence, 10));
                 received.insert(sequence);
@@ -47,7 +47,7 @@ fn exchange(
         if !lost(i) && reply(i) {
             b.send_packet(now, b"").unwrap();
             for datagram in datagrams(&mut b) {
-                a.receive_packet(now, &datagram).unwrap();
+                a.handle_datagram(now, &datagram).unwrap();
             }
         }
         acks.extend(a.drain_acks());
@@ -108,16 +108,16 @@ fn duplicates_and_stale_packets_are_dropped_and_counted() {
             if i == 0 {
                 first = datagram.clone();
             }
-            assert!(b.receive_packet(0.0, &datagram).unwrap().is_some());
+            assert!(b.handle_datagram(0.0, &datagram).unwrap().is_some());
             assert_eq!(
-                b.receive_packet(0.0, &datagram),
+                b.handle_datagram(0.0, &datagram),
                 Err(ReceiveError::Duplicate { sequence: i })
             );
         }
     }
     // Sequence 0 is now 300 behind the newest, outside the 256-packet window.
     assert_eq!(
-        b.receive_packet(0.0, &first),
+        b.handle_datagram(0.0, &first),
         Err(ReceiveError::Stale { sequence: 0 })
     );
     let counters = b.counters();
@@ -139,13 +139,13 @@ fn acks_and_payloads_stay_right_across_the_sequence_wrap() {
         let lose = i % 10 == 9;
         for datagram in datagrams(&mut a) {
             if !lose {
-                let packet = b.receive_packet(now, &datagram).unwrap().unwrap();
+                let packet = b.handle_datagram(now, &datagram).unwrap().unwrap();
                 assert_eq!(packet.payload, payload(sequence, 4));
             }
         }
         b.send_packet(now, &[]).unwrap();
         for datagram in datagrams(&mut b) {
-            a.receive_packet(now, &datagram).unwrap();
+            a.handle_datagram(now, &datagram).unwrap();
         }
         for ack in a.drain_acks() {
             assert_eq!(ack, sequence, "acked the packet just received, once");
@@ -172,7 +172,7 @@ fn fragmented_packets_of_every_size_arrive_intact_out_of_order() {
         fragments.rotate_left(half);
         let mut delivered = Vec::new();
         for fragment in fragments.iter().chain(fragments.iter()) {
-            if let Ok(Some(packet)) = b.receive_packet(0.0, fragment) {
+            if let Ok(Some(packet)) = b.handle_datagram(0.0, fragment) {
                 delivered.push((packet.sequence, packet.payload.to_vec()));
             }
         }
@@ -209,10 +209,10 @@ fn rtt_loss_and_bandwidth_estimates_on_a_known_link() {
         while in_flight.first().is_some_and(|p| p.0 <= next) {
             let (at, to_b, datagram) = in_flight.remove(0);
             let target = if to_b { &mut b } else { &mut a };
-            target.receive_packet(at, &datagram).unwrap();
+            target.handle_datagram(at, &datagram).unwrap();
         }
-        a.update(next);
-        b.update(next);
+        a.handle_timeout(next);
+        b.handle_timeout(next);
     }
     let stats = *a.stats();
     // An ack comes back on b's first packet sent after arrival: RTT is 2 x latency plus

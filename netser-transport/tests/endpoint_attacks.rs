@@ -22,7 +22,7 @@ impl Rng {
 }
 
 fn endpoint() -> Endpoint {
-    Endpoint::new(Config::default(), 0.0).unwrap()
+    Endpoint::new(0.0, Config::default()).unwrap()
 }
 
 /// A fragment datagram built by hand, as an attacker would.
@@ -73,11 +73,11 @@ fn fragment_ids_out_of_range_are_refused_and_the_real_packet_still_arrives() {
     let real = payload(2000, 1);
     let datagrams = sent_datagrams(&mut sender, &real);
     assert_eq!(datagrams.len(), 2);
-    receiver.receive_packet(0.0, &datagrams[0]).unwrap();
+    receiver.handle_datagram(0.0, &datagrams[0]).unwrap();
     // Fragments [2, 255] of a packet that has two.
     for fragment_id in 2..=255u8 {
         assert_eq!(
-            receiver.receive_packet(0.0, &fragment(0, fragment_id, 2, &[0xAA; FRAGMENT_SIZE])),
+            receiver.handle_datagram(0.0, &fragment(0, fragment_id, 2, &[0xAA; FRAGMENT_SIZE])),
             Err(ReceiveError::FragmentIdOutOfRange {
                 fragment_id,
                 num_fragments: 2
@@ -86,7 +86,7 @@ fn fragment_ids_out_of_range_are_refused_and_the_real_packet_still_arrives() {
     }
     assert_eq!(receiver.counters().drops.fragment_id_out_of_range, 254);
     let packet = receiver
-        .receive_packet(0.0, &datagrams[1])
+        .handle_datagram(0.0, &datagrams[1])
         .unwrap()
         .unwrap();
     assert_eq!(packet.payload, real);
@@ -98,11 +98,11 @@ fn a_fragment_count_that_changes_within_a_packet_is_refused() {
     let mut receiver = endpoint();
     let real = payload(2000, 2);
     let datagrams = sent_datagrams(&mut sender, &real);
-    receiver.receive_packet(0.0, &datagrams[0]).unwrap();
+    receiver.handle_datagram(0.0, &datagrams[0]).unwrap();
     // The attacker widens the packet to 256 fragments after the first was received.
     for fragment_id in 1..=255u8 {
         assert_eq!(
-            receiver.receive_packet(0.0, &fragment(0, fragment_id, 256, &[0xBB; FRAGMENT_SIZE])),
+            receiver.handle_datagram(0.0, &fragment(0, fragment_id, 256, &[0xBB; FRAGMENT_SIZE])),
             Err(ReceiveError::FragmentCountMismatch {
                 sequence: 0,
                 expected: 2,
@@ -114,7 +114,7 @@ fn a_fragment_count_that_changes_within_a_packet_is_refused() {
     // The first fragment reserved room for its packet's two; the refused ones took none.
     assert_eq!(receiver.reassembly_block_bytes(), 2 * FRAGMENT_SIZE);
     let packet = receiver
-        .receive_packet(0.0, &datagrams[1])
+        .handle_datagram(0.0, &datagrams[1])
         .unwrap()
         .unwrap();
     assert_eq!(packet.payload, real);
@@ -123,16 +123,16 @@ fn a_fragment_count_that_changes_within_a_packet_is_refused() {
 #[test]
 fn a_fragment_count_over_the_maximum_is_refused() {
     let mut receiver = Endpoint::new(
+        0.0,
         Config {
             max_fragments: 16,
             max_packet_size: 16 * 1024,
             ..Config::default()
         },
-        0.0,
     )
     .unwrap();
     assert_eq!(
-        receiver.receive_packet(0.0, &fragment(0, 3, 17, &[0; FRAGMENT_SIZE])),
+        receiver.handle_datagram(0.0, &fragment(0, 3, 17, &[0; FRAGMENT_SIZE])),
         Err(ReceiveError::FragmentCountTooLarge {
             num_fragments: 17,
             max: 16
@@ -145,14 +145,14 @@ fn oversized_and_funny_sized_fragment_data_is_refused() {
     let mut receiver = endpoint();
     // More than fragment_size in a middle fragment and in the last.
     assert_eq!(
-        receiver.receive_packet(0.0, &fragment(0, 1, 4, &[0; FRAGMENT_SIZE + 1])),
+        receiver.handle_datagram(0.0, &fragment(0, 1, 4, &[0; FRAGMENT_SIZE + 1])),
         Err(ReceiveError::FragmentTooBig {
             size: FRAGMENT_SIZE + 1,
             max: FRAGMENT_SIZE
         })
     );
     assert_eq!(
-        receiver.receive_packet(0.0, &fragment(0, 3, 4, &[0; 5000])),
+        receiver.handle_datagram(0.0, &fragment(0, 3, 4, &[0; 5000])),
         Err(ReceiveError::FragmentTooBig {
             size: 5000,
             max: FRAGMENT_SIZE
@@ -160,7 +160,7 @@ fn oversized_and_funny_sized_fragment_data_is_refused() {
     );
     // A middle fragment that is short, and an empty last fragment.
     assert_eq!(
-        receiver.receive_packet(0.0, &fragment(0, 1, 4, &[0; 1000])),
+        receiver.handle_datagram(0.0, &fragment(0, 1, 4, &[0; 1000])),
         Err(ReceiveError::FragmentSizeMismatch {
             fragment_id: 1,
             size: 1000,
@@ -168,7 +168,7 @@ fn oversized_and_funny_sized_fragment_data_is_refused() {
         })
     );
     assert_eq!(
-        receiver.receive_packet(0.0, &fragment(0, 3, 4, &[])),
+        receiver.handle_datagram(0.0, &fragment(0, 3, 4, &[])),
         Err(ReceiveError::FragmentSizeMismatch {
             fragment_id: 3,
             size: 0,
@@ -178,22 +178,22 @@ fn oversized_and_funny_sized_fragment_data_is_refused() {
     // A datagram far over any packet is refused before it is parsed.
     let huge = vec![1u8; 300 * 1024];
     assert!(matches!(
-        receiver.receive_packet(0.0, &huge),
+        receiver.handle_datagram(0.0, &huge),
         Err(ReceiveError::TooLarge { .. })
     ));
     // A regular packet whose payload is over max_packet_size.
     let mut small = Endpoint::new(
+        0.0,
         Config {
             max_packet_size: 100,
             ..Config::default()
         },
-        0.0,
     )
     .unwrap();
     let mut datagram = vec![0x20, 0, 0, 0];
     datagram.extend_from_slice(&[0; 101]);
     assert_eq!(
-        small.receive_packet(0.0, &datagram),
+        small.handle_datagram(0.0, &datagram),
         Err(ReceiveError::TooLarge {
             size: 101,
             max: 100
@@ -231,7 +231,7 @@ fn fragment_zero_with_a_forged_or_non_canonical_header_is_refused() {
     datagram.extend_from_slice(&header[..len]);
     datagram.extend_from_slice(&[0; FRAGMENT_SIZE]);
     assert_eq!(
-        receiver.receive_packet(0.0, &datagram),
+        receiver.handle_datagram(0.0, &datagram),
         Err(ReceiveError::FragmentSequenceMismatch {
             fragment: 7,
             packet: 8
@@ -241,7 +241,7 @@ fn fragment_zero_with_a_forged_or_non_canonical_header_is_refused() {
     let mut datagram = vec![1, 7, 0, 0, 1, 0x1e, 7, 0, 6, 0, 0, 0, 0, 0];
     datagram.extend_from_slice(&[0; FRAGMENT_SIZE]);
     assert_eq!(
-        receiver.receive_packet(0.0, &datagram),
+        receiver.handle_datagram(0.0, &datagram),
         Err(ReceiveError::NonCanonicalHeader)
     );
     assert_eq!(receiver.pending_reassemblies(), 0);
@@ -253,18 +253,18 @@ fn duplicate_fragments_and_fragments_of_delivered_packets_are_dropped() {
     let mut receiver = endpoint();
     let real = payload(3000, 3);
     let datagrams = sent_datagrams(&mut sender, &real);
-    receiver.receive_packet(0.0, &datagrams[0]).unwrap();
+    receiver.handle_datagram(0.0, &datagrams[0]).unwrap();
     assert_eq!(
-        receiver.receive_packet(0.0, &datagrams[0]),
+        receiver.handle_datagram(0.0, &datagrams[0]),
         Err(ReceiveError::DuplicateFragment {
             sequence: 0,
             fragment_id: 0
         })
     );
-    receiver.receive_packet(0.0, &datagrams[1]).unwrap();
+    receiver.handle_datagram(0.0, &datagrams[1]).unwrap();
     assert_eq!(
         receiver
-            .receive_packet(0.0, &datagrams[2])
+            .handle_datagram(0.0, &datagrams[2])
             .unwrap()
             .unwrap()
             .payload,
@@ -272,7 +272,7 @@ fn duplicate_fragments_and_fragments_of_delivered_packets_are_dropped() {
     );
     for datagram in &datagrams {
         assert_eq!(
-            receiver.receive_packet(0.0, datagram),
+            receiver.handle_datagram(0.0, datagram),
             Err(ReceiveError::Duplicate { sequence: 0 })
         );
     }
@@ -302,12 +302,12 @@ fn a_flood_of_maximum_size_fragment_sets_stays_within_the_memory_bound() {
         }
         for (n, &fragment_id) in ids.iter().enumerate() {
             let datagram = fragment(attacker_sequence, fragment_id, 256, &[0xEE; FRAGMENT_SIZE]);
-            let _ = receiver.receive_packet(0.0, &datagram);
+            let _ = receiver.handle_datagram(0.0, &datagram);
             assert_within_bounds(&receiver);
             peak = peak.max(receiver.reassembly_bytes());
             if n % 16 == 0 {
                 if let Some(datagram) = real_datagrams.pop() {
-                    if let Ok(Some(packet)) = receiver.receive_packet(0.0, &datagram) {
+                    if let Ok(Some(packet)) = receiver.handle_datagram(0.0, &datagram) {
                         assert_eq!(packet.payload, real);
                     }
                     assert_within_bounds(&receiver);
@@ -330,7 +330,7 @@ fn a_flood_of_maximum_size_fragment_sets_stays_within_the_memory_bound() {
         let real = payload(16 * 1024, 100 + round);
         let mut delivered = None;
         for datagram in sent_datagrams(&mut sender, &real) {
-            if let Some(packet) = receiver.receive_packet(1.0, &datagram).unwrap() {
+            if let Some(packet) = receiver.handle_datagram(1.0, &datagram).unwrap() {
                 delivered = Some(packet.payload.to_vec());
             }
         }
@@ -360,7 +360,7 @@ fn funny_sized_fragments_cannot_grow_or_fragment_the_pool() {
         } else {
             FRAGMENT_SIZE
         };
-        let _ = receiver.receive_packet(
+        let _ = receiver.handle_datagram(
             0.0,
             &fragment(sequence, fragment_id, num_fragments, &vec![7; size]),
         );
@@ -398,7 +398,7 @@ fn every_truncation_of_a_header_is_refused() {
     for short in 0..len {
         assert!(
             matches!(
-                receiver.receive_packet(0.0, &header[..short]),
+                receiver.handle_datagram(0.0, &header[..short]),
                 Err(ReceiveError::Truncated { .. })
             ),
             "{short} bytes"
@@ -409,7 +409,7 @@ fn every_truncation_of_a_header_is_refused() {
     for short in 0..5 + 9 {
         assert!(
             matches!(
-                receiver.receive_packet(0.0, &datagrams[0][..short]),
+                receiver.handle_datagram(0.0, &datagrams[0][..short]),
                 Err(ReceiveError::Truncated { .. })
             ),
             "{short} bytes"
@@ -418,7 +418,7 @@ fn every_truncation_of_a_header_is_refused() {
     // A middle fragment cut anywhere in its data is refused as the wrong size.
     for short in 5..datagrams[1].len() {
         assert!(matches!(
-            receiver.receive_packet(0.0, &datagrams[1][..short]),
+            receiver.handle_datagram(0.0, &datagrams[1][..short]),
             Err(ReceiveError::FragmentSizeMismatch { .. })
         ));
     }
@@ -452,7 +452,7 @@ fn random_bytes_never_panic_and_every_datagram_is_accounted_for() {
             datagram[4] = rng.below(4) as u8; // small fragment counts
             datagram[3] %= datagram[4] + 1;
         }
-        match receiver.receive_packet(0.0, &datagram) {
+        match receiver.handle_datagram(0.0, &datagram) {
             Ok(Some(_)) => delivered += 1,
             Ok(None) => incomplete += 1,
             Err(_) => {}

@@ -9,8 +9,8 @@ use netser_transport::endpoint::{Config, Endpoint};
 fn link(frames: u32) -> (Endpoint, Endpoint, [f64; 2]) {
     let mut bytes = [0usize; 2];
     let latency = 0.04;
-    let mut a = Endpoint::new(Config::default(), 0.0).unwrap();
-    let mut b = Endpoint::new(Config::default(), 0.0).unwrap();
+    let mut a = Endpoint::new(0.0, Config::default()).unwrap();
+    let mut b = Endpoint::new(0.0, Config::default()).unwrap();
     let mut in_flight: Vec<(f64, bool, Vec<u8>)> = Vec::new();
     for frame in 0..frames {
         let now = f64::from(frame) / 20.0;
@@ -31,10 +31,10 @@ fn link(frames: u32) -> (Endpoint, Endpoint, [f64; 2]) {
         while in_flight.first().is_some_and(|p| p.0 <= next) {
             let (at, to_b, datagram) = in_flight.remove(0);
             let target = if to_b { &mut b } else { &mut a };
-            target.receive_packet(at, &datagram).unwrap();
+            target.handle_datagram(at, &datagram).unwrap();
         }
-        a.update(next);
-        b.update(next);
+        a.handle_timeout(next);
+        b.handle_timeout(next);
     }
     let mean = bytes.map(|b| b as f64 / f64::from(frames));
     (a, b, mean)
@@ -42,7 +42,7 @@ fn link(frames: u32) -> (Endpoint, Endpoint, [f64; 2]) {
 
 #[test]
 fn nothing_is_known_before_the_first_packets() {
-    let a = Endpoint::new(Config::default(), 0.0).unwrap();
+    let a = Endpoint::new(0.0, Config::default()).unwrap();
     let s = a.stats();
     assert_eq!(
         (s.packet_loss, s.sent_kbps, s.received_kbps, s.acked_kbps),

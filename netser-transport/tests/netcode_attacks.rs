@@ -83,14 +83,14 @@ fn connect(
 ) -> f64 {
     while !client.is_connected() {
         assert!(t < 10.0, "no connection: {:?}", client.state());
-        client.update(t);
+        client.handle_timeout(t);
         for (_, mut bytes) in drain_client(client) {
-            server.process_packet(T0 + t, from, &mut bytes);
+            server.handle_datagram(T0 + t, from, &mut bytes);
         }
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         for (to, mut bytes) in drain(server) {
             if to == from {
-                client.process_packet(t, server_addr(), &mut bytes);
+                client.handle_datagram(t, server_addr(), &mut bytes);
             }
         }
         t += 0.01;
@@ -120,7 +120,7 @@ fn spoofed_source_never_connects() {
     let spoofed = addr(1);
     let stolen = token(100);
     let mut bytes = request(&stolen);
-    server.process_packet(T0, spoofed, &mut bytes);
+    server.handle_datagram(T0, spoofed, &mut bytes);
     let replies = drain(&mut server);
     assert_eq!(replies.len(), 1);
     assert_eq!(replies[0].0, spoofed); // the attacker never sees it
@@ -141,7 +141,7 @@ fn spoofed_source_never_connects() {
             stolen.client_to_server_key(),
             &mut out,
         );
-        server.process_packet(T0, spoofed, &mut out);
+        server.handle_datagram(T0, spoofed, &mut out);
     }
     assert_eq!(server.refusals().get(Refusal::ChallengeInvalid), 199);
 
@@ -149,7 +149,7 @@ fn spoofed_source_never_connects() {
     // not open the spoofed handshake either (it names the other client id).
     let own = token(101);
     let real = addr(2);
-    server.process_packet(T0, real, &mut request(&own));
+    server.handle_datagram(T0, real, &mut request(&own));
     let (_, mut challenge) = drain(&mut server).pop().unwrap();
     let Ok((
         _,
@@ -172,7 +172,7 @@ fn spoofed_source_never_connects() {
         token_data,
     }
     .encode(500, PROTOCOL_ID, stolen.client_to_server_key(), &mut out);
-    server.process_packet(T0, spoofed, &mut out);
+    server.handle_datagram(T0, spoofed, &mut out);
     assert_eq!(server.refusals().get(Refusal::ChallengeInvalid), 200);
     assert_eq!(server.connected_clients(), 0);
     assert_eq!(server.poll_event(), None);
@@ -189,14 +189,14 @@ fn replayed_packets_are_dropped() {
     let mut first = captured.clone();
     assert_eq!(
         server
-            .process_packet(T0 + t, from, &mut first)
+            .handle_datagram(T0 + t, from, &mut first)
             .unwrap()
             .payload,
         b"fire!"
     );
     for _ in 0..5 {
         let mut again = captured.clone();
-        assert!(server.process_packet(T0 + t, from, &mut again).is_none());
+        assert!(server.handle_datagram(T0 + t, from, &mut again).is_none());
     }
     assert_eq!(server.refusals().get(Refusal::Replayed), 5);
 
@@ -205,11 +205,11 @@ fn replayed_packets_are_dropped() {
     let (_, captured) = drain(&mut server).pop().unwrap();
     let mut first = captured.clone();
     assert_eq!(
-        client.process_packet(t, server_addr(), &mut first),
+        client.handle_datagram(t, server_addr(), &mut first),
         Some(&b"boom"[..])
     );
     let mut again = captured.clone();
-    assert_eq!(client.process_packet(t, server_addr(), &mut again), None);
+    assert_eq!(client.handle_datagram(t, server_addr(), &mut again), None);
     assert_eq!(client.refusals().get(Refusal::Replayed), 1);
     // A replayed disconnect packet from an old session does not close this one.
     assert!(client.is_connected());
@@ -221,14 +221,14 @@ fn token_used_from_another_address_is_refused() {
     let token = token(8);
     let mut client = NetcodeClient::new(0.0, token.clone());
     // The attacker captures the client's connection request...
-    client.update(0.0);
+    client.handle_timeout(0.0);
     let captured = drain_client(&mut client).pop().unwrap().1;
     let mut first = captured.clone();
-    server.process_packet(T0, addr(4), &mut first);
+    server.handle_datagram(T0, addr(4), &mut first);
     assert_eq!(drain(&mut server).len(), 1); // the challenge, to the client's address
                                              // ... and replays it from 20 other addresses, while the handshake is pending.
     for i in 5..25 {
-        server.process_packet(T0, addr(i), &mut captured.clone());
+        server.handle_datagram(T0, addr(i), &mut captured.clone());
     }
     assert_eq!(server.refusals().get(Refusal::TokenUsedElsewhere), 20);
     assert!(drain(&mut server).is_empty());
@@ -236,7 +236,7 @@ fn token_used_from_another_address_is_refused() {
     // The client's own address may repeat its request (a lost challenge) and connect.
     let t = connect(&mut server, &mut client, addr(4), 0.0);
     // Once connected, refused from elsewhere (its client id is connected).
-    server.process_packet(T0 + t, addr(30), &mut captured.clone());
+    server.handle_datagram(T0 + t, addr(30), &mut captured.clone());
     assert_eq!(server.refusals().get(Refusal::AlreadyConnected), 1);
     assert!(drain(&mut server).iter().all(|(to, _)| *to == addr(4)));
 }
@@ -271,18 +271,18 @@ fn expired_foreign_and_misdirected_tokens_are_refused() {
     ];
     for (token, reason) in cases {
         let before = server.refusals().get(reason);
-        server.process_packet(T0, from, &mut request(&token));
+        server.handle_datagram(T0, from, &mut request(&token));
         assert_eq!(server.refusals().get(reason), before + 1, "{reason:?}");
     }
     // Wrong version: the request is refused before anything else is read.
     let mut wrong_version = request(&token(5));
     wrong_version[1 + 10] = b'3'; // "NETCODE 1.03"
-    server.process_packet(T0, from, &mut wrong_version);
+    server.handle_datagram(T0, from, &mut wrong_version);
     assert_eq!(server.refusals().get(Refusal::WrongVersion), 1);
     // A tampered expiry no longer decrypts (it is associated data).
     let mut tampered = request(&token(6));
     tampered[22..30].copy_from_slice(&(T0 as u64 + 10_000).to_le_bytes());
-    server.process_packet(T0, from, &mut tampered);
+    server.handle_datagram(T0, from, &mut tampered);
     assert_eq!(server.refusals().get(Refusal::TokenInvalid), 2);
     assert!(drain(&mut server).is_empty());
     assert_eq!(server.pending_clients(), 0);
@@ -297,7 +297,7 @@ fn expired_foreign_and_misdirected_tokens_are_refused() {
     );
     let mut t = 0.0;
     while client.is_connecting() {
-        client.update(t);
+        client.handle_timeout(t);
         drain_client(&mut client);
         t += 0.1;
     }
@@ -320,7 +320,7 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
     // Valid packets of every type, to truncate.
     let mut valid: Vec<Vec<u8>> = vec![request(&token(41))];
     client.send_payload(&[9; 1200]).unwrap();
-    client.update(t + 0.5); // keep-alive
+    client.handle_timeout(t + 0.5); // keep-alive
     valid.extend(drain_client(&mut client).into_iter().map(|(_, b)| b));
     let mut out = Vec::new();
     Packet::Response {
@@ -352,7 +352,9 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
                 let n = datagram.len();
                 let mut copy = datagram.clone();
                 let before = server.refusals().total();
-                assert!(server.process_packet(T0 + t, from, &mut datagram).is_none());
+                assert!(server
+                    .handle_datagram(T0 + t, from, &mut datagram)
+                    .is_none());
                 assert_eq!(
                     server.refusals().total(),
                     before + 1,
@@ -368,7 +370,9 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
                 }
                 // And the client refuses the same bytes from the server's address.
                 let before = client.refusals().total();
-                assert!(client.process_packet(t, server_addr(), &mut copy).is_none());
+                assert!(client
+                    .handle_datagram(t, server_addr(), &mut copy)
+                    .is_none());
                 assert_eq!(client.refusals().total(), before + 1);
             }
         }
@@ -408,7 +412,7 @@ fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
     let mut bytes_out = 0usize;
     let mut flood = |server: &mut NetcodeServer, datagram: &mut Vec<u8>, from: SocketAddr| {
         bytes_in += datagram.len();
-        server.process_packet(T0, from, datagram);
+        server.handle_datagram(T0, from, datagram);
         for (to, bytes) in drain(server) {
             assert_eq!(to, from);
             assert!(
@@ -461,7 +465,7 @@ fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
     assert!(full < 256 * 1024, "{full} bytes");
     assert!(bytes_out < bytes_in / 3, "out {bytes_out} in {bytes_in}");
     // Handshakes that never finish are dropped at their timeout.
-    server.update(T0 + 6.0);
+    server.handle_timeout(T0 + 6.0);
     assert_eq!(server.pending_clients(), 0);
 }
 
@@ -470,15 +474,15 @@ fn handshake_replies_are_smaller_than_requests() {
     let mut server = server(1);
     let from = addr(50);
     let mut client = NetcodeClient::new(0.0, token(50));
-    client.update(0.0);
+    client.handle_timeout(0.0);
     let (_, mut req) = drain_client(&mut client).pop().unwrap();
     assert_eq!(req.len(), CONNECTION_REQUEST_BYTES);
-    server.process_packet(T0, from, &mut req);
+    server.handle_datagram(T0, from, &mut req);
     let (_, mut challenge) = drain(&mut server).pop().unwrap();
     assert!(challenge.len() <= 1 + 8 + 308 + 16 && challenge.len() < req.len());
-    client.process_packet(0.0, server_addr(), &mut challenge);
+    client.handle_datagram(0.0, server_addr(), &mut challenge);
     let (_, mut response) = drain_client(&mut client).pop().unwrap();
-    server.process_packet(T0, from, &mut response);
+    server.handle_datagram(T0, from, &mut response);
     let (_, keep_alive) = drain(&mut server).pop().unwrap();
     assert!(keep_alive.len() < response.len());
     assert!(keep_alive.len() <= MAX_PACKET_BYTES);
@@ -496,14 +500,14 @@ fn full_server_denies() {
     let mut third = NetcodeClient::new(t, token(62));
     let from = addr(62);
     while third.is_connecting() {
-        third.update(t);
+        third.handle_timeout(t);
         for (_, mut bytes) in drain_client(&mut third) {
             let n = bytes.len();
-            server.process_packet(T0 + t, from, &mut bytes);
+            server.handle_datagram(T0 + t, from, &mut bytes);
             for (to, mut reply) in drain(&mut server) {
                 if to == from {
                     assert!(reply.len() < n);
-                    third.process_packet(t, server_addr(), &mut reply);
+                    third.handle_datagram(t, server_addr(), &mut reply);
                 }
             }
         }
@@ -529,16 +533,19 @@ fn client_refuses_other_sources_and_forgeries() {
     server.send_payload(70, b"real").unwrap();
     let (_, real) = drain(&mut server).pop().unwrap();
     // The same bytes from another address: refused before decryption.
-    assert_eq!(client.process_packet(t, addr(999), &mut real.clone()), None);
+    assert_eq!(
+        client.handle_datagram(t, addr(999), &mut real.clone()),
+        None
+    );
     assert_eq!(client.refusals().get(Refusal::WrongSource), 1);
     // A forged disconnect (right prefix, wrong key) does not disconnect.
     let mut forged = Vec::new();
     Packet::Disconnect.encode(1 << 40, PROTOCOL_ID, &[3; 32], &mut forged);
-    assert_eq!(client.process_packet(t, server_addr(), &mut forged), None);
+    assert_eq!(client.handle_datagram(t, server_addr(), &mut forged), None);
     assert_eq!(client.refusals().get(Refusal::DoesNotDecrypt), 1);
     assert!(client.is_connected());
     assert_eq!(
-        client.process_packet(t, server_addr(), &mut real.clone()),
+        client.handle_datagram(t, server_addr(), &mut real.clone()),
         Some(&b"real"[..])
     );
 }

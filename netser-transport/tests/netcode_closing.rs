@@ -79,9 +79,9 @@ impl Harness {
         }
         // Loopback delivers at once; a margin so that all are waiting on the socket.
         std::thread::sleep(Duration::from_millis(20));
-        self.server.update();
+        self.server.receive();
         let events = std::iter::from_fn(|| self.server.poll_event()).collect();
-        self.server.send_packets();
+        self.server.transmit();
         events
     }
 
@@ -92,7 +92,7 @@ impl Harness {
         let from = self.server.local_addr();
         while let Ok((len, _)) = self.socket.recv_from(&mut buf) {
             let t = self.t();
-            self.client.receive_datagram(t, from, &buf[..len]);
+            self.client.handle_datagram(t, from, &buf[..len]);
         }
     }
 
@@ -105,7 +105,7 @@ impl Harness {
                 "never {state:?}"
             );
             let t = self.t();
-            self.client.update(t);
+            self.client.handle_timeout(t);
             let datagrams = self.client_datagrams();
             events.extend(self.server_frame(&datagrams));
             self.client_receives();
@@ -129,7 +129,7 @@ fn messages_sent_with_a_disconnect_are_delivered_before_it() {
         h.client.send_message(0, &n).unwrap();
     }
     let t = h.t();
-    h.client.update(t);
+    h.client.handle_timeout(t);
     let mut batch = h.client_datagrams();
     h.client.disconnect();
     batch.extend(h.client_datagrams());
@@ -157,7 +157,7 @@ fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
 
     // The response, and a disconnect under the session's key, in one batch.
     let t = h.t();
-    h.client.update(t);
+    h.client.handle_timeout(t);
     let mut batch = h.client_datagrams();
     assert!(!batch.is_empty());
     let mut disconnect = Vec::new();
@@ -201,17 +201,17 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
         Client::new(0.0, token(&key, server_addr), ConnectionConfig::default()).unwrap();
     let mut t = 0.0;
     let exchange = |server: &mut Server<u32, u32>, client: &mut Client<u32, u32>, t: f64| {
-        client.update(t);
+        client.handle_timeout(t);
         let mut out = Vec::new();
         client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
         for bytes in &out {
-            server.receive_datagram(now + t, client_addr, bytes);
+            server.handle_datagram(now + t, client_addr, bytes);
         }
-        server.update(now + t);
+        server.handle_timeout(now + t);
         let mut back = Vec::new();
         server.drain_datagrams(|_, bytes| back.push(bytes.to_vec()));
         for bytes in &back {
-            client.receive_datagram(t, server_addr, bytes);
+            client.handle_datagram(t, server_addr, bytes);
         }
     };
     while !client.is_connected() {
@@ -222,17 +222,17 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     for n in 0..3 {
         client.send_message(0, &n).unwrap();
     }
-    client.update(t);
+    client.handle_timeout(t);
     client.disconnect();
     let mut out = Vec::new();
     client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
     for bytes in &out {
-        server.receive_datagram(now + t, client_addr, bytes);
+        server.handle_datagram(now + t, client_addr, bytes);
     }
     assert!(!server.is_connected(CLIENT_ID));
     assert_eq!(server.receive_message(CLIENT_ID, 0), Some(0));
     assert_eq!(server.dropped_closing_messages(), 0);
-    server.update(now + t + 0.02);
+    server.handle_timeout(now + t + 0.02);
     // The two left unread are freed with the connection, and counted.
     assert_eq!(server.receive_message(CLIENT_ID, 0), None);
     assert_eq!(server.dropped_closing_messages(), 2);

@@ -272,11 +272,11 @@ fn step_netser_server(
     received: &mut Vec<(u64, Vec<u8>)>,
 ) {
     for (from, mut bytes) in inbox.drain(..) {
-        if let Some(p) = server.process_packet(T0 + t, from, &mut bytes) {
+        if let Some(p) = server.handle_datagram(T0 + t, from, &mut bytes) {
             received.push((p.client_id, p.payload.to_vec()));
         }
     }
-    server.update(T0 + t);
+    server.handle_timeout(T0 + t);
     server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
 }
 
@@ -288,11 +288,11 @@ fn step_netser_client(
     received: &mut Vec<Vec<u8>>,
 ) {
     for (from, mut bytes) in inbox.drain(..) {
-        if let Some(p) = client.process_packet(t, from, &mut bytes) {
+        if let Some(p) = client.handle_datagram(t, from, &mut bytes) {
             received.push(p.to_vec());
         }
     }
-    client.update(t);
+    client.handle_timeout(t);
     client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
 }
 
@@ -655,9 +655,9 @@ fn full_renetcode_server_denies_netser_client_scenario() {
         step_netser_client(&mut first, t, &mut sim, &mut inbox1, &mut sink);
         if t > 1.0 {
             for (from, mut bytes) in inbox2.drain(..) {
-                second.process_packet(t, from, &mut bytes);
+                second.handle_datagram(t, from, &mut bytes);
             }
-            second.update(t);
+            second.handle_timeout(t);
             second.drain_datagrams(|to, bytes| sim.send(t, second_addr, to, bytes));
         }
         t += STEP;

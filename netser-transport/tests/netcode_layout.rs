@@ -42,19 +42,19 @@ fn exchange(
     t: f64,
 ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let (mut at_server, mut at_client) = (Vec::new(), Vec::new());
-    client.update(t);
+    client.handle_timeout(t);
     let mut out = Vec::new();
     client.drain_datagrams(|_, b| out.push(b.to_vec()));
     for mut b in out {
-        if let Some(p) = server.process_packet(T0 + t, client_addr(), &mut b) {
+        if let Some(p) = server.handle_datagram(T0 + t, client_addr(), &mut b) {
             at_server.push(p.payload.to_vec());
         }
     }
-    server.update(T0 + t);
+    server.handle_timeout(T0 + t);
     let mut back = Vec::new();
     server.drain_datagrams(|_, b| back.push(b.to_vec()));
     for mut b in back {
-        if let Some(p) = client.process_packet(t, server_addr(), &mut b) {
+        if let Some(p) = client.handle_datagram(t, server_addr(), &mut b) {
             at_client.push(p.to_vec());
         }
     }
@@ -165,7 +165,7 @@ fn an_unauthenticated_oversize_payload_changes_nothing() {
     let mut forged = vec![0x15u8; 1 + 1 + 1250 + 16];
     forged[1] = 200;
     assert!(server
-        .process_packet(T0 + t, client_addr(), &mut forged)
+        .handle_datagram(T0 + t, client_addr(), &mut forged)
         .is_none());
     assert_eq!(server.refusals().get(Refusal::WrongSize), 1);
     assert_eq!(server.refusals().get(Refusal::LayoutMismatch), 0);
@@ -173,7 +173,7 @@ fn an_unauthenticated_oversize_payload_changes_nothing() {
     let mut forged = vec![0x15u8; 1 + 1 + 1250 + 16];
     forged[1] = 200;
     assert!(client
-        .process_packet(t, server_addr(), &mut forged)
+        .handle_datagram(t, server_addr(), &mut forged)
         .is_none());
     assert!(client.is_connected());
 }

@@ -91,17 +91,17 @@ impl World {
         let t = self.t;
         while let Some(d) = self.sim.receive(t) {
             if d.to == server_addr() {
-                self.server.receive_datagram(T0 + t, d.from, &d.data);
+                self.server.handle_datagram(T0 + t, d.from, &d.data);
             } else if let Some(i) = (0..self.clients.len()).find(|&i| client_addr(i) == d.to) {
-                self.clients[i].receive_datagram(t, d.from, &d.data);
+                self.clients[i].handle_datagram(t, d.from, &d.data);
             }
         }
-        self.server.update(T0 + t);
+        self.server.handle_timeout(T0 + t);
         let sim = &mut self.sim;
         self.server
             .drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
         for (i, client) in self.clients.iter_mut().enumerate() {
-            client.update(t);
+            client.handle_timeout(t);
             client.drain_datagrams(|to, bytes| sim.send(t, client_addr(i), to, bytes));
         }
         self.t += FRAME;
@@ -269,13 +269,13 @@ fn a_client_built_from_another_schema_is_refused() {
         Client::new(0.0, token(2, theirs), ConnectionConfig::default()).unwrap();
     let mut t = 0.0;
     while client.is_connecting() {
-        client.update(t);
+        client.handle_timeout(t);
         let mut out = Vec::new();
         client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
         for bytes in out {
-            server.receive_datagram(T0 + t, client_addr(0), &bytes);
+            server.handle_datagram(T0 + t, client_addr(0), &bytes);
         }
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         server.drain_datagrams(|_, _| panic!("the server answered a foreign protocol id"));
         t += 0.05;
     }
@@ -329,8 +329,8 @@ fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
 
 fn bare_connection_accepts(forged: &[u8]) -> bool {
     let mut bare: Connection<ServerMsg, ClientMsg> =
-        Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    bare.receive_datagram(0.0, forged).is_ok()
+        Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    bare.handle_datagram(0.0, forged).is_ok()
 }
 
 /// Bytes of the block under attack: with its encoding, a chunk of 256 slices of 1024 bytes
@@ -443,11 +443,11 @@ fn forged_slice_ack_is_refused() {
     assert_eq!(forged.len(), 37);
     // A bare connection sending a block takes the forged ack as genuine.
     let mut bare: Connection<ClientMsg, ServerMsg> =
-        Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+        Connection::new(0.0, ConnectionConfig::default()).unwrap();
     bare.send_message(0, &ClientMsg::Blob(vec![7; BLOCK_BYTES]))
         .unwrap();
-    while bare.poll_datagram(0.0).is_some() {}
-    assert!(bare.receive_datagram(0.0, &forged).is_ok());
+    while bare.poll_transmit(0.0).is_some() {}
+    assert!(bare.handle_datagram(0.0, &forged).is_ok());
     let world = block_under_attack(6, |w| inject(w, server_addr(), &forged));
     let refusals = world.clients[0].netcode().refusals();
     assert!(

@@ -67,11 +67,11 @@ impl Relay {
 
 fn frame(server: &mut Server, events: &mut Vec<ServerEvent<Msg>>, relay: &mut Relay) {
     relay.pump();
-    server.update();
+    server.receive();
     while let Some(e) = server.poll_event() {
         events.push(e);
     }
-    server.send_packets();
+    server.transmit();
     std::thread::sleep(Duration::from_micros(500));
 }
 
@@ -122,13 +122,13 @@ fn a_recorded_session_replayed_over_udp_opens_no_ghost_session() {
     let mut sent = 0;
     while messages(&events) < 20 {
         assert!(start.elapsed() < Duration::from_secs(10), "session stalled");
-        client.update();
+        client.receive();
         while client.poll_event().is_some() {}
         if client.is_connected() && sent < 20 {
             client.send_message(RELIABLE, &Msg::Line(sent)).unwrap();
             sent += 1;
         }
-        client.send_packets();
+        client.transmit();
         frame(&mut server, &mut events, &mut relay);
     }
     client.disconnect();
@@ -184,7 +184,7 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
                 recorded: &mut Vec<Vec<u8>>|
      -> usize {
         let mut out = Vec::new();
-        client.update(t);
+        client.handle_timeout(t);
         client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
         let mut payloads = 0;
         for bytes in out {
@@ -192,15 +192,15 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
             let mut bytes = bytes;
             payloads += usize::from(
                 server
-                    .process_packet(T0 + t, client_addr, &mut bytes)
+                    .handle_datagram(T0 + t, client_addr, &mut bytes)
                     .is_some(),
             );
         }
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         let mut back = Vec::new();
         server.drain_datagrams(|_, bytes| back.push(bytes.to_vec()));
         for mut bytes in back {
-            client.process_packet(t, server_addr, &mut bytes);
+            client.handle_datagram(t, server_addr, &mut bytes);
         }
         payloads
     };
@@ -227,10 +227,10 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
             let mut bytes = datagram.clone();
             replayed += usize::from(
                 server
-                    .process_packet(T0 + t, client_addr, &mut bytes)
+                    .handle_datagram(T0 + t, client_addr, &mut bytes)
                     .is_some(),
             );
-            server.update(T0 + t);
+            server.handle_timeout(T0 + t);
         }
     }
     assert_eq!(replayed, 0, "old payloads delivered again");

@@ -99,18 +99,18 @@ fn no_netcode_type_prints_a_key() {
     assert_hidden("NetcodeClient (new)", &client, &keys);
     let mut t = 0.0;
     while !client.is_connected() {
-        client.update(t);
+        client.handle_timeout(t);
         let mut out = Vec::new();
         client.drain_datagrams(|_, b| out.push(b.to_vec()));
         for mut b in out {
-            server.process_packet(T0 + t, client_addr(), &mut b);
+            server.handle_datagram(T0 + t, client_addr(), &mut b);
         }
         assert_hidden("NetcodeServer (handshake)", &server, &keys);
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         let mut back = Vec::new();
         server.drain_datagrams(|_, b| back.push(b.to_vec()));
         for mut b in back {
-            client.process_packet(t, server_addr(), &mut b);
+            client.handle_datagram(t, server_addr(), &mut b);
         }
         assert_hidden("NetcodeClient (handshake)", &client, &keys);
         t += 0.1;
@@ -163,10 +163,10 @@ fn the_udp_server_and_client_print_no_key() {
             start.elapsed() < std::time::Duration::from_secs(5),
             "no connection"
         );
-        client.update();
-        client.send_packets();
-        server.update();
-        server.send_packets();
+        client.receive();
+        client.transmit();
+        server.receive();
+        server.transmit();
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert_hidden("UdpServer", &server, &keys);

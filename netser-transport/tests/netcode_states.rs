@@ -59,22 +59,22 @@ fn step_recording(
     t: f64,
     record: &mut Vec<Vec<u8>>,
 ) {
-    client.update(t);
+    client.handle_timeout(t);
     let mut outgoing = Vec::new();
     client.drain_datagrams(|to, bytes| outgoing.push((to, bytes.to_vec())));
     for (to, mut bytes) in outgoing {
         if let Some((_, server)) = servers.iter_mut().find(|(a, _)| *a == to) {
-            server.process_packet(T0 + t, from, &mut bytes);
+            server.handle_datagram(T0 + t, from, &mut bytes);
         }
     }
     for (addr, server) in servers.iter_mut() {
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         let mut replies = Vec::new();
         server.drain_datagrams(|to, bytes| replies.push((to, bytes.to_vec())));
         for (to, mut bytes) in replies {
             if to == from {
                 record.push(bytes.clone());
-                client.process_packet(t, *addr, &mut bytes);
+                client.handle_datagram(t, *addr, &mut bytes);
             }
         }
     }
@@ -88,7 +88,7 @@ fn request_timed_out_after_every_server() {
     let mut t = 0.0;
     let mut requests = Vec::new();
     while client.is_connecting() {
-        client.update(t);
+        client.handle_timeout(t);
         client.drain_datagrams(|to, bytes| requests.push((to, bytes.len())));
         t += STEP;
     }
@@ -113,19 +113,19 @@ fn response_timed_out_when_the_server_stops_answering() {
     let mut server = server_at(server_a(), 4);
     let mut client = NetcodeClient::new(0.0, token(2, vec![server_a()]));
     // The request reaches the server, the challenge reaches the client; then silence.
-    client.update(0.0);
+    client.handle_timeout(0.0);
     let mut request = Vec::new();
     client.drain_datagrams(|_, bytes| request = bytes.to_vec());
-    server.process_packet(T0, client_addr(2), &mut request);
+    server.handle_datagram(T0, client_addr(2), &mut request);
     let mut challenge = Vec::new();
     server.drain_datagrams(|_, bytes| challenge = bytes.to_vec());
-    client.process_packet(0.0, server_a(), &mut challenge);
+    client.handle_datagram(0.0, server_a(), &mut challenge);
     assert_eq!(client.state(), ClientState::SendingConnectionResponse);
     assert_eq!(client.state().code(), 2);
     let mut responses = 0;
     let mut t = 0.0;
     while client.is_connecting() {
-        client.update(t);
+        client.handle_timeout(t);
         client.drain_datagrams(|_, bytes| {
             assert_eq!(packet::peek(bytes).unwrap().0, PacketType::Response);
             responses += 1;
@@ -208,9 +208,9 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
     // The link goes dead: both sides time out after 2 s.
     let dead = t;
     while client.is_connected() || server.is_connected(5) {
-        client.update(t);
+        client.handle_timeout(t);
         client.drain_datagrams(|_, _| {});
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         server.drain_datagrams(|_, _| {});
         t += STEP;
         assert!(t - dead < 2.2);
@@ -238,8 +238,8 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
         server.memory_bytes(),
         connected_memory
     );
-    assert_eq!(server.next_wakeup(), None);
-    assert_eq!(client.next_wakeup(), None);
+    assert_eq!(server.poll_timeout(), None);
+    assert_eq!(client.poll_timeout(), None);
 }
 
 #[test]
@@ -268,7 +268,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     client.drain_datagrams(|_, bytes| packets.push(bytes.to_vec()));
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     // Only the last one arrives: enough.
-    server.process_packet(T0 + t, client_addr(6), packets.last_mut().unwrap());
+    server.handle_datagram(T0 + t, client_addr(6), packets.last_mut().unwrap());
     server.poll_event();
     assert_eq!(
         server.poll_event(),
@@ -321,7 +321,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     );
     // Challenge and keep-alive in each session, then the disconnects.
     assert!(sent >= DISCONNECT_PACKETS + 4);
-    client.process_packet(t, server_a(), &mut packets[DISCONNECT_PACKETS - 1].clone());
+    client.handle_datagram(t, server_a(), &mut packets[DISCONNECT_PACKETS - 1].clone());
     assert_eq!(
         client.state(),
         ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
@@ -364,17 +364,17 @@ fn handshake_takes_two_round_trips() {
         while let Some(d) = sim.receive(t) {
             let mut bytes = d.data;
             if d.to == server_a() {
-                server.process_packet(T0 + t, d.from, &mut bytes);
+                server.handle_datagram(T0 + t, d.from, &mut bytes);
             } else {
-                client.process_packet(t, d.from, &mut bytes);
+                client.handle_datagram(t, d.from, &mut bytes);
             }
         }
         if server.is_connected(8) {
             server_connected_at.get_or_insert(t);
         }
-        client.update(t);
+        client.handle_timeout(t);
         client.drain_datagrams(|to, bytes| sim.send(t, client_addr(8), to, bytes));
-        server.update(T0 + t);
+        server.handle_timeout(T0 + t);
         server.drain_datagrams(|to, bytes| sim.send(t, server_a(), to, bytes));
         t += 0.001;
     }

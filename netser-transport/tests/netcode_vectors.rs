@@ -408,7 +408,7 @@ fn every_packet_writes_byte_identical_and_reads_with_the_c_fields() {
                 let now = u64_of(&params["current_timestamp"]) as f64;
                 let client: SocketAddr = "198.51.100.1:5000".parse().unwrap();
                 let mut request = expected.clone();
-                assert!(server.process_packet(now, client, &mut request).is_none());
+                assert!(server.handle_datagram(now, client, &mut request).is_none());
                 assert_eq!(server.refusals().total(), 0, "{name}");
                 assert_eq!(server.pending_clients(), 1, "{name}");
                 let mut replies = Vec::new();
@@ -528,7 +528,7 @@ fn every_refusal_of_the_c_reader_is_refused() {
             let now = u64_of(&params["current_timestamp"]) as f64;
             let mut bytes = input.clone();
             let from: SocketAddr = "198.51.100.1:5000".parse().unwrap();
-            assert!(server.process_packet(now, from, &mut bytes).is_none());
+            assert!(server.handle_datagram(now, from, &mut bytes).is_none());
             assert_eq!(server.refusals().get(expected), 1, "{name}");
             assert_eq!(server.refusals().total(), 1, "{name}");
             assert_eq!(server.pending_clients(), 0, "{name}");

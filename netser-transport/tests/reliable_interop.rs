@@ -150,7 +150,7 @@ struct Run {
 fn run(run: Run) -> (Side, Side) {
     let mut rng = Rng(run.seed | 1);
     let mut sim: Simulator<u32> = Simulator::new(run.link);
-    let mut ours = Endpoint::new(netser_config(), 0.0).unwrap();
+    let mut ours = Endpoint::new(0.0, netser_config()).unwrap();
     let mut theirs = reliable::Endpoint::new(reliable_config("reliable"), 0.0);
     let (mut our_side, mut their_side) = (Side::default(), Side::default());
     const OUR_SALT: u8 = 0x5A;
@@ -184,7 +184,7 @@ fn run(run: Run) -> (Side, Side) {
         while let Some(delivery) = sim.receive(now) {
             if delivery.to == NETSER {
                 our_side.on_datagram(&delivery.data);
-                if let Ok(Some(packet)) = ours.receive_packet(now, &delivery.data) {
+                if let Ok(Some(packet)) = ours.handle_datagram(now, &delivery.data) {
                     check_payload(packet.sequence, packet.payload, THEIR_SALT);
                     let sequence = packet.sequence;
                     our_side.on_delivered(sequence, &delivery.data);
@@ -204,7 +204,7 @@ fn run(run: Run) -> (Side, Side) {
                 their_side.on_acks(theirs.drain_acks());
             }
         }
-        ours.update(now);
+        ours.handle_timeout(now);
     }
     for (side, name) in [(&our_side, "netser"), (&their_side, "reliable")] {
         let acked: BTreeSet<u64> = side.acks.iter().copied().collect();
@@ -298,7 +298,7 @@ fn across_the_sequence_wrap() {
 fn byte_for_byte_the_same_datagrams() {
     let mut rng = Rng(0xB17E);
     let mut peer = reliable::Endpoint::new(reliable_config("peer"), 0.0);
-    let mut ours = Endpoint::new(netser_config(), 0.0).unwrap();
+    let mut ours = Endpoint::new(0.0, netser_config()).unwrap();
     let mut theirs = reliable::Endpoint::new(reliable_config("reference"), 0.0);
     let mut compared = 0usize;
     let mut fragments_compared = 0usize;
@@ -339,7 +339,7 @@ fn byte_for_byte_the_same_datagrams() {
             }
             let copies = if rng.below(20) == 0 { 2 } else { 1 };
             for _ in 0..copies {
-                let _ = ours.receive_packet(now, &datagram);
+                let _ = ours.handle_datagram(now, &datagram);
                 theirs.receive_packet(&datagram, |_, _| true);
             }
         }

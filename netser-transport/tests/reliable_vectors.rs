@@ -58,8 +58,8 @@ struct Covered {
 fn replay(scenario: &Value) -> Covered {
     let name = scenario["name"].as_str().unwrap();
     let config = config(&scenario["config"]);
-    let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
-    let mut b = Endpoint::new(config, 0.0).unwrap();
+    let mut a = Endpoint::new(0.0, config.clone()).unwrap();
+    let mut b = Endpoint::new(0.0, config).unwrap();
     let mut covered = Covered::default();
     let mut now = 0.0;
     for (i, op) in scenario["ops"].as_array().unwrap().iter().enumerate() {
@@ -113,7 +113,7 @@ fn replay(scenario: &Value) -> Covered {
                 let datagram = hex(&op["datagram_hex"]);
                 let expected = op["processed"].as_array().unwrap();
                 let delivered = endpoint
-                    .receive_packet(now, &datagram)
+                    .handle_datagram(now, &datagram)
                     .map(|r| r.map(|p| (p.sequence, p.payload.to_vec())));
                 match expected.as_slice() {
                     [] => assert!(

@@ -24,8 +24,8 @@ struct Run {
 impl Run {
     fn new(config: EntityConfig, net: SimulatorConfig) -> Self {
         Self {
-            server: Connection::new(ConnectionConfig::default(), 0.0).unwrap(),
-            client: Connection::new(ConnectionConfig::default(), 0.0).unwrap(),
+            server: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
+            client: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
             sender: EntitySender::new(config.clone()).unwrap(),
             receiver: EntityReceiver::new(config).unwrap(),
             net: Simulator::new(net),
@@ -40,22 +40,22 @@ impl Run {
         self.sender
             .send(now, &mut self.server, world, priority)
             .unwrap();
-        self.server.update(now);
-        while let Some(d) = self.server.poll_datagram(now) {
+        self.server.handle_timeout(now);
+        while let Some(d) = self.server.poll_transmit(now) {
             self.sizes.push(d.len());
             self.net.send(now, 1, 2, d);
         }
-        self.client.update(now);
-        while let Some(d) = self.client.poll_datagram(now) {
+        self.client.handle_timeout(now);
+        while let Some(d) = self.client.poll_transmit(now) {
             self.net.send(now, 2, 1, d);
         }
         while let Some(delivery) = self.net.receive(now) {
             if delivery.to == 2 {
                 let _ = self
                     .receiver
-                    .receive_datagram(now, &mut self.client, &delivery.data);
+                    .handle_datagram(now, &mut self.client, &delivery.data);
             } else {
-                let _ = self.server.receive_datagram(now, &delivery.data);
+                let _ = self.server.handle_datagram(now, &delivery.data);
             }
         }
         self.now += 1.0 / 60.0;
@@ -226,29 +226,29 @@ fn unknown_baseline_refused() {
         max_entities: 16,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     let mut sender = EntitySender::<Body>::new(config.clone()).unwrap();
     let mut receiver = EntityReceiver::<Body>::new(config.clone()).unwrap();
     let world: Vec<Option<Body>> = (0..16).map(|i| Some(body(i, 0))).collect();
     sender.send(0.0, &mut server, &world, |_, _| 1.0).unwrap();
-    let d0 = server.poll_datagram(0.0).unwrap().to_vec();
-    receiver.receive_datagram(0.0, &mut client, &d0).unwrap();
-    let ack = client.poll_datagram(0.0).unwrap().to_vec();
-    server.receive_datagram(0.0, &ack).unwrap();
+    let d0 = server.poll_transmit(0.0).unwrap().to_vec();
+    receiver.handle_datagram(0.0, &mut client, &d0).unwrap();
+    let ack = client.poll_transmit(0.0).unwrap().to_vec();
+    server.handle_datagram(0.0, &ack).unwrap();
     let moved: Vec<Option<Body>> = (0..16).map(|i| Some(body(i, 1))).collect();
     sender.send(0.1, &mut server, &moved, |_, _| 1.0).unwrap();
     assert_eq!(sender.stats().delta_sent, 16);
-    let d1 = server.poll_datagram(0.1).unwrap().to_vec();
-    let mut other: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    let d1 = server.poll_transmit(0.1).unwrap().to_vec();
+    let mut other: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     let mut fresh = EntityReceiver::<Body>::new(config).unwrap();
     assert_eq!(
-        fresh.receive_datagram(0.1, &mut other, &d1),
+        fresh.handle_datagram(0.1, &mut other, &d1),
         Err(ReceiveError::SectionRefused)
     );
     assert_eq!(fresh.counters().unknown_baseline, 1);
     assert_eq!(fresh.entities().count(), 0);
-    assert!(other.poll_datagram(0.1).is_none());
-    receiver.receive_datagram(0.1, &mut client, &d1).unwrap();
+    assert!(other.poll_transmit(0.1).is_none());
+    receiver.handle_datagram(0.1, &mut client, &d1).unwrap();
     assert_eq!(receiver.entity(5), moved[5].as_ref());
 }

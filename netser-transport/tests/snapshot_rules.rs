@@ -24,8 +24,8 @@ struct Wire {
 impl Wire {
     fn new(config: SnapshotConfig) -> Self {
         Self {
-            server: Connection::new(ConnectionConfig::default(), 0.0).unwrap(),
-            client: Connection::new(ConnectionConfig::default(), 0.0).unwrap(),
+            server: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
+            client: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
             sender: SnapshotSender::new(config.clone()).unwrap(),
             receiver: SnapshotReceiver::new(config).unwrap(),
             gen: WorldGen::new(7),
@@ -39,7 +39,7 @@ impl Wire {
         let world = self.gen.step().clone();
         let outcome = self.sender.send(self.now, &mut self.server, world).unwrap();
         let mut datagrams = Vec::new();
-        while let Some(d) = self.server.poll_datagram(self.now) {
+        while let Some(d) = self.server.poll_transmit(self.now) {
             datagrams.push(d.to_vec());
         }
         (outcome, datagrams)
@@ -47,13 +47,13 @@ impl Wire {
 
     fn deliver(&mut self, datagram: &[u8]) -> Result<(), ReceiveError> {
         self.receiver
-            .receive_datagram(self.now, &mut self.client, datagram)
+            .handle_datagram(self.now, &mut self.client, datagram)
     }
 
     /// The client's acks reach the server.
     fn ack(&mut self) {
-        while let Some(d) = self.client.poll_datagram(self.now).map(<[u8]>::to_vec) {
-            self.server.receive_datagram(self.now, &d).unwrap();
+        while let Some(d) = self.client.poll_transmit(self.now).map(<[u8]>::to_vec) {
+            self.server.handle_datagram(self.now, &d).unwrap();
         }
     }
 }
@@ -117,10 +117,10 @@ fn unknown_baseline_is_refused_unacked() {
     let (outcome, d1) = w.send();
     assert_eq!(baseline(outcome), Some(0));
     // A receiver that never got snapshot 0.
-    let mut other = Connection::<u8>::new(ConnectionConfig::default(), 0.0).unwrap();
+    let mut other = Connection::<u8>::new(0.0, ConnectionConfig::default()).unwrap();
     let mut fresh = SnapshotReceiver::<World>::new(SnapshotConfig::default()).unwrap();
     assert_eq!(
-        fresh.receive_datagram(w.now, &mut other, &d1[0]),
+        fresh.handle_datagram(w.now, &mut other, &d1[0]),
         Err(ReceiveError::SectionRefused)
     );
     assert_eq!(fresh.counters().unknown_baseline, 1);
@@ -131,7 +131,7 @@ fn unknown_baseline_is_refused_unacked() {
         None,
         "the packet is dropped whole"
     );
-    assert!(other.poll_datagram(w.now).is_none(), "and not acked");
+    assert!(other.poll_transmit(w.now).is_none(), "and not acked");
     // The right receiver takes it.
     w.deliver(&d1[0]).unwrap();
     assert_eq!(w.client.receive_message(0), Some(9));
@@ -272,10 +272,10 @@ fn peers_share_encodings() {
         .map(|_| SnapshotPeer::new(config.clone()).unwrap())
         .collect();
     let mut servers: Vec<Connection<u8>> = (0..4)
-        .map(|_| Connection::new(ConnectionConfig::default(), 0.0).unwrap())
+        .map(|_| Connection::new(0.0, ConnectionConfig::default()).unwrap())
         .collect();
     let mut clients: Vec<Connection<u8>> = (0..4)
-        .map(|_| Connection::new(ConnectionConfig::default(), 0.0).unwrap())
+        .map(|_| Connection::new(0.0, ConnectionConfig::default()).unwrap())
         .collect();
     let mut receivers: Vec<SnapshotReceiver<World>> = (0..4)
         .map(|_| SnapshotReceiver::new(config.clone()).unwrap())
@@ -285,14 +285,14 @@ fn peers_share_encodings() {
         history.push(gen.step().clone());
         for i in 0..4 {
             peers[i].send(0.0, &mut history, &mut servers[i]).unwrap();
-            let datagram = servers[i].poll_datagram(0.0).unwrap().to_vec();
+            let datagram = servers[i].poll_transmit(0.0).unwrap().to_vec();
             // Peers 0 and 1 get everything; 2 and 3 only the first snapshot.
             if i < 2 || tick == 0 {
                 receivers[i]
-                    .receive_datagram(0.0, &mut clients[i], &datagram)
+                    .handle_datagram(0.0, &mut clients[i], &datagram)
                     .unwrap();
-                let ack = clients[i].poll_datagram(0.0).unwrap().to_vec();
-                servers[i].receive_datagram(0.0, &ack).unwrap();
+                let ack = clients[i].poll_transmit(0.0).unwrap().to_vec();
+                servers[i].handle_datagram(0.0, &ack).unwrap();
             }
         }
     }

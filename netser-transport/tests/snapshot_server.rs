@@ -60,14 +60,14 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
     fn step(&mut self, send: impl FnOnce(&mut Self)) {
         let now = self.now;
         for (addr, client) in &mut self.clients {
-            client.update(now);
+            client.handle_timeout(now);
             let mut out = Vec::new();
             client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
             for bytes in &out {
-                self.server.receive_datagram(now, *addr, bytes);
+                self.server.handle_datagram(now, *addr, bytes);
             }
         }
-        self.server.update(now);
+        self.server.handle_timeout(now);
         send(self);
         let mut out = Vec::new();
         self.server
@@ -75,7 +75,7 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         for (to, bytes) in &out {
             for (addr, client) in &mut self.clients {
                 if addr == to {
-                    client.receive_datagram(now, self.server_addr, bytes);
+                    client.handle_datagram(now, self.server_addr, bytes);
                 }
             }
         }

@@ -87,8 +87,8 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
         first_sequence: 65_000, // wraps early
         ..SnapshotConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(connection_config(), 0.0).unwrap();
-    let mut client = Connection::<u8>::new(connection_config(), 0.0).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
+    let mut client = Connection::<u8>::new(0.0, connection_config()).unwrap();
     let mut receiver = SnapshotReceiver::<World>::new(config.clone()).unwrap();
     let bound = receiver.memory_bound();
     let mut sender = SnapshotSender::<World>::new(config.clone()).unwrap();
@@ -114,24 +114,24 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
             sender.send(now, &mut server, world).unwrap();
             let (sequence, world) = sender.history().newest().unwrap();
             tick_of.insert(sequence, world.tick);
-            server.update(now);
-            while let Some(d) = server.poll_datagram(now) {
+            server.handle_timeout(now);
+            while let Some(d) = server.poll_transmit(now) {
                 sim.send(now, 1, 2, d);
             }
-            client.update(now);
-            while let Some(d) = client.poll_datagram(now) {
+            client.handle_timeout(now);
+            while let Some(d) = client.poll_transmit(now) {
                 sim.send(now, 2, 1, d);
             }
             while let Some(delivery) = sim.receive(now) {
                 if delivery.to == 2 {
-                    let _ = receiver.receive_datagram(now, &mut client, &delivery.data);
+                    let _ = receiver.handle_datagram(now, &mut client, &delivery.data);
                     if let Some((sequence, decoded)) = receiver.poll_snapshot() {
                         assert_eq!(decoded, &worlds[&decoded.tick], "seed {seed}, {name}");
                         assert_eq!(tick_of[&sequence], decoded.tick);
                         checked += 1;
                     }
                 } else {
-                    let _ = server.receive_datagram(now, &delivery.data);
+                    let _ = server.handle_datagram(now, &delivery.data);
                 }
             }
             now += TICK;
@@ -188,8 +188,8 @@ fn soak_entities(seed: u64, ticks: u32) {
         packet_budget: 300,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(connection_config(), 0.0).unwrap();
-    let mut client = Connection::<u8>::new(connection_config(), 0.0).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
+    let mut client = Connection::<u8>::new(0.0, connection_config()).unwrap();
     let mut receiver = EntityReceiver::<Body>::new(config.clone()).unwrap();
     let bound = receiver.memory_bound();
     let mut sender = EntitySender::<Body>::new(config.clone()).unwrap();
@@ -217,19 +217,19 @@ fn soak_entities(seed: u64, ticks: u32) {
             {
                 sent.insert(packet, world);
             }
-            server.update(now);
-            while let Some(d) = server.poll_datagram(now) {
+            server.handle_timeout(now);
+            while let Some(d) = server.poll_transmit(now) {
                 sim.send(now, 1, 2, d);
             }
-            client.update(now);
-            while let Some(d) = client.poll_datagram(now) {
+            client.handle_timeout(now);
+            while let Some(d) = client.poll_transmit(now) {
                 sim.send(now, 2, 1, d);
             }
             while let Some(delivery) = sim.receive(now) {
                 if delivery.to == 2 {
                     let applied = receiver.counters().updates_applied;
                     let taken = receiver
-                        .receive_datagram(now, &mut client, &delivery.data)
+                        .handle_datagram(now, &mut client, &delivery.data)
                         .is_ok();
                     if taken && receiver.counters().updates_applied > applied {
                         // Every entity the client holds (or knows gone) is exactly as in
@@ -246,7 +246,7 @@ fn soak_entities(seed: u64, ticks: u32) {
                         }
                     }
                 } else {
-                    let _ = server.receive_datagram(now, &delivery.data);
+                    let _ = server.handle_datagram(now, &delivery.data);
                 }
             }
             now += TICK;

@@ -55,13 +55,13 @@ fn frame<S: netser::NetDelta + PartialEq + Clone>(
     client: &mut UdpClient<u8, u8, S>,
     send: impl FnOnce(&mut UdpServer<u8, u8, S>),
 ) {
-    client.update();
+    client.receive();
     while client.poll_event().is_some() {}
-    client.send_packets();
-    server.update();
+    client.transmit();
+    server.receive();
     while server.poll_event().is_some() {}
     send(server);
-    server.send_packets();
+    server.transmit();
     std::thread::sleep(Duration::from_millis(2));
 }
 

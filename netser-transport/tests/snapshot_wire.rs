@@ -111,8 +111,8 @@ fn point_delta(a: &mut Annotator<'_>, name: &str) {
 #[test]
 fn snapshot_section_layout() {
     let config = SnapshotConfig::default();
-    let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     let mut sender = SnapshotSender::new(config.clone()).unwrap();
     let mut receiver = SnapshotReceiver::<Point>::new(config).unwrap();
     let mut report = String::new();
@@ -121,12 +121,12 @@ fn snapshot_section_layout() {
         .enumerate()
     {
         sender.send(tick as f64, &mut server, p).unwrap();
-        let datagram = server.poll_datagram(tick as f64).unwrap().to_vec();
+        let datagram = server.poll_transmit(tick as f64).unwrap().to_vec();
         receiver
-            .receive_datagram(tick as f64, &mut client, &datagram)
+            .handle_datagram(tick as f64, &mut client, &datagram)
             .unwrap();
-        let ack = client.poll_datagram(tick as f64).unwrap().to_vec();
-        server.receive_datagram(tick as f64, &ack).unwrap();
+        let ack = client.poll_transmit(tick as f64).unwrap().to_vec();
+        server.handle_datagram(tick as f64, &ack).unwrap();
         report += &annotate(&datagram, |a| {
             a.field(1, "kind (0: snapshot)");
             a.field(16, "sequence");
@@ -153,8 +153,8 @@ fn entity_section_layout() {
         window: 8,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
-    let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     let mut sender = EntitySender::<Point>::new(config.clone()).unwrap();
     let mut receiver = EntityReceiver::<Point>::new(config).unwrap();
     let worlds = [
@@ -174,12 +174,12 @@ fn entity_section_layout() {
                 |id, _| if id == 0 { 2.0 } else { 1.0 },
             )
             .unwrap();
-        let datagram = server.poll_datagram(now).unwrap().to_vec();
+        let datagram = server.poll_transmit(now).unwrap().to_vec();
         receiver
-            .receive_datagram(now, &mut client, &datagram)
+            .handle_datagram(now, &mut client, &datagram)
             .unwrap();
-        let ack = client.poll_datagram(now).unwrap().to_vec();
-        server.receive_datagram(now, &ack).unwrap();
+        let ack = client.poll_transmit(now).unwrap().to_vec();
+        server.handle_datagram(now, &ack).unwrap();
         report += &annotate(&datagram, |a| {
             a.field(1, "kind (1: entity set)");
             let count = a.field(2, "count - 1") + 1;

@@ -357,8 +357,8 @@ impl EndpointLayer {
     fn new() -> Self {
         Self {
             sides: [
-                Endpoint::new(Config::default(), 0.0).unwrap(),
-                Endpoint::new(Config::default(), 0.0).unwrap(),
+                Endpoint::new(0.0, Config::default()).unwrap(),
+                Endpoint::new(0.0, Config::default()).unwrap(),
             ],
             session: 0,
             next_id: [0; 2],
@@ -378,7 +378,7 @@ impl Layer for EndpointLayer {
         "endpoint"
     }
     fn frame(&mut self, now: f64, side: usize, rng: &mut Rng, out: &mut Vec<Vec<u8>>) {
-        self.sides[side].update(now);
+        self.sides[side].handle_timeout(now);
         self.totals.acked += self.sides[side].drain_acks().count() as u64;
         if !self.sending {
             return;
@@ -406,7 +406,7 @@ impl Layer for EndpointLayer {
     fn receive(&mut self, now: f64, side: usize, datagram: &[u8], tampered: bool) -> bool {
         let stream = self.stream(1 - side);
         self.totals.tampered_seen += u64::from(tampered);
-        let result = self.sides[side].receive_packet(now, datagram);
+        let result = self.sides[side].handle_datagram(now, datagram);
         if tampered && result.is_ok() {
             // The endpoint authenticates nothing (the netcode layer's AEAD does): a
             // forged header it accepted may have moved its received window, after which
@@ -441,7 +441,7 @@ impl Layer for EndpointLayer {
     }
     fn reconnect(&mut self, now: f64) {
         for side in &mut self.sides {
-            *side = Endpoint::new(Config::default(), now).unwrap();
+            *side = Endpoint::new(now, Config::default()).unwrap();
         }
         self.session += 1;
         self.next_id = [0; 2];
@@ -746,8 +746,8 @@ impl ConnectionLayer {
     fn new(now: f64) -> Self {
         Self {
             sides: [
-                Connection::new(connection_config(), now).unwrap(),
-                Connection::new(connection_config(), now).unwrap(),
+                Connection::new(now, connection_config()).unwrap(),
+                Connection::new(now, connection_config()).unwrap(),
             ],
             next_id: [[0; CHANNELS]; 2],
             next_expected: [[0; CHANNELS]; 2],
@@ -815,8 +815,8 @@ impl Layer for ConnectionLayer {
                 }
             }
         }
-        self.sides[side].update(now);
-        while let Some(d) = self.sides[side].poll_datagram(now) {
+        self.sides[side].handle_timeout(now);
+        while let Some(d) = self.sides[side].poll_transmit(now) {
             out.push(seal(d));
         }
         self.drain(side);
@@ -826,7 +826,7 @@ impl Layer for ConnectionLayer {
             self.totals.integrity_refused += 1;
             return false;
         };
-        let ok = self.sides[side].receive_datagram(now, body).is_ok();
+        let ok = self.sides[side].handle_datagram(now, body).is_ok();
         self.drain(side);
         ok
     }

@@ -189,14 +189,14 @@ impl World {
                 );
             }
             let side = &mut self.sides[i];
-            side.update(now);
-            while let Some(datagram) = side.poll_datagram(now) {
+            side.handle_timeout(now);
+            while let Some(datagram) = side.poll_transmit(now) {
                 assert!(datagram.len() <= 1200);
                 self.net.send(now, i as u32, 1 - i as u32, datagram);
             }
         }
         while let Some(delivery) = self.net.receive(now) {
-            let _ = self.sides[delivery.to as usize].receive_datagram(now, &delivery.data);
+            let _ = self.sides[delivery.to as usize].handle_datagram(now, &delivery.data);
         }
         for i in 0..2 {
             let (receiver, flow) = (&mut self.sides[i], &mut self.flows[1 - i]);
@@ -239,8 +239,8 @@ fn soak_connection() {
     let cycles = env_u64("NETSER_SOAK_ITERATIONS").unwrap_or(2);
     let mut world = World {
         sides: [
-            Connection::new(config(), 0.0).unwrap(),
-            Connection::new(config(), 0.0).unwrap(),
+            Connection::new(0.0, config()).unwrap(),
+            Connection::new(0.0, config()).unwrap(),
         ],
         flows: [Flow::default(), Flow::default()],
         net: Simulator::new(bad_network(seed)),

@@ -65,7 +65,7 @@ struct Side {
 impl Side {
     fn new(address: u32) -> Self {
         Self {
-            endpoint: Endpoint::new(Config::default(), 0.0).unwrap(),
+            endpoint: Endpoint::new(0.0, Config::default()).unwrap(),
             address,
             sent: 0,
             delivered: HashSet::new(),
@@ -142,7 +142,7 @@ fn soak_terrible_network() {
         while let Some(delivery) = sim.receive(now) {
             let [a, b] = &mut sides;
             let (receiver, sender) = if delivery.to == 0 { (a, b) } else { (b, a) };
-            if let Ok(Some(packet)) = receiver.endpoint.receive_packet(now, &delivery.data) {
+            if let Ok(Some(packet)) = receiver.endpoint.handle_datagram(now, &delivery.data) {
                 assert_eq!(
                     packet.payload,
                     payload(packet.sequence, max),
@@ -173,7 +173,7 @@ fn soak_terrible_network() {
             }
         }
         for side in &mut sides {
-            side.endpoint.update(now);
+            side.endpoint.handle_timeout(now);
             let config = side.endpoint.config();
             assert!(side.endpoint.memory_bytes() <= config.memory_bound());
         }

@@ -43,10 +43,10 @@ fn two_requests(config: UdpServerConfig, key: &Key) -> Server {
         })
         .collect();
     for client in &mut clients {
-        client.send_packets();
+        client.transmit();
     }
     std::thread::sleep(Duration::from_millis(50));
-    server.update();
+    server.receive();
     server
 }
 

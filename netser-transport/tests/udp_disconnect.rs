@@ -62,10 +62,10 @@ fn connected_pair(server_udp: UdpConfig, client_udp: UdpConfig) -> (Server, Clie
     let start = Instant::now();
     while !(client.is_connected() && server.connected_clients() == 1) {
         assert!(start.elapsed() < Duration::from_secs(5), "no connection");
-        client.update();
-        client.send_packets();
-        server.update();
-        server.send_packets();
+        client.receive();
+        client.transmit();
+        server.receive();
+        server.transmit();
         std::thread::sleep(Duration::from_millis(1));
     }
     while server.poll_event().is_some() {}
@@ -79,7 +79,7 @@ fn server_sees_leave(server: &mut Server) -> (DisconnectReason, Vec<u32>) {
     let mut messages = Vec::new();
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(TIMEOUT_SECONDS as u64 + 3) {
-        server.update();
+        server.receive();
         while let Some(event) = server.poll_event() {
             match event {
                 ServerEvent::ClientDisconnected { reason, .. } => return (reason, messages),
@@ -87,7 +87,7 @@ fn server_sees_leave(server: &mut Server) -> (DisconnectReason, Vec<u32>) {
                 _ => {}
             }
         }
-        server.send_packets();
+        server.transmit();
         std::thread::sleep(Duration::from_millis(1));
     }
     panic!("the client never left, not even by timing out");
@@ -146,13 +146,13 @@ fn client_sees_leave(client: &mut Client) -> DisconnectReason {
             start.elapsed() < Duration::from_secs(TIMEOUT_SECONDS as u64 + 3),
             "the server never left, not even by timing out"
         );
-        client.update();
+        client.receive();
         while let Some(event) = client.poll_event() {
             if let ClientEvent::Disconnected { reason } = event {
                 return reason;
             }
         }
-        client.send_packets();
+        client.transmit();
         std::thread::sleep(Duration::from_millis(1));
     }
 }

@@ -68,14 +68,14 @@ fn send_simulator_delays_by_its_latency() {
     let mut b = bind(UdpConfig::default());
     let sent_at = Instant::now();
     a.send(b.local_addr(), b"late").unwrap();
-    assert!(a.next_wakeup().is_some());
+    assert!(a.poll_timeout().is_some());
     a.flush();
     assert_eq!(a.stats().datagrams_sent, 0, "held by the simulator");
     let got = pump(&mut b, &mut a, 1, Duration::from_secs(5));
     assert_eq!(got, vec![(a.local_addr(), b"late".to_vec())]);
     assert!(sent_at.elapsed() >= Duration::from_secs_f64(latency));
     assert_eq!(a.send_simulator_stats().unwrap().delivered, 1);
-    assert_eq!(a.next_wakeup(), None);
+    assert_eq!(a.poll_timeout(), None);
 }
 
 #[test]

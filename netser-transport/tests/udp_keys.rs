@@ -164,10 +164,10 @@ fn udp_server_and_client_debug_hide_every_key() {
     let start = Instant::now();
     while !(client.is_connected() && server.connected_clients() == 1) {
         assert!(start.elapsed() < Duration::from_secs(5), "no connection");
-        client.update();
-        client.send_packets();
-        server.update();
-        server.send_packets();
+        client.receive();
+        client.transmit();
+        server.receive();
+        server.transmit();
         std::thread::sleep(Duration::from_millis(1));
     }
     check("UdpServer (a client connected)", &server, &session_keys);

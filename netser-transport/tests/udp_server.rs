@@ -67,17 +67,17 @@ fn frame(
     client_events: &mut HashMap<u64, Vec<ClientEvent<Msg>>>,
 ) {
     for c in clients.iter_mut() {
-        c.update();
+        c.receive();
         while let Some(e) = c.poll_event() {
             client_events.entry(c.client_id()).or_default().push(e);
         }
-        c.send_packets();
+        c.transmit();
     }
-    server.update();
+    server.receive();
     while let Some(e) = server.poll_event() {
         server_events.push(e);
     }
-    server.send_packets();
+    server.transmit();
     std::thread::sleep(Duration::from_micros(500));
 }
 
@@ -279,7 +279,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
     let start = Instant::now();
     while clients.iter().any(Client::is_connected) && start.elapsed() < Duration::from_secs(5) {
         for c in clients.iter_mut() {
-            c.update();
+            c.receive();
         }
         std::thread::sleep(Duration::from_millis(1));
     }

@@ -319,7 +319,7 @@ fn framing_stays_within_the_body_bound() {
 /// Datagrams for the flood: real fragments of the largest packet, then the same with
 /// fragment counts, ids and sequences forged, truncated, and random bytes.
 fn flood_datagrams(config: &Config) -> Vec<Vec<u8>> {
-    let mut sender = Endpoint::new(config.clone(), 0.0).unwrap();
+    let mut sender = Endpoint::new(0.0, config.clone()).unwrap();
     let mut out = Vec::new();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -370,9 +370,9 @@ fn endpoint_under_a_flood_stays_within_its_memory_bound() {
         let mut drops = 0;
         let mut held = 0;
         let usage = measure(|| {
-            let mut e = Endpoint::new(config.clone(), 0.0).unwrap();
+            let mut e = Endpoint::new(0.0, config.clone()).unwrap();
             for (i, d) in flood.iter().enumerate() {
-                let _ = e.receive_packet(i as f64 * 1e-3, d);
+                let _ = e.handle_datagram(i as f64 * 1e-3, d);
                 e.drain_acks().for_each(drop);
                 held = held.max(live());
                 assert_eq!(live(), e.memory_bytes(), "memory_bytes() is what it holds");

@@ -73,8 +73,8 @@ enum Message {
 const PHASES: [&str; 5] = [
     "send_message",
     "update",
-    "poll_datagram",
-    "receive_datagram",
+    "poll_transmit",
+    "handle_datagram",
     "receive_message",
 ];
 
@@ -98,8 +98,8 @@ fn run(warm_up: u32, measured: u32) -> ([u64; 5], u64, u64) {
         ChannelConfig::new(ChannelKind::UnreliableSequenced),
     ]);
     let mut sides: [Connection<Message>; 2] = [
-        Connection::new(config.clone(), 0.0).unwrap(),
-        Connection::new(config, 0.0).unwrap(),
+        Connection::new(0.0, config.clone()).unwrap(),
+        Connection::new(0.0, config).unwrap(),
     ];
     let mut link: Vec<InFlight> = Vec::with_capacity(256);
     let mut per_phase = [0u64; 5];
@@ -133,9 +133,9 @@ fn run(warm_up: u32, measured: u32) -> ([u64; 5], u64, u64) {
                 };
                 side.send_message(1, &input).unwrap();
             });
-            phase(1, &mut || side.update(now));
+            phase(1, &mut || side.handle_timeout(now));
             phase(2, &mut || {
-                while let Some(datagram) = side.poll_datagram(now) {
+                while let Some(datagram) = side.poll_transmit(now) {
                     sent_datagrams += 1;
                     if sent_datagrams.is_multiple_of(13) {
                         continue; // lost
@@ -157,7 +157,7 @@ fn run(warm_up: u32, measured: u32) -> ([u64; 5], u64, u64) {
             while k < link.len() {
                 if link[k].arrives <= tick {
                     let InFlight { to, len, bytes, .. } = link.swap_remove(k);
-                    sides[to].receive_datagram(now, &bytes[..len]).unwrap();
+                    sides[to].handle_datagram(now, &bytes[..len]).unwrap();
                     if measuring {
                         datagrams += 1;
                     }

@@ -61,8 +61,8 @@ fn connection_config() -> ConnectionConfig {
 impl Link {
     fn new(net: &SimulatorConfig, acks: bool) -> Self {
         Self {
-            server: Connection::new(connection_config(), 0.0).expect("valid"),
-            client: Connection::new(connection_config(), 0.0).expect("valid"),
+            server: Connection::new(0.0, connection_config()).expect("valid"),
+            client: Connection::new(0.0, connection_config()).expect("valid"),
             net: Simulator::new(net.clone()),
             down: Wire::default(),
             acks,
@@ -73,8 +73,8 @@ impl Link {
     /// the server (acks), then sends the client's acks: a game's frame, receive then
     /// send.
     fn pump(&mut self, now: f64, mut take: impl FnMut(&mut Connection<u8>, &[u8])) {
-        self.server.update(now);
-        while let Some(d) = self.server.poll_datagram(now) {
+        self.server.handle_timeout(now);
+        while let Some(d) = self.server.poll_transmit(now) {
             self.down.count(d);
             self.net.send(now, 1, 2, d);
         }
@@ -82,11 +82,11 @@ impl Link {
             if delivery.to == 2 {
                 take(&mut self.client, &delivery.data);
             } else {
-                let _ = self.server.receive_datagram(now, &delivery.data);
+                let _ = self.server.handle_datagram(now, &delivery.data);
             }
         }
-        self.client.update(now);
-        while let Some(d) = self.client.poll_datagram(now) {
+        self.client.handle_timeout(now);
+        while let Some(d) = self.client.poll_transmit(now) {
             if self.acks {
                 self.net.send(now, 2, 1, d);
             }
@@ -154,7 +154,7 @@ impl Layer {
             .expect("the scene encodes and fits");
         let receiver = &mut self.receiver;
         self.link.pump(now, |client, bytes| {
-            let _ = receiver.receive_datagram(now, client, bytes);
+            let _ = receiver.handle_datagram(now, client, bytes);
         });
         match self.receiver.poll_snapshot() {
             Some((sequence, decoded)) => match self.sender.history().get(sequence) {
@@ -183,7 +183,7 @@ fn send_bytes(link: &mut Link, now: f64, bytes: &[u8]) {
         .send_section(now, bytes, bytes.len() as u64 * 8)
         .expect("fits max_packet_size");
     link.pump(now, |client, bytes| {
-        let _ = client.receive_datagram_with(now, bytes, |_| true);
+        let _ = client.handle_datagram_with(now, bytes, |_| true);
     });
 }
 
@@ -364,7 +364,7 @@ pub fn run_large(budget_bps: f64, drive: u64, seed: u64) -> LargeFigures {
         let before = link.down.bytes;
         let datagrams = link.down.datagrams;
         link.pump(now, |client, bytes| {
-            let _ = receiver.receive_datagram(now, client, bytes);
+            let _ = receiver.handle_datagram(now, client, bytes);
         });
         if link.down.datagrams == datagrams + 1 && link.down.bytes - before > budget {
             figures.over_budget += 1;
@@ -382,7 +382,7 @@ pub fn run_large(budget_bps: f64, drive: u64, seed: u64) -> LargeFigures {
             .send(now, &mut link.server, &world, |_, _| 1.0)
             .expect("encodes");
         link.pump(now, |client, bytes| {
-            let _ = receiver.receive_datagram(now, client, bytes);
+            let _ = receiver.handle_datagram(now, client, bytes);
         });
         now += TICK;
     }

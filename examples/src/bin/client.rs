@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     loop {
         let frame_start = Instant::now();
         let t = start.elapsed().as_secs_f64();
-        client.update();
+        client.receive();
         while let Some(event) = client.poll_event() {
             match event {
                 ClientEvent::Connected { client_id } => println!("connected as {client_id}"),
@@ -123,7 +123,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 snapshots = 0;
             }
         }
-        client.send_packets();
+        client.transmit();
         if t >= seconds {
             client.disconnect();
             println!("disconnected after {seconds} s");

@@ -296,7 +296,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         // Clients: events, then an input every frame and a chat line every half second.
         for (i, client) in clients.iter_mut().enumerate() {
             let log = &mut client_logs[i];
-            client.update();
+            client.receive();
             if let Some((_, frame)) = client.poll_snapshot() {
                 check_snapshot(log, frame);
             }
@@ -335,11 +335,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     log.chat_sent += 1;
                 }
             }
-            client.send_packets();
+            client.transmit();
         }
 
         // Server: joins get the world, chat is relayed, inputs counted; 30 Hz snapshots.
-        server.update();
+        server.receive();
         while let Some(event) = server.poll_event() {
             match event {
                 ServerEvent::ClientConnected { client_id, .. } => {
@@ -392,7 +392,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 }
             }
         }
-        server.send_packets();
+        server.transmit();
         tick += 1;
 
         let chat_done = client_logs.iter().all(|log| {
@@ -419,16 +419,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     }
     let leave = Instant::now();
     while server.connected_clients() > 0 && leave.elapsed() < Duration::from_secs(3) {
-        server.update();
+        server.receive();
         while let Some(event) = server.poll_event() {
             if let ServerEvent::ClientDisconnected { client_id, reason } = event {
                 server_logs.entry(client_id).or_default().disconnect = Some(reason);
             }
         }
-        server.send_packets();
+        server.transmit();
         for client in clients.iter_mut() {
-            client.update(); // lets the simulators release the disconnect packets
-            client.send_packets();
+            client.receive(); // lets the simulators release the disconnect packets
+            client.transmit();
         }
         std::thread::sleep(Duration::from_millis(1));
     }

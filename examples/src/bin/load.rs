@@ -565,7 +565,7 @@ impl LoadServer for NetserLoad {
     }
 
     fn receive(&mut self) -> Result<(), Error> {
-        self.server.update();
+        self.server.receive();
         Ok(())
     }
 
@@ -593,7 +593,7 @@ impl LoadServer for NetserLoad {
     }
 
     fn send(&mut self) {
-        self.server.send_packets();
+        self.server.transmit();
     }
 
     fn connected(&self) -> usize {
@@ -861,7 +861,7 @@ fn drive(args: &[String], server_preset: bool) -> Result<(), Error> {
         let frame_start = Instant::now();
         let paused = control.paused.load(Ordering::Relaxed);
         for client in clients.iter_mut() {
-            client.update();
+            client.receive();
             while let Some(event) = client.poll_event() {
                 if let ClientEvent::Message {
                     message: ServerMessage::Snapshot(_),
@@ -881,7 +881,7 @@ fn drive(args: &[String], server_preset: bool) -> Result<(), Error> {
                 client.send_message(SEQUENCED, &ClientMessage::Input(input))?;
             }
             if !paused {
-                client.send_packets();
+                client.transmit();
             }
         }
         counts.now = clients.iter().fold([0; 4], |mut sum, c| {

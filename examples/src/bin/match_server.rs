@@ -103,7 +103,7 @@ fn run_match(
     let mut tick = 0u32;
     while !stop.load(Ordering::Relaxed) {
         let frame_start = Instant::now();
-        server.update();
+        server.receive();
         while let Some(event) = server.poll_event() {
             if let ServerEvent::Message {
                 client_id,
@@ -120,7 +120,7 @@ fn run_match(
         server
             .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))
             .map_err(|(_, e)| e)?;
-        server.send_packets();
+        server.transmit();
         if tick.is_multiple_of(game::SNAPSHOT_HZ as u32) {
             health(tick);
         }
@@ -189,13 +189,13 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut reason = None;
         while reason.is_none() && Instant::now() < deadline {
-            client.update();
+            client.receive();
             while let Some(event) = client.poll_event() {
                 if let ClientEvent::Disconnected { reason: r } = event {
                     reason = Some(r);
                 }
             }
-            client.send_packets();
+            client.transmit();
             if client.is_connected() {
                 stop.store(true, Ordering::Relaxed);
             }

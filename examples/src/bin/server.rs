@@ -85,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut tick = 0u32;
     while start.elapsed().as_secs_f64() < seconds {
         let frame_start = Instant::now();
-        server.update();
+        server.receive();
         while let Some(event) = server.poll_event() {
             match event {
                 ServerEvent::ClientConnected { client_id, .. } => {
@@ -117,7 +117,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         server
             .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))
             .map_err(|(_, e)| e)?;
-        server.send_packets();
+        server.transmit();
         tick += 1;
         if tick.is_multiple_of(150) {
             for id in server.client_ids() {

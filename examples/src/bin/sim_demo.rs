@@ -165,9 +165,9 @@ fn main() {
     });
     let mut now = 0.0;
     let mut client: Connection<ClientMessage, ServerMessage> =
-        Connection::new(connection_config(), now).expect("valid config");
+        Connection::new(now, connection_config()).expect("valid config");
     let mut server: Connection<ServerMessage, ClientMessage> =
-        Connection::new(connection_config(), now).expect("valid config");
+        Connection::new(now, connection_config()).expect("valid config");
 
     // The initial world state: 200 KB, one reliable message (sent as a block).
     let world: Vec<u8> = (0..200_000u32)
@@ -247,9 +247,9 @@ fn main() {
         while let Some(d) = net.receive(now) {
             // Drops (duplicates, stale packets) are counted by the connection.
             let _ = if d.to == CLIENT {
-                client.receive_datagram(now, &d.data)
+                client.handle_datagram(now, &d.data)
             } else {
-                server.receive_datagram(now, &d.data)
+                server.handle_datagram(now, &d.data)
             };
         }
 
@@ -329,8 +329,8 @@ trait Side {
 
 impl<Out: NetSerialize, In: NetSerialize> Side for Connection<Out, In> {
     fn send_all(&mut self, now: f64, from: u32, to: u32, net: &mut Simulator) {
-        self.update(now);
-        while let Some(datagram) = self.poll_datagram(now) {
+        self.handle_timeout(now);
+        while let Some(datagram) = self.poll_transmit(now) {
             net.send(now, from, to, datagram);
         }
     }

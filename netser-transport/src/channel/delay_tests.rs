@@ -44,7 +44,7 @@ impl Side {
             ..Config::default()
         };
         Self {
-            endpoint: Endpoint::new(config, 0.0).unwrap(),
+            endpoint: Endpoint::new(0.0, config).unwrap(),
             sender: ReliableSender::new(1024, 1024, 1024, 0.1, 64),
             receiver: ReliableReceiver::new(1024, true),
             sent_at: Vec::new(),
@@ -104,7 +104,7 @@ fn run(policy: Policy, loss: f64, seconds: f64) -> Figures {
         let now = f64::from(frame) * TICK;
         while let Some(delivery) = net.receive(now) {
             let side = &mut sides[delivery.to as usize];
-            if let Ok(Some(packet)) = side.endpoint.receive_packet(now, &delivery.data) {
+            if let Ok(Some(packet)) = side.endpoint.handle_datagram(now, &delivery.data) {
                 let payload = packet.payload.to_vec();
                 side.receive(&payload);
             }
@@ -127,7 +127,7 @@ fn run(policy: Policy, loss: f64, seconds: f64) -> Figures {
                 side.sent_at.push(now);
                 payload_bytes += 32;
             }
-            side.endpoint.update(now);
+            side.endpoint.handle_timeout(now);
             let stats = *side.endpoint.stats();
             let has_rtt = side.endpoint.counters().packets_acked > 0;
             match policy {

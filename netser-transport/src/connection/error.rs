@@ -12,7 +12,7 @@ use crate::endpoint;
 /// use netser_transport::connection::{Connection, ConnectionConfig, SendError};
 /// // Channel 1 of the default configuration is unreliable: a message larger than one
 /// // packet is refused rather than fragmented.
-/// let mut a: Connection<[u64; 200]> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+/// let mut a: Connection<[u64; 200]> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
 /// let error = a.send_message(1, &[0; 200]).unwrap_err(); // 1600 bytes
 /// assert!(matches!(error, SendError::MessageTooLarge { channel: ChannelId(1), .. }));
 /// ```
@@ -105,7 +105,7 @@ impl std::error::Error for SendError {
     }
 }
 
-/// A datagram dropped by [`Connection::receive_datagram`](super::Connection::receive_datagram).
+/// A datagram dropped by [`Connection::handle_datagram`](super::Connection::handle_datagram).
 /// A dropped datagram delivers nothing and acks nothing; each is counted.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -136,8 +136,8 @@ pub enum ReceiveError {
         channel: ChannelId,
     },
     /// The packet's section (a snapshot) was refused by the layer above (see
-    /// [`Connection::receive_datagram_with`](super::Connection::receive_datagram_with));
-    /// the packet is not acked. [`Connection::receive_datagram`](super::Connection::receive_datagram)
+    /// [`Connection::handle_datagram_with`](super::Connection::handle_datagram_with));
+    /// the packet is not acked. [`Connection::handle_datagram`](super::Connection::handle_datagram)
     /// refuses every section: a connection that carries snapshots is fed through the
     /// snapshot layer.
     SectionRefused,
@@ -184,7 +184,7 @@ pub struct ConnectionCounters {
     pub slices_sent: u64,
     /// Slice ack datagrams sent.
     pub slice_acks_sent: u64,
-    /// Datagrams handed to `receive_datagram`.
+    /// Datagrams handed to `handle_datagram`.
     pub datagrams_received: u64,
     /// Connection packets accepted.
     pub packets_received: u64,

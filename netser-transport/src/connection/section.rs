@@ -19,7 +19,7 @@ use crate::sequence::SequenceBuffer;
 ///
 /// ```
 /// use netser_transport::connection::{Connection, ConnectionConfig, SectionError};
-/// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+/// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
 /// let error = a.send_section(0.0, &[0; 4], 33).unwrap_err();
 /// assert_eq!(error, SectionError::BitsBeyondBytes { bits: 33, len: 4 });
 /// ```
@@ -61,7 +61,7 @@ impl core::fmt::Display for SectionError {
 impl std::error::Error for SectionError {}
 
 /// A section received in a packet, handed to the callback of
-/// [`Connection::receive_datagram_with`].
+/// [`Connection::handle_datagram_with`].
 #[derive(Debug, Clone, Copy)]
 pub struct ReceivedSection<'a> {
     /// The sequence of the packet that carried it.
@@ -182,7 +182,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// assert_eq!(a.max_section_bits(), 1191 * 8 - 2);
     /// ```
     pub fn max_section_bits(&self) -> u64 {
@@ -194,7 +194,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// assert_eq!(a.next_packet_sequence(), 0);
     /// assert_eq!(a.send_section(0.0, &[1], 1), Ok(0));
     /// assert_eq!(a.next_packet_sequence(), 1);
@@ -208,7 +208,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// [`drain_acked_sections`](Self::drain_acked_sections) reports it once acked. The
     /// packet is charged to the bandwidth budget but never held back by it: the layer
     /// above keeps its own budget. Collect its datagrams with
-    /// [`poll_datagram`](Self::poll_datagram).
+    /// [`poll_transmit`](Self::poll_transmit).
     ///
     /// # Errors
     /// [`SectionError`] if the section is longer than
@@ -216,11 +216,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
-    /// let mut a: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
     /// a.send_message(1, &7).unwrap(); // goes in the same packet
     /// assert_eq!(a.send_section(0.0, &[0xff, 0x01], 9), Ok(0));
-    /// assert!(a.poll_datagram(0.0).is_some());
-    /// assert!(a.poll_datagram(0.0).is_none());
+    /// assert!(a.poll_transmit(0.0).is_some());
+    /// assert!(a.poll_transmit(0.0).is_none());
     /// assert_eq!(a.queued_messages(1), 0);
     /// ```
     pub fn send_section(&mut self, now: f64, bytes: &[u8], bits: u64) -> Result<u16, SectionError> {
@@ -250,13 +250,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let config = ConnectionConfig::default();
-    /// let mut a: Connection<u8> = Connection::new(config.clone(), 0.0).unwrap();
-    /// let mut b: Connection<u8> = Connection::new(config, 0.0).unwrap();
+    /// let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
     /// let sequence = a.send_section(0.0, &[1], 1).unwrap();
-    /// let datagram = a.poll_datagram(0.0).unwrap().to_vec();
-    /// b.receive_datagram_with(0.05, &datagram, |_| true).unwrap();
-    /// let ack = b.poll_datagram(0.05).unwrap().to_vec(); // the ack it owes
-    /// a.receive_datagram(0.1, &ack).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
+    /// b.handle_datagram_with(0.05, &datagram, |_| true).unwrap();
+    /// let ack = b.poll_transmit(0.05).unwrap().to_vec(); // the ack it owes
+    /// a.handle_datagram(0.1, &ack).unwrap();
     /// assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     /// ```
     pub fn drain_acked_sections(&mut self) -> std::collections::vec_deque::Drain<'_, u16> {
@@ -272,8 +272,8 @@ mod tests {
     fn pair() -> (Connection<u8>, Connection<u8>) {
         let config = ConnectionConfig::default();
         (
-            Connection::new(config.clone(), 0.0).unwrap(),
-            Connection::new(config, 0.0).unwrap(),
+            Connection::new(0.0, config.clone()).unwrap(),
+            Connection::new(0.0, config).unwrap(),
         )
     }
 
@@ -283,20 +283,20 @@ mod tests {
         let (mut a, mut b) = pair();
         a.send_message(0, &5).unwrap();
         let sequence = a.send_section(0.0, &[3], 2).unwrap();
-        let datagram = a.poll_datagram(0.0).unwrap().to_vec();
+        let datagram = a.poll_transmit(0.0).unwrap().to_vec();
         assert_eq!(
-            b.receive_datagram(0.05, &datagram),
+            b.handle_datagram(0.05, &datagram),
             Err(ReceiveError::SectionRefused)
         );
         assert_eq!(b.counters().sections_refused, 1);
         assert_eq!(b.receive_message(0), None);
-        assert!(b.poll_datagram(0.05).is_none(), "no ack owed");
+        assert!(b.poll_transmit(0.05).is_none(), "no ack owed");
         // Taken the second time: delivered and acked.
-        b.receive_datagram_with(0.06, &datagram, |s| s.reader().read_bits(2).unwrap() == 3)
+        b.handle_datagram_with(0.06, &datagram, |s| s.reader().read_bits(2).unwrap() == 3)
             .unwrap();
         assert_eq!(b.receive_message(0), Some(5));
-        let ack = b.poll_datagram(0.06).unwrap().to_vec();
-        a.receive_datagram(0.1, &ack).unwrap();
+        let ack = b.poll_transmit(0.06).unwrap().to_vec();
+        a.handle_datagram(0.1, &ack).unwrap();
         assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     }
 
@@ -305,17 +305,17 @@ mod tests {
     fn only_section_packets_are_reported() {
         let (mut a, mut b) = pair();
         a.send_message(1, &1).unwrap();
-        while let Some(d) = a.poll_datagram(0.0).map(<[u8]>::to_vec) {
-            b.receive_datagram(0.0, &d).unwrap();
+        while let Some(d) = a.poll_transmit(0.0).map(<[u8]>::to_vec) {
+            b.handle_datagram(0.0, &d).unwrap();
         }
         let s = a.send_section(0.0, &[0], 8).unwrap();
-        while let Some(d) = a.poll_datagram(0.0).map(<[u8]>::to_vec) {
-            b.receive_datagram_with(0.0, &d, |_| true).unwrap();
+        while let Some(d) = a.poll_transmit(0.0).map(<[u8]>::to_vec) {
+            b.handle_datagram_with(0.0, &d, |_| true).unwrap();
         }
         for _ in 0..2 {
             b.send_message(1, &2).unwrap();
-            while let Some(d) = b.poll_datagram(0.0).map(<[u8]>::to_vec) {
-                a.receive_datagram(0.0, &d).unwrap();
+            while let Some(d) = b.poll_transmit(0.0).map(<[u8]>::to_vec) {
+                a.handle_datagram(0.0, &d).unwrap();
             }
         }
         assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [s]);
@@ -334,15 +334,15 @@ mod tests {
         let mut config = ConnectionConfig::default();
         config.endpoint.max_packet_size = 4096;
         config.endpoint.max_reassembly_bytes = 2 * 4096;
-        let mut a: Connection<u8> = Connection::new(config.clone(), 0.0).unwrap();
-        let mut b: Connection<u8> = Connection::new(config, 0.0).unwrap();
+        let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+        let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
         a.send_section(0.0, &big, 24_000).unwrap();
         let mut got = Vec::new();
         let mut datagrams = 0;
-        while let Some(d) = a.poll_datagram(0.0).map(<[u8]>::to_vec) {
+        while let Some(d) = a.poll_transmit(0.0).map(<[u8]>::to_vec) {
             assert!(d.len() <= 1200);
             datagrams += 1;
-            b.receive_datagram_with(0.0, &d, |s| {
+            b.handle_datagram_with(0.0, &d, |s| {
                 let mut r = s.reader();
                 got = (0..3000).map(|_| r.read_bits(8).unwrap() as u8).collect();
                 check_padding(&mut r).is_ok()

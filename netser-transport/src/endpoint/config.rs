@@ -284,14 +284,14 @@ mod tests {
             rtt_history_size: MAX_RTT_HISTORY_SIZE,
             ..Config::default()
         };
-        assert!(Endpoint::new(at_max, 0.0).is_ok());
+        assert!(Endpoint::new(0.0, at_max).is_ok());
         for size in [MAX_RTT_HISTORY_SIZE + 1, usize::MAX] {
             let config = Config {
                 rtt_history_size: size,
                 ..Config::default()
             };
             assert_eq!(config.validate().unwrap_err().field, "rtt_history_size");
-            assert!(Endpoint::new(config.clone(), 0.0).is_err());
+            assert!(Endpoint::new(0.0, config.clone()).is_err());
         }
         let huge = Config {
             rtt_history_size: usize::MAX,
@@ -312,18 +312,18 @@ mod tests {
             fragment_reassembly_buffer_size: max,
             ..Config::default()
         };
-        let mut a = Endpoint::new(config.clone(), 0.0).unwrap();
-        let mut b = Endpoint::new(config.clone(), 0.0).unwrap();
+        let mut a = Endpoint::new(0.0, config.clone()).unwrap();
+        let mut b = Endpoint::new(0.0, config.clone()).unwrap();
         for i in 0..200u32 {
             let now = f64::from(i) * 0.01;
             a.send_packet(now, &i.to_le_bytes()).unwrap();
             while let Some(d) = a.poll_transmit() {
-                let p = b.receive_packet(now, d.data).unwrap().unwrap();
+                let p = b.handle_datagram(now, d.data).unwrap().unwrap();
                 assert_eq!(p.payload, i.to_le_bytes());
             }
             b.send_packet(now, b"ack").unwrap();
             while let Some(d) = b.poll_transmit() {
-                a.receive_packet(now, d.data).unwrap();
+                a.handle_datagram(now, d.data).unwrap();
             }
         }
         assert_eq!(a.counters().packets_acked, 200);

@@ -51,9 +51,9 @@ impl DropCounters {
     ///
     /// ```
     /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
-    /// let _ = endpoint.receive_packet(0.0, &[]);
-    /// let _ = endpoint.receive_packet(0.0, &[0xff, 0, 0, 0, 0]);
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
+    /// let _ = endpoint.handle_datagram(0.0, &[]);
+    /// let _ = endpoint.handle_datagram(0.0, &[0xff, 0, 0, 0, 0]);
     /// assert_eq!(endpoint.counters().drops.total(), 2);
     /// ```
     pub fn total(&self) -> u64 {
@@ -98,7 +98,7 @@ impl DropCounters {
 ///
 /// ```
 /// # use netser_transport::endpoint::{Config, Endpoint};
-/// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
 /// endpoint.send_packet(0.0, &[0; 3000]).unwrap();
 /// assert_eq!(endpoint.counters().packets_sent, 1);
 /// assert_eq!(endpoint.counters().fragments_sent, 3);
@@ -112,7 +112,7 @@ pub struct Counters {
     pub fragments_sent: u64,
     /// Payloads refused by [`Endpoint::send_packet`](super::Endpoint::send_packet) as too large.
     pub packets_too_large_to_send: u64,
-    /// Datagrams handed to [`Endpoint::receive_packet`](super::Endpoint::receive_packet),
+    /// Datagrams handed to [`Endpoint::handle_datagram`](super::Endpoint::handle_datagram),
     /// whatever became of them.
     pub datagrams_received: u64,
     /// Packets received and delivered (a reassembled packet counts once).

@@ -4,7 +4,7 @@
 ///
 /// ```
 /// use netser_transport::endpoint::{Config, Endpoint, SendError};
-/// let mut endpoint = Endpoint::new(Config { max_packet_size: 4, ..Config::default() }, 0.0).unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config { max_packet_size: 4, ..Config::default() }).unwrap();
 /// assert_eq!(endpoint.send_packet(0.0, &[0; 5]), Err(SendError::TooLarge { size: 5, max: 4 }));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +35,9 @@ impl std::error::Error for SendError {}
 ///
 /// ```
 /// use netser_transport::endpoint::{Config, Endpoint, ReceiveError};
-/// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
 /// assert_eq!(
-///     endpoint.receive_packet(0.0, &[0x20, 0]).unwrap_err(),
+///     endpoint.handle_datagram(0.0, &[0x20, 0]).unwrap_err(),
 ///     ReceiveError::Truncated { needed: 3, found: 2 }
 /// );
 /// assert_eq!(endpoint.counters().drops.truncated, 1);

@@ -10,7 +10,7 @@
 /// bandwidth in kilobits per second (including the assumed IP + UDP header per packet).
 ///
 /// [`rtt`](Self::rtt) moves with every ack; the others are recomputed by
-/// [`Endpoint::update`](super::Endpoint::update). Loss and bandwidth are `None` ("not
+/// [`Endpoint::handle_timeout`](super::Endpoint::handle_timeout). Loss and bandwidth are `None` ("not
 /// yet known") until there is data to measure them, never a made-up 0.
 ///
 /// # What the round-trip time includes
@@ -34,14 +34,14 @@
 ///
 /// // Three packets in 0.1 s, none acked yet: the bandwidth is known at once, the
 /// // loss only once the packets have had time to be acked (1 s without an RTT).
-/// let mut endpoint = Endpoint::new(Config::default(), 0.0).unwrap();
+/// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
 /// for t in [0.0, 0.05, 0.1] {
 ///     endpoint.send_packet(t, &[0; 100]).unwrap();
 /// }
-/// endpoint.update(0.1);
+/// endpoint.handle_timeout(0.1);
 /// assert!(endpoint.stats().sent_kbps.is_some());
 /// assert_eq!(endpoint.stats().packet_loss, None);
-/// endpoint.update(2.0);
+/// endpoint.handle_timeout(2.0);
 /// assert_eq!(endpoint.stats().packet_loss, Some(1.0));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -493,7 +493,7 @@ mod tests {
     }
 
     fn assert_agree(endpoint: &mut Endpoint, now: f64, context: &str) {
-        endpoint.update(now);
+        endpoint.handle_timeout(now);
         let fast = endpoint.measure(now);
         let settle = settle_time(&endpoint.stats, endpoint.has_rtt);
         let slow = reference::measure(
@@ -562,8 +562,8 @@ mod tests {
                 ..Config::default()
             };
             let mut sides = [
-                Endpoint::new(config.clone(), 0.0).unwrap(),
-                Endpoint::new(config.clone(), 0.0).unwrap(),
+                Endpoint::new(0.0, config.clone()).unwrap(),
+                Endpoint::new(0.0, config.clone()).unwrap(),
             ];
             let mut in_flight: Vec<(f64, usize, Vec<u8>)> = Vec::new();
             let mut now = 0.0f64;
@@ -617,13 +617,13 @@ mod tests {
                         datagram.extend_from_slice(&[0; 200]);
                         datagram
                     };
-                    let _ = sides[1].receive_packet(at, &datagram);
+                    let _ = sides[1].handle_datagram(at, &datagram);
                 }
                 let mut i = 0;
                 while i < in_flight.len() {
                     if in_flight[i].0 <= now {
                         let (_, to, datagram) = in_flight.swap_remove(i);
-                        let _ = sides[to].receive_packet(at, &datagram);
+                        let _ = sides[to].handle_datagram(at, &datagram);
                     } else {
                         i += 1;
                     }

@@ -48,8 +48,8 @@ impl ClientState {
 /// The netcode client: connects with a [`ConnectToken`] to the first of its servers that
 /// accepts, then carries payloads.
 ///
-/// Sans-IO: call [`NetcodeClient::update`] regularly (by [`NetcodeClient::next_wakeup`]),
-/// hand it every datagram with [`NetcodeClient::process_packet`], and send what
+/// Sans-IO: call [`NetcodeClient::handle_timeout`] regularly (by [`NetcodeClient::poll_timeout`]),
+/// hand it every datagram with [`NetcodeClient::handle_datagram`], and send what
 /// [`NetcodeClient::drain_datagrams`] gives. `now` is seconds on any clock that only goes
 /// forward (the client measures the token's lifetime from `create` to `expire`, it never
 /// compares with the Unix time).
@@ -80,7 +80,7 @@ pub struct NetcodeClient {
 
 impl NetcodeClient {
     /// A client that starts connecting to the token's first server at the next
-    /// [`NetcodeClient::update`], in the token's [`Layout`](super::Layout).
+    /// [`NetcodeClient::handle_timeout`], in the token's [`Layout`](super::Layout).
     ///
     /// A token connects once per client: the server refuses packets whose sequence an
     /// earlier session of the same token already used (they could be a recording of it),
@@ -251,7 +251,7 @@ impl NetcodeClient {
     /// Advances time: the token's expiry and the timeout end the handshake (after the
     /// last server) or the connection; handshake packets and keep-alives go out every
     /// [`PACKET_SEND_INTERVAL`].
-    pub fn update(&mut self, now: f64) {
+    pub fn handle_timeout(&mut self, now: f64) {
         self.now = self.now.max(now);
         let timeout = self.token.timeout_seconds();
         let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
@@ -289,8 +289,8 @@ impl NetcodeClient {
         }
     }
 
-    /// When [`NetcodeClient::update`] next has work (`None` once disconnected).
-    pub fn next_wakeup(&self) -> Option<f64> {
+    /// When [`NetcodeClient::handle_timeout`] next has work (`None` once disconnected).
+    pub fn poll_timeout(&self) -> Option<f64> {
         if !self.is_connecting() && !self.is_connected() {
             return None;
         }
@@ -311,7 +311,7 @@ impl NetcodeClient {
     /// Reads one datagram from `from`. Returns a payload from the server; handshake steps
     /// change the state (answering at once). Anything else is refused and counted
     /// ([`NetcodeClient::refusals`]).
-    pub fn process_packet<'a>(
+    pub fn handle_datagram<'a>(
         &mut self,
         now: f64,
         from: SocketAddr,

@@ -25,8 +25,8 @@ use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, 
 /// token's protocol id must be [`protocol_id::<Out, In>()`](super::protocol_id), so a
 /// client built from another schema than the server's is refused before it sends a byte
 /// ([`Client::with_protocol_id`] for games that choose their own id). Sans-IO: datagrams
-/// in with [`Client::receive_datagram`], out with [`Client::drain_datagrams`] after
-/// [`Client::update`]; `now` in seconds from any clock that does not go back.
+/// in with [`Client::handle_datagram`], out with [`Client::drain_datagrams`] after
+/// [`Client::handle_timeout`]; `now` in seconds from any clock that does not go back.
 ///
 /// `S` is the type of the snapshots (or the entities of entity sets) the server sends,
 /// if any: the client decodes each against the baseline it names and keeps the newest
@@ -43,7 +43,7 @@ pub struct Client<Out, In = Out, S = ()> {
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S> {
-    /// A client that starts connecting at the next [`Client::update`]. Messages sent before
+    /// A client that starts connecting at the next [`Client::handle_timeout`]. Messages sent before
     /// it is connected are queued (reliable ones) and go out once it is.
     ///
     /// # Errors
@@ -81,7 +81,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
                 mtu: connection.mtu,
             });
         }
-        let connection = Connection::new(connection, now).map_err(SetupError::Connection)?;
+        let connection = Connection::new(now, connection).map_err(SetupError::Connection)?;
         Ok(Self {
             netcode: NetcodeClient::new(now, token),
             connection,
@@ -93,26 +93,26 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
     }
 
     /// Takes in a datagram received from `from` at `now`.
-    pub fn receive_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
+    pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
-        if let Some(payload) = self.netcode.process_packet(now, from, &mut self.scratch) {
+        if let Some(payload) = self.netcode.handle_datagram(now, from, &mut self.scratch) {
             // Drops inside the connection are counted there; refused snapshots in the
             // receivers' counters.
             let receivers = &mut self.receivers;
             let _ = self
                 .connection
-                .receive_datagram_with(now, payload, |section| receivers.take_section(section));
+                .handle_datagram_with(now, payload, |section| receivers.take_section(section));
         }
     }
 
     /// Advances time and sends: the handshake or keep-alives, then (once connected) the
     /// connection's datagrams encrypted into payload packets.
-    pub fn update(&mut self, now: f64) {
-        self.netcode.update(now);
+    pub fn handle_timeout(&mut self, now: f64) {
+        self.netcode.handle_timeout(now);
         if self.netcode.is_connected() {
-            self.connection.update(now);
-            while let Some(datagram) = self.connection.poll_datagram(now) {
+            self.connection.handle_timeout(now);
+            while let Some(datagram) = self.connection.poll_transmit(now) {
                 if self.netcode.send_payload(datagram).is_err() {
                     self.dropped_datagrams += 1;
                 }
@@ -120,7 +120,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
         }
     }
 
-    /// Hands every datagram to send to `send(to, bytes)`; call after [`Client::update`].
+    /// Hands every datagram to send to `send(to, bytes)`; call after [`Client::handle_timeout`].
     pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
         self.netcode.drain_datagrams(send);
     }
@@ -214,11 +214,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
         self.dropped_datagrams + self.netcode.dropped_datagrams()
     }
 
-    /// When [`Client::update`] next has work, if anything.
-    pub fn next_wakeup(&self) -> Option<f64> {
-        let netcode = self.netcode.next_wakeup();
+    /// When [`Client::handle_timeout`] next has work, if anything.
+    pub fn poll_timeout(&self) -> Option<f64> {
+        let netcode = self.netcode.poll_timeout();
         let connection = if self.is_connected() {
-            self.connection.next_wakeup()
+            self.connection.poll_timeout()
         } else {
             None
         };

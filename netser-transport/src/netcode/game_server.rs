@@ -31,7 +31,7 @@ pub const MAX_SERVER_EVENTS: usize = 65_536;
 /// A connected client: its id, connection and state synchronization.
 type ClientSlot<Out, In, S> = (ClientId, Connection<Out, In>, ClientSync<S>);
 
-/// A client that disconnected since the last [`Server::update`]: its connection stays
+/// A client that disconnected since the last [`Server::handle_timeout`]: its connection stays
 /// readable until then, so messages that arrived with its disconnect are not lost.
 #[derive(Debug)]
 struct ClosingClient<Out, In> {
@@ -59,7 +59,7 @@ pub enum ServerEvent {
         client_id: ClientId,
     },
     /// A client's slot was freed. Its connection stays readable with
-    /// [`Server::receive_message`] until the next [`Server::update`] (the messages that
+    /// [`Server::receive_message`] until the next [`Server::handle_timeout`] (the messages that
     /// arrived with the disconnect), then its memory goes too.
     ClientDisconnected {
         /// Its id.
@@ -74,8 +74,8 @@ pub enum ServerEvent {
 ///
 /// `Out` is the type of the messages the server sends, `In` of those it receives (usually
 /// two derived enums; `Server<M>` when both sides speak the same one). Sans-IO: datagrams
-/// in with [`Server::receive_datagram`], out with [`Server::drain_datagrams`] after
-/// [`Server::update`]; `now` is seconds since the Unix epoch (connect tokens expire at
+/// in with [`Server::handle_datagram`], out with [`Server::drain_datagrams`] after
+/// [`Server::handle_timeout`]; `now` is seconds since the Unix epoch (connect tokens expire at
 /// Unix timestamps) from a clock that does not go back.
 ///
 /// At most [`MAX_SERVER_EVENTS`] events wait for [`Server::poll_event`]; past that they
@@ -113,17 +113,17 @@ pub enum ServerEvent {
 /// let mut t = now;
 /// let mut got = None;
 /// while got.is_none() {
-///     client.update(t);
+///     client.handle_timeout(t);
 ///     let mut datagrams = Vec::new();
 ///     client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
 ///     for bytes in &datagrams {
-///         server.receive_datagram(t, client_addr, bytes);
+///         server.handle_datagram(t, client_addr, bytes);
 ///     }
-///     server.update(t);
+///     server.handle_timeout(t);
 ///     let mut datagrams = Vec::new();
 ///     server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
 ///     for bytes in &datagrams {
-///         client.receive_datagram(t, server_addr, bytes);
+///         client.handle_datagram(t, server_addr, bytes);
 ///     }
 ///     got = server.receive_message(9, 0);
 ///     t += 0.02;
@@ -198,14 +198,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// (through [`Server::drain_datagrams`]), payloads go to the client's connection;
     /// anything that does not decrypt is refused and counted
     /// ([`NetcodeServer::refusals`] through [`Server::netcode`]).
-    pub fn receive_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
+    pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
         self.now = self.now.max(now);
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
-        if let Some(received) = self.netcode.process_packet(now, from, &mut self.scratch) {
+        if let Some(received) = self.netcode.handle_datagram(now, from, &mut self.scratch) {
             if let Some(Some((_, connection, _))) = self.connections.get_mut(received.slot) {
                 // Drops inside the connection are counted there.
-                let _ = connection.receive_datagram(now, received.payload);
+                let _ = connection.handle_datagram(now, received.payload);
             }
         }
         self.pump_events(now);
@@ -217,15 +217,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// The connections of clients that disconnected before this call are freed here:
     /// their messages not yet read are dropped and counted in
     /// [`dropped_closing_messages`](Self::dropped_closing_messages).
-    pub fn update(&mut self, now: f64) {
+    pub fn handle_timeout(&mut self, now: f64) {
         self.now = self.now.max(now);
         for closed in self.closing.drain(..) {
             self.dropped_closing_messages += unread_messages(&closed.connection);
         }
-        self.netcode.update(now);
+        self.netcode.handle_timeout(now);
         self.pump_events(now);
         for (client_id, connection, _) in self.connections.iter_mut().flatten() {
-            connection.update(now);
+            connection.handle_timeout(now);
             self.dropped_datagrams += flush(&mut self.netcode, *client_id, connection, now);
         }
     }
@@ -236,7 +236,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                 NetcodeEvent::ClientConnected {
                     client_id, slot, ..
                 } => {
-                    match Connection::new(self.connection_config.clone(), now) {
+                    match Connection::new(now, self.connection_config.clone()) {
                         Ok(connection) => {
                             self.connections[slot] =
                                 Some((client_id, connection, ClientSync::Idle));
@@ -288,7 +288,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
 
     /// Messages that arrived from clients that then disconnected, and were not read
     /// with [`receive_message`](Self::receive_message) before the next
-    /// [`update`](Self::update) freed their connections.
+    /// [`handle_timeout`](Self::handle_timeout) freed their connections.
     ///
     /// ```
     /// use netser_transport::connection::ConnectionConfig;
@@ -339,7 +339,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     }
 
     /// Hands every datagram to send to `send(to, bytes)`; call after
-    /// [`Server::update`] and [`Server::receive_datagram`].
+    /// [`Server::handle_timeout`] and [`Server::handle_datagram`].
     pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
         self.netcode.drain_datagrams(send);
     }
@@ -432,7 +432,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     }
 
     /// The next message from a client on `channel`, if one arrived. A client that
-    /// disconnected stays readable until the next [`update`](Self::update): the
+    /// disconnected stays readable until the next [`handle_timeout`](Self::handle_timeout): the
     /// messages that arrived before its disconnect come first (then those of a new
     /// session with the same id, if it connected again).
     pub fn receive_message(
@@ -498,16 +498,16 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         self.connection(client_id).map(|c| c.stats())
     }
 
-    /// When [`Server::update`] next has work (a keep-alive, a timeout, a message or resend
+    /// When [`Server::handle_timeout`] next has work (a keep-alive, a timeout, a message or resend
     /// due), if anything.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         let connections = self
             .connections
             .iter()
             .flatten()
-            .filter_map(|(_, c, _)| c.next_wakeup());
+            .filter_map(|(_, c, _)| c.poll_timeout());
         connections
-            .chain(self.netcode.next_wakeup())
+            .chain(self.netcode.poll_timeout())
             .min_by(f64::total_cmp)
     }
 
@@ -707,7 +707,7 @@ fn flush<Out: NetSerialize, In: NetSerialize>(
     now: f64,
 ) -> u64 {
     let mut dropped = 0;
-    while let Some(datagram) = connection.poll_datagram(now) {
+    while let Some(datagram) = connection.poll_transmit(now) {
         if netcode.send_payload(client_id, datagram).is_err() {
             dropped += 1;
         }
@@ -738,17 +738,17 @@ mod tests {
         let mut client: Client<u8> = Client::new(now, token, ConnectionConfig::default()).unwrap();
         let mut t = now;
         while server.connected_clients() == 0 && t < now + 5.0 {
-            client.update(t);
+            client.handle_timeout(t);
             let mut datagrams = Vec::new();
             client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
             for bytes in &datagrams {
-                server.receive_datagram(t, client_addr, bytes);
+                server.handle_datagram(t, client_addr, bytes);
             }
-            server.update(t);
+            server.handle_timeout(t);
             let mut datagrams = Vec::new();
             server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
             for bytes in &datagrams {
-                client.receive_datagram(t, server_addr, bytes);
+                client.handle_datagram(t, server_addr, bytes);
             }
             t += 0.02;
         }

@@ -160,8 +160,8 @@ struct TokenUse {
 /// The netcode server: client slots up to a maximum, one per address, with the
 /// handshake, keep-alives, timeouts and redundant disconnects of the standard.
 ///
-/// Sans-IO: hand it every datagram with [`NetcodeServer::process_packet`], call
-/// [`NetcodeServer::update`] regularly (by [`NetcodeServer::next_wakeup`]), send what
+/// Sans-IO: hand it every datagram with [`NetcodeServer::handle_datagram`], call
+/// [`NetcodeServer::handle_timeout`] regularly (by [`NetcodeServer::poll_timeout`]), send what
 /// [`NetcodeServer::drain_datagrams`] gives, and read [`NetcodeServer::poll_event`].
 /// `now` is seconds since the Unix epoch (connect tokens expire at Unix timestamps).
 ///
@@ -358,7 +358,7 @@ impl NetcodeServer {
     /// a keep-alive, a disconnect, or a payload from a connected client, returned here.
     /// Anything else is refused and counted ([`NetcodeServer::refusals`]); a reply to an
     /// address that is not connected is always smaller than the datagram that caused it.
-    pub fn process_packet<'a>(
+    pub fn handle_datagram<'a>(
         &mut self,
         now: f64,
         from: SocketAddr,
@@ -800,7 +800,7 @@ impl NetcodeServer {
     /// Advances time: drops clients that timed out (sending them disconnect packets),
     /// sends keep-alives to clients nothing was sent to for [`PACKET_SEND_INTERVAL`], and
     /// drops handshakes whose token expired or that went quiet for the token's timeout.
-    pub fn update(&mut self, now: f64) {
+    pub fn handle_timeout(&mut self, now: f64) {
         self.now = self.now.max(now);
         let now = self.now;
         for index in 0..self.slots.len() {
@@ -833,8 +833,8 @@ impl NetcodeServer {
         }
     }
 
-    /// When [`NetcodeServer::update`] next has work: a keep-alive or a timeout due.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    /// When [`NetcodeServer::handle_timeout`] next has work: a keep-alive or a timeout due.
+    pub fn poll_timeout(&self) -> Option<f64> {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w| w.min(t)));
         for slot in self.slots.iter().flatten() {

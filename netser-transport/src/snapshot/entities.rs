@@ -256,8 +256,8 @@ impl<E> Default for Track<E> {
 ///
 /// // 1000 entities, 100 bytes a packet: 17 fit each.
 /// let config = EntityConfig { max_entities: 1000, packet_budget: 100, ..EntityConfig::default() };
-/// let mut server: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
-/// let mut client: Connection<u8> = Connection::new(ConnectionConfig::default(), 0.0)?;
+/// let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
+/// let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
 /// let mut sender = EntitySender::<Pos>::new(config.clone())?;
 /// let mut receiver = EntityReceiver::<Pos>::new(config)?;
 /// let world: Vec<Option<Pos>> = (0..1000).map(|i| Some(Pos(i))).collect();
@@ -265,12 +265,12 @@ impl<E> Default for Track<E> {
 ///     let now = f64::from(tick) / 60.0;
 ///     // Entity 7 matters most: it goes in every packet it has news in.
 ///     sender.send(now, &mut server, &world, |id, _| if id == 7 { 1000.0 } else { 1.0 })?;
-///     while let Some(datagram) = server.poll_datagram(now).map(<[u8]>::to_vec) {
+///     while let Some(datagram) = server.poll_transmit(now).map(<[u8]>::to_vec) {
 ///         assert!(datagram.len() + 28 <= 100);
-///         receiver.receive_datagram(now, &mut client, &datagram)?;
+///         receiver.handle_datagram(now, &mut client, &datagram)?;
 ///     }
-///     while let Some(datagram) = client.poll_datagram(now).map(<[u8]>::to_vec) {
-///         server.receive_datagram(now, &datagram)?;
+///     while let Some(datagram) = client.poll_transmit(now).map(<[u8]>::to_vec) {
+///         server.handle_datagram(now, &datagram)?;
 ///     }
 /// }
 /// assert_eq!(receiver.entity(7), Some(&Pos(7)));

@@ -126,16 +126,16 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
     /// # Errors
     /// The connection's [`ReceiveError`]; [`ReceiveError::SectionRefused`] when the set
     /// was refused (its reason is counted in [`counters`](Self::counters)).
-    pub fn receive_datagram<Out: NetSerialize, In: NetSerialize>(
+    pub fn handle_datagram<Out: NetSerialize, In: NetSerialize>(
         &mut self,
         now: f64,
         connection: &mut Connection<Out, In>,
         bytes: &[u8],
     ) -> Result<(), ReceiveError> {
-        connection.receive_datagram_with(now, bytes, |section| self.take_section(section))
+        connection.handle_datagram_with(now, bytes, |section| self.take_section(section))
     }
 
-    /// The callback for [`Connection::receive_datagram_with`]: whether the set was taken.
+    /// The callback for [`Connection::handle_datagram_with`]: whether the set was taken.
     pub fn take_section(&mut self, section: ReceivedSection<'_>) -> bool {
         self.receive_section(section.packet_sequence, &mut section.reader())
             .is_ok()

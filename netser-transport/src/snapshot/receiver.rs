@@ -121,22 +121,22 @@ impl<S: NetDelta> SnapshotReceiver<S> {
     }
 
     /// Takes in a datagram for `connection`, handing it the packet's snapshot section
-    /// (see [`Connection::receive_datagram_with`]).
+    /// (see [`Connection::handle_datagram_with`]).
     ///
     /// # Errors
     /// The connection's [`ReceiveError`]; [`ReceiveError::SectionRefused`] when this
     /// receiver refused the snapshot (its reason is counted in
     /// [`counters`](Self::counters)).
-    pub fn receive_datagram<Out: NetSerialize, In: NetSerialize>(
+    pub fn handle_datagram<Out: NetSerialize, In: NetSerialize>(
         &mut self,
         now: f64,
         connection: &mut Connection<Out, In>,
         bytes: &[u8],
     ) -> Result<(), ReceiveError> {
-        connection.receive_datagram_with(now, bytes, |section| self.take_section(section))
+        connection.handle_datagram_with(now, bytes, |section| self.take_section(section))
     }
 
-    /// The callback for [`Connection::receive_datagram_with`]: whether the section was
+    /// The callback for [`Connection::handle_datagram_with`]: whether the section was
     /// taken.
     pub fn take_section(&mut self, section: ReceivedSection<'_>) -> bool {
         self.receive_section(&mut section.reader()).is_ok()

@@ -115,7 +115,7 @@ struct Sent {
 /// use netser_transport::snapshot::{SendOutcome, SnapshotConfig, SnapshotHistory, SnapshotPeer};
 /// let mut history = SnapshotHistory::<u32>::new(SnapshotConfig::default()).unwrap();
 /// let mut peers = [SnapshotPeer::new(SnapshotConfig::default()).unwrap(), SnapshotPeer::new(SnapshotConfig::default()).unwrap()];
-/// let mut connections: Vec<Connection<u8>> = (0..2).map(|_| Connection::new(ConnectionConfig::default(), 0.0).unwrap()).collect();
+/// let mut connections: Vec<Connection<u8>> = (0..2).map(|_| Connection::new(0.0, ConnectionConfig::default()).unwrap()).collect();
 /// history.push(42);
 /// for (peer, connection) in peers.iter_mut().zip(&mut connections) {
 ///     let outcome = peer.send(0.0, &mut history, connection).unwrap();

@@ -67,8 +67,8 @@ pub enum ClientEvent<In> {
 
 /// A game client over UDP: the sans-IO [`Client`] (a netcode session with a connect
 /// token, a [`Connection`]) on a [`UdpDriver`] and its clock. Call
-/// [`update`](Self::update) at the start of each frame, read
-/// [`poll_event`](Self::poll_event), send, then [`send_packets`](Self::send_packets).
+/// [`receive`](Self::receive) at the start of each frame, read
+/// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
 /// ```no_run
 /// use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
@@ -85,7 +85,7 @@ pub enum ClientEvent<In> {
 ///
 /// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
 /// loop {
-///     client.update();
+///     client.receive();
 ///     while let Some(event) = client.poll_event() {
 ///         match event {
 ///             ClientEvent::Connected { .. } => client.send_message(0, &7)?,
@@ -94,7 +94,7 @@ pub enum ClientEvent<In> {
 ///             _ => {}
 ///         }
 ///     }
-///     client.send_packets();
+///     client.transmit();
 ///     std::thread::sleep(std::time::Duration::from_millis(16));
 /// }
 /// # }
@@ -122,7 +122,7 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = 
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In, S> {
     /// Binds a socket on any port (IPv4 or IPv6, as the token's first server address)
-    /// and starts connecting with `token` at the next [`send_packets`](Self::send_packets).
+    /// and starts connecting with `token` at the next [`transmit`](Self::transmit).
     ///
     /// # Errors
     /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
@@ -169,12 +169,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
 
     /// The start of a frame: reads the clock, takes the datagrams waiting on the socket,
     /// and queues events (connected, disconnected, block progress, messages).
-    pub fn update(&mut self) {
+    pub fn receive(&mut self) {
         let now = self.driver.now();
         self.driver.flush();
         let client = &mut self.client;
         self.driver
-            .receive(|from, bytes| client.receive_datagram(now, from, bytes));
+            .receive(|from, bytes| client.handle_datagram(now, from, bytes));
         self.track_state();
         let progress = BlockProgress::receiving(self.client.connection());
         if let Some(progress) = BlockProgress::change(self.block, progress) {
@@ -219,9 +219,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
 
     /// The end of a frame: advances the handshake, keep-alives, timeouts and resends,
     /// builds the packets, encrypts and sends them.
-    pub fn send_packets(&mut self) {
+    pub fn transmit(&mut self) {
         let now = self.driver.now();
-        self.client.update(now);
+        self.client.handle_timeout(now);
         self.track_state();
         let driver = &mut self.driver;
         self.client.drain_datagrams(|to, bytes| {
@@ -231,7 +231,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     }
 
     /// Queues a message on `channel`; it goes out at the next
-    /// [`send_packets`](Self::send_packets) once connected (reliable messages queued while
+    /// [`transmit`](Self::transmit) once connected (reliable messages queued while
     /// connecting wait for the handshake).
     ///
     /// # Errors
@@ -257,7 +257,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// messages queued before, use [`shutdown`](Self::shutdown).
     pub fn disconnect(&mut self) {
         self.client.disconnect();
-        self.send_packets();
+        self.transmit();
     }
 
     /// Graceful leave: keeps running frames (every millisecond) while connected, until
@@ -288,8 +288,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
         let deadline = Instant::now().checked_add(timeout);
         let acked = loop {
-            self.update();
-            self.send_packets();
+            self.receive();
+            self.transmit();
             let connection = self.client.connection();
             let pending: usize = (0..self.channels)
                 .map(|ch| connection.queued_messages(ch as u8))
@@ -399,11 +399,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     }
 
     /// When the next timer is due, for a loop that sleeps between frames.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         self.client
-            .next_wakeup()
+            .poll_timeout()
             .into_iter()
-            .chain(self.driver.next_wakeup())
+            .chain(self.driver.poll_timeout())
             .min_by(f64::total_cmp)
     }
 

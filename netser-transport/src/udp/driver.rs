@@ -435,7 +435,7 @@ impl UdpDriver {
     /// Earliest time (on [`UdpDriver::now`]'s clock) a simulator holds a datagram for;
     /// `None` without simulators or when they are empty. A loop that sleeps between
     /// frames should wake by then.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         let a = self
             .send_sim
             .as_ref()

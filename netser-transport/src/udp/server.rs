@@ -64,7 +64,7 @@ pub struct UdpServerConfig {
     /// [`ServerConfigError::MaxPending`](netcode::ServerConfigError::MaxPending).
     pub max_pending: usize,
     /// Most bytes of netcode datagrams queued between two
-    /// [`send_packets`](UdpServer::send_packets) (default 4 MiB, at least one packet,
+    /// [`transmit`](UdpServer::transmit) (default 4 MiB, at least one packet,
     /// [`netcode::MAX_PACKET_BYTES`]); beyond it packets are not queued and are counted
     /// ([`NetcodeServer::dropped_datagrams`]). Below one packet:
     /// [`ServerConfigError::MaxOutboxBytes`](netcode::ServerConfigError::MaxOutboxBytes).
@@ -217,8 +217,8 @@ pub enum ServerEvent<In> {
 
 /// A game server over UDP: the sans-IO [`Server`] (netcode sessions, one
 /// [`Connection`] per client) on a [`UdpDriver`] and its clock. Call
-/// [`update`](Self::update) at the start of each frame, read
-/// [`poll_event`](Self::poll_event), send, then [`send_packets`](Self::send_packets).
+/// [`receive`](Self::receive) at the start of each frame, read
+/// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
 /// ```
 /// use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
@@ -227,7 +227,7 @@ pub enum ServerEvent<In> {
 /// let config = UdpServerConfig::new(0x1234, [7; 32]);
 /// let mut server: UdpServer<u32, u16> = UdpServer::bind("127.0.0.1:0", config)?;
 /// for _frame in 0..3 {
-///     server.update();
+///     server.receive();
 ///     while let Some(event) = server.poll_event() {
 ///         match event {
 ///             ServerEvent::ClientConnected { client_id, .. } => println!("{client_id} joined"),
@@ -237,7 +237,7 @@ pub enum ServerEvent<In> {
 ///     }
 ///     // To everyone connected (nobody here); an error names the first client that refused.
 ///     server.broadcast_message(1, &42).map_err(|(_, e)| e)?;
-///     server.send_packets();
+///     server.transmit();
 /// }
 /// server.shutdown(std::time::Duration::from_millis(10));
 /// # Ok(())
@@ -263,7 +263,7 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     events: Events<ServerEvent<In>>,
     /// Last block progress reported per client, to report changes only.
     blocks: HashMap<ClientId, BlockProgress>,
-    /// Clients and channel walked by `poll_event` for messages, refreshed by `update`.
+    /// Clients and channel walked by `poll_event` for messages, refreshed by `receive`.
     message_order: Vec<ClientId>,
     message_cursor: (usize, u8),
 }
@@ -310,12 +310,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// The start of a frame: reads the clock and takes every datagram waiting on the
     /// socket (handshakes, payloads; anything else refused and counted), then queues the
     /// events: connects, block progress, and the messages that arrived.
-    pub fn update(&mut self) {
+    pub fn receive(&mut self) {
         let now = self.driver.now();
         self.driver.flush();
         let server = &mut self.server;
         self.driver
-            .receive(|from, bytes| server.receive_datagram(now, from, bytes));
+            .receive(|from, bytes| server.handle_datagram(now, from, bytes));
         self.pump_events();
         for client_id in self.server.clients_id() {
             let progress = self.block_progress(client_id);
@@ -414,9 +414,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
 
     /// The end of a frame: advances timers (keep-alives, timeouts, resends), builds each
     /// client's packets (messages, acks, block slices), encrypts and sends them.
-    pub fn send_packets(&mut self) {
+    pub fn transmit(&mut self) {
         let now = self.driver.now();
-        self.server.update(now);
+        self.server.handle_timeout(now);
         self.pump_events(); // timeouts
         let driver = &mut self.driver;
         self.server.drain_datagrams(|to, bytes| {
@@ -453,7 +453,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     }
 
     /// Sends the newest snapshot to one client, against the newest one it acked; it goes
-    /// out at the next [`send_packets`](Self::send_packets). See [`Server::send_snapshot`].
+    /// out at the next [`transmit`](Self::transmit). See [`Server::send_snapshot`].
     ///
     /// # Errors
     /// [`SnapshotError::NotConnected`], or why it could not be sent.
@@ -513,7 +513,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     }
 
     /// Queues `message` for one client on `channel`; it goes out at the next
-    /// [`send_packets`](Self::send_packets).
+    /// [`transmit`](Self::transmit).
     ///
     /// # Errors
     /// [`MessageError::NotConnected`] for an unknown client; the connection's refusal
@@ -601,7 +601,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     }
 
     /// Disconnects a client (it is told, redundantly, at the next
-    /// [`send_packets`](Self::send_packets)); its slot is freed at once and a
+    /// [`transmit`](Self::transmit)); its slot is freed at once and a
     /// [`ServerEvent::ClientDisconnected`] follows. Returns whether it was connected.
     pub fn disconnect(&mut self, client_id: ClientId) -> bool {
         let was = self.server.disconnect(client_id);
@@ -628,8 +628,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
         let deadline = Instant::now().checked_add(timeout);
         let acked = loop {
-            self.update();
-            self.send_packets();
+            self.receive();
+            self.transmit();
             let pending: usize = self
                 .server
                 .clients_id()
@@ -650,7 +650,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             std::thread::sleep(Duration::from_millis(1));
         };
         self.disconnect_all();
-        self.send_packets();
+        self.transmit();
         let left = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
@@ -661,11 +661,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
 
     /// When the next timer is due (on [`now`](Self::now)'s clock), for a loop that sleeps
     /// between frames: keep-alives, timeouts, resends, simulated deliveries.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         self.server
-            .next_wakeup()
+            .poll_timeout()
             .into_iter()
-            .chain(self.driver.next_wakeup())
+            .chain(self.driver.poll_timeout())
             .min_by(f64::total_cmp)
     }
 
@@ -708,7 +708,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Drop
     fn drop(&mut self) {
         if self.server.connected_clients() > 0 {
             self.disconnect_all();
-            self.send_packets();
+            self.transmit();
         }
     }
 }

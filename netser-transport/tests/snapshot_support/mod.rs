@@ -133,8 +133,8 @@ impl Link {
         // Long latencies: the windows must cover the round trip.
         connection.endpoint.sent_packets_buffer_size = 1024;
         Self {
-            server: Connection::new(connection.clone(), 0.0).unwrap(),
-            client: Connection::new(connection, 0.0).unwrap(),
+            server: Connection::new(0.0, connection.clone()).unwrap(),
+            client: Connection::new(0.0, connection).unwrap(),
             sender: SnapshotSender::new(config.clone()).unwrap(),
             receiver: SnapshotReceiver::new(config).unwrap(),
             net: Simulator::new(net),
@@ -148,23 +148,23 @@ impl Link {
     /// `now`, and moves time on by `dt`.
     pub fn pump(&mut self, dt: f64) {
         let now = self.now;
-        self.server.update(now);
-        while let Some(d) = self.server.poll_datagram(now) {
+        self.server.handle_timeout(now);
+        while let Some(d) = self.server.poll_transmit(now) {
             self.datagrams += 1;
             self.bytes += d.len() as u64;
             self.net.send(now, 1, 2, d);
         }
-        self.client.update(now);
-        while let Some(d) = self.client.poll_datagram(now) {
+        self.client.handle_timeout(now);
+        while let Some(d) = self.client.poll_transmit(now) {
             self.net.send(now, 2, 1, d);
         }
         while let Some(delivery) = self.net.receive(now) {
             if delivery.to == 2 {
                 let _ = self
                     .receiver
-                    .receive_datagram(now, &mut self.client, &delivery.data);
+                    .handle_datagram(now, &mut self.client, &delivery.data);
             } else {
-                let _ = self.server.receive_datagram(now, &delivery.data);
+                let _ = self.server.handle_datagram(now, &delivery.data);
             }
         }
         self.now += dt;

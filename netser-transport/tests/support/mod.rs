@@ -25,8 +25,8 @@ pub struct Pair {
 impl Pair {
     pub fn new(config: ConnectionConfig, net: SimulatorConfig) -> Self {
         Self {
-            a: Connection::new(config.clone(), 0.0).unwrap(),
-            b: Connection::new(config, 0.0).unwrap(),
+            a: Connection::new(0.0, config.clone()).unwrap(),
+            b: Connection::new(0.0, config).unwrap(),
             net: Simulator::new(net),
             now: 0.0,
         }
@@ -40,8 +40,8 @@ impl Pair {
     pub fn step(&mut self, dt: f64) {
         let now = self.now;
         for (side, from, to) in [(&mut self.a, 1, 2), (&mut self.b, 2, 1)] {
-            side.update(now);
-            while let Some(datagram) = side.poll_datagram(now) {
+            side.handle_timeout(now);
+            while let Some(datagram) = side.poll_transmit(now) {
                 self.net.send(now, from, to, datagram);
             }
         }
@@ -51,7 +51,7 @@ impl Pair {
             } else {
                 &mut self.b
             };
-            let _ = side.receive_datagram(now, &delivery.data);
+            let _ = side.handle_datagram(now, &delivery.data);
         }
         self.now += dt;
     }
@@ -60,7 +60,7 @@ impl Pair {
 /// All datagrams `side` has to send now.
 pub fn drain(side: &mut Connection<Msg>, now: f64) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    while let Some(datagram) = side.poll_datagram(now) {
+    while let Some(datagram) = side.poll_transmit(now) {
         out.push(datagram.to_vec());
     }
     out

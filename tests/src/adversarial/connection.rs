@@ -27,7 +27,7 @@ use super::script_bytes::{noise, ScriptBytes};
 const MAX_IN_FLIGHT: usize = 256;
 
 /// Most datagrams one pump takes from a side: far more than a frame's budget allows, so
-/// reaching it means `poll_datagram` never runs dry.
+/// reaching it means `poll_transmit` never runs dry.
 const MAX_PER_PUMP: usize = 4096;
 
 /// The channels: 0 reliable-ordered, 1 reliable-unordered, 2 unreliable-sequenced,
@@ -230,7 +230,7 @@ struct Harness {
     wire: [VecDeque<Vec<u8>>; 2],
     /// `flows[s][c]`: sent by side `s` on channel `c`.
     flows: [[Flow; CHANNELS]; 2],
-    /// `receive_datagram` calls and errors, per receiving side.
+    /// `handle_datagram` calls and errors, per receiving side.
     received: [u64; 2],
     refused: [u64; 2],
     clean: bool,
@@ -244,8 +244,8 @@ fn pick(queue: &VecDeque<Vec<u8>>, index: u8) -> Option<usize> {
 impl Harness {
     fn new(small: bool) -> Self {
         let config = connection_config(small);
-        let side = || Connection::new(config.clone(), 0.0).expect("the configuration is valid");
-        let forger = || Endpoint::new(config.endpoint.clone(), 0.0).expect("valid");
+        let side = || Connection::new(0.0, config.clone()).expect("the configuration is valid");
+        let forger = || Endpoint::new(0.0, config.endpoint.clone()).expect("valid");
         Self {
             sides: [side(), side()],
             forgers: [forger(), forger()],
@@ -261,19 +261,19 @@ impl Harness {
 
     fn deliver(&mut self, to: usize, datagram: &[u8]) {
         self.received[to] += 1;
-        if self.sides[to].receive_datagram(self.now, datagram).is_err() {
+        if self.sides[to].handle_datagram(self.now, datagram).is_err() {
             self.refused[to] += 1;
         }
     }
 
     fn pump(&mut self, s: usize) {
-        self.sides[s].update(self.now);
+        self.sides[s].handle_timeout(self.now);
         let mut polled = 0;
-        while let Some(datagram) = self.sides[s].poll_datagram(self.now) {
+        while let Some(datagram) = self.sides[s].poll_transmit(self.now) {
             polled += 1;
             assert!(
                 polled <= MAX_PER_PUMP,
-                "side {s}: poll_datagram never runs dry"
+                "side {s}: poll_transmit never runs dry"
             );
             if self.wire[s].len() == MAX_IN_FLIGHT {
                 self.wire[s].pop_front();
@@ -458,7 +458,7 @@ impl Harness {
             ConnectionOp::Tick { ms } => {
                 self.now += f64::from(*ms) / 1000.0;
                 for side in &mut self.sides {
-                    side.update(self.now);
+                    side.handle_timeout(self.now);
                 }
             }
         }

@@ -384,7 +384,7 @@ impl Harness {
             }
             _ => {}
         }
-        if let Some(received) = self.server.process_packet(self.now, from, &mut bytes) {
+        if let Some(received) = self.server.handle_datagram(self.now, from, &mut bytes) {
             let id = received.client_id;
             assert_eq!(
                 self.server.client_at(from),
@@ -410,7 +410,7 @@ impl Harness {
             return;
         };
         let id = Self::client_id(c);
-        if let Some(payload) = self.clients[c].process_packet(self.now, from, &mut bytes) {
+        if let Some(payload) = self.clients[c].handle_datagram(self.now, from, &mut bytes) {
             if !self.sealed_with[1].contains(&id) {
                 let payload = payload.to_vec();
                 assert!(
@@ -439,9 +439,9 @@ impl Harness {
 
     fn update_all(&mut self) {
         for client in &mut self.clients {
-            client.update(self.now);
+            client.handle_timeout(self.now);
         }
-        self.server.update(self.now);
+        self.server.handle_timeout(self.now);
     }
 
     fn payload(&mut self, len: u16) -> Vec<u8> {
@@ -454,13 +454,13 @@ impl Harness {
             HandshakeOp::Step => {
                 self.now += 0.1;
                 for client in &mut self.clients {
-                    client.update(self.now);
+                    client.handle_timeout(self.now);
                 }
                 self.drain();
                 while !self.wire[0].is_empty() {
                     self.deliver(true, 0);
                 }
-                self.server.update(self.now);
+                self.server.handle_timeout(self.now);
                 self.drain();
                 while !self.wire[1].is_empty() {
                     self.deliver(false, 0);
@@ -471,9 +471,9 @@ impl Harness {
                 self.update_all();
             }
             HandshakeOp::ClientUpdate { client } => {
-                self.clients[usize::from(*client)].update(self.now);
+                self.clients[usize::from(*client)].handle_timeout(self.now);
             }
-            HandshakeOp::ServerUpdate => self.server.update(self.now),
+            HandshakeOp::ServerUpdate => self.server.handle_timeout(self.now),
             HandshakeOp::Drain => self.drain(),
             HandshakeOp::Deliver { to_server, index } => {
                 if let Some(i) = pick(&self.wire[usize::from(!*to_server)], *index) {

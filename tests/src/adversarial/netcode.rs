@@ -407,7 +407,7 @@ fn request_to_server(
     .encode(0, protocol_id, &[0; 32], &mut request);
     let from = SocketAddr::from(([198, 51, 100, 7], 50_000));
     let now = NOW as f64;
-    assert!(server.process_packet(now, from, &mut request).is_none());
+    assert!(server.handle_datagram(now, from, &mut request).is_none());
     let mut answers = Vec::new();
     server.drain_datagrams(|to, bytes| answers.push((to, bytes.to_vec())));
     let welcome = opened.is_some_and(|token| {

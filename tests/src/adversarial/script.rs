@@ -151,8 +151,8 @@ pub fn run_endpoint_script(script: &EndpointScript) {
     let config = endpoint_config(script.small);
     let bound = config.memory_bound();
     let mut sides = [
-        Endpoint::new(config.clone(), 0.0).unwrap(),
-        Endpoint::new(config.clone(), 0.0).unwrap(),
+        Endpoint::new(0.0, config.clone()).unwrap(),
+        Endpoint::new(0.0, config.clone()).unwrap(),
     ];
     // Datagrams from side i, in flight to the other.
     let mut wire: [VecDeque<Vec<u8>>; 2] = [VecDeque::new(), VecDeque::new()];
@@ -170,7 +170,7 @@ pub fn run_endpoint_script(script: &EndpointScript) {
                    sent: &[HashMap<u16, Vec<u8>>; 2],
                    delivered: &mut [HashSet<u16>; 2],
                    clean: bool| {
-        if let Ok(Some(packet)) = sides[to].receive_packet(now, datagram) {
+        if let Ok(Some(packet)) = sides[to].handle_datagram(now, datagram) {
             let from = 1 - to;
             if clean {
                 let expected = sent[from].get(&packet.sequence);
@@ -283,7 +283,7 @@ pub fn run_endpoint_script(script: &EndpointScript) {
             EndpointOp::Tick { ms } => {
                 now += f64::from(*ms) / 1000.0;
                 for side in &mut sides {
-                    side.update(now);
+                    side.handle_timeout(now);
                 }
             }
             EndpointOp::Reset { side } => {
