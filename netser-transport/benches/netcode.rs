@@ -41,8 +41,12 @@ fn client_addr(i: u16) -> SocketAddr {
 
 /// A server with `clients` connected clients; returns the last one (in the last slot).
 fn netser_pair(clients: u16) -> (NetcodeClient, NetcodeServer) {
-    let mut server =
-        NetcodeServer::new(ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])).unwrap();
+    let mut server = NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()]),
+    )
+    .unwrap();
     let mut last = None;
     for i in 0..clients {
         let params = TokenParams {

@@ -38,24 +38,29 @@
 //!     NetcodeEvent, TokenParams,
 //! };
 //! use std::net::SocketAddr;
+//! use std::time::{SystemTime, UNIX_EPOCH};
 //!
 //! let key = generate_key().unwrap();
 //! let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
 //! let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-//! let now = 1_700_000_000.0; // seconds since the Unix epoch
+//! // The backend stamps tokens with the Unix time; the game runs on its own clock.
+//! let unix_now = SystemTime::now();
+//! let unix_seconds = unix_now.duration_since(UNIX_EPOCH).unwrap().as_secs();
 //!
 //! // The backend issues a token for client 7.
 //! let token = ConnectToken::generate(
-//!     &TokenParams { client_id: 7, ..TokenParams::new(0x1234, vec![server_addr], now as u64) },
+//!     &TokenParams { client_id: 7, ..TokenParams::new(0x1234, vec![server_addr], unix_seconds) },
 //!     &key,
 //! )
 //! .unwrap();
 //!
-//! let mut server = NetcodeServer::new(ServerConfig::new(0x1234, key, vec![server_addr])).unwrap();
-//! let mut client = NetcodeClient::new(now, token);
+//! // Game time 0.0 is `unix_now`: the server checks token expiry from there.
+//! let config = ServerConfig::new(0x1234, key, vec![server_addr]);
+//! let mut server = NetcodeServer::new(0.0, unix_now, config).unwrap();
+//! let mut client = NetcodeClient::new(0.0, token);
 //!
 //! // Exchange datagrams until connected (a perfect network here).
-//! let mut t = now;
+//! let mut t = 0.0;
 //! while client.state() != ClientState::Connected {
 //!     client.handle_timeout(t);
 //!     let mut to_server = Vec::new();
@@ -144,6 +149,34 @@ pub const PACKET_SEND_INTERVAL: f64 = 0.1;
 const SEND_INTERVAL_DUE: f64 = PACKET_SEND_INTERVAL - 1e-6;
 /// How many disconnect packets a side sends when it closes, so one survives loss.
 pub const DISCONNECT_PACKETS: usize = 10;
+
+/// The Unix time at one instant of the game's clock: connect tokens expire at Unix
+/// timestamps, every layer's `now` is the game's monotonic clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct UnixAnchor {
+    now: f64,
+    unix: f64,
+}
+
+impl UnixAnchor {
+    /// At game time `now` the Unix time is `unix_now` (a time before 1970 counts as 1970).
+    pub(crate) fn new(now: f64, unix_now: std::time::SystemTime) -> Self {
+        let unix = unix_now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        Self { now, unix }
+    }
+
+    /// Unix seconds at game time `now`.
+    pub(crate) fn unix_at(&self, now: f64) -> f64 {
+        self.unix + (now - self.now)
+    }
+
+    /// Game time at Unix seconds `unix`.
+    pub(crate) fn now_at(&self, unix: f64) -> f64 {
+        self.now + (unix - self.unix)
+    }
+}
 
 /// A client's id: the one the backend put in its connect token.
 pub type ClientId = u64;

@@ -39,11 +39,15 @@ fn token_with(client_id: u64, edit: impl FnOnce(&mut TokenParams)) -> ConnectTok
 }
 
 fn server(max_clients: usize) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig {
-        max_clients,
-        max_pending: 64,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
-    })
+    NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            max_clients,
+            max_pending: 64,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        },
+    )
     .unwrap()
 }
 
@@ -400,11 +404,15 @@ fn every_length_of_random_and_truncated_packets_is_refused() {
 
 #[test]
 fn request_flood_from_thousands_of_addresses_has_bounded_memory() {
-    let mut server = NetcodeServer::new(ServerConfig {
-        max_clients: 64,
-        max_pending: 256,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
-    })
+    let mut server = NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            max_clients: 64,
+            max_pending: 256,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        },
+    )
     .unwrap();
     let idle = server.memory_bytes();
     let mut rng = Rng(3);

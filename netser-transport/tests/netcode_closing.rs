@@ -195,8 +195,13 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
     let now = unix_now();
     let config = ServerConfig::new(protocol_id::<u32, u32>(), key, vec![server_addr]);
-    let mut server: Server<u32, u32> =
-        Server::new(now, config, ConnectionConfig::default()).unwrap();
+    let mut server: Server<u32, u32> = Server::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        config,
+        ConnectionConfig::default(),
+    )
+    .unwrap();
     let mut client: Client<u32, u32> =
         Client::new(0.0, token(&key, server_addr), ConnectionConfig::default()).unwrap();
     let mut t = 0.0;

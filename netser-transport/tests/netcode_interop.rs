@@ -115,11 +115,15 @@ fn netser_server() -> NetcodeServer {
 }
 
 fn netser_server_in(layout: Layout) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig {
-        max_clients: 8,
-        layout,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
-    })
+    NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            max_clients: 8,
+            layout,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        },
+    )
     .unwrap()
 }
 

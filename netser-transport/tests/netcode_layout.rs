@@ -21,10 +21,14 @@ fn client_addr() -> SocketAddr {
 }
 
 fn pair(server_layout: Layout, token_layout: Layout) -> (NetcodeServer, NetcodeClient) {
-    let server = NetcodeServer::new(ServerConfig {
-        layout: server_layout,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
-    })
+    let server = NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            layout: server_layout,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        },
+    )
     .unwrap();
     let params = TokenParams {
         client_id: 5,
@@ -191,7 +195,7 @@ fn a_1300_byte_mtu_is_accepted_in_renetcode_layout_only() {
             layout,
             ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
         };
-        let server = Server::<u8>::new(0.0, config, connection.clone());
+        let server = Server::<u8>::new(0.0, std::time::UNIX_EPOCH, config, connection.clone());
         let params = TokenParams {
             client_id: 5,
             layout,
@@ -220,6 +224,11 @@ fn a_1300_byte_mtu_is_accepted_in_renetcode_layout_only() {
         layout: Layout::Renetcode,
         ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
     };
-    let over = Server::<u8>::new(0.0, config, ConnectionConfig::default().with_mtu(1301));
+    let over = Server::<u8>::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        config,
+        ConnectionConfig::default().with_mtu(1301),
+    );
     assert!(matches!(over, Err(SetupError::MtuTooLarge { mtu: 1301 })));
 }

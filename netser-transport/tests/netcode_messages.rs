@@ -72,7 +72,13 @@ impl World {
             KEY,
             vec![server_addr()],
         );
-        let server = Server::new(T0, config, ConnectionConfig::default()).unwrap();
+        let server = Server::new(
+            0.0,
+            std::time::UNIX_EPOCH,
+            config,
+            ConnectionConfig::default(),
+        )
+        .unwrap();
         let clients = (0..clients)
             .map(|i| {
                 let token = token(100 + i as u64, protocol_id::<ClientMsg, ServerMsg>());
@@ -263,8 +269,13 @@ fn a_client_built_from_another_schema_is_refused() {
     );
     // A token for the other schema's game: the client starts, the server refuses it.
     let config = ServerConfig::new(ours, KEY, vec![server_addr()]);
-    let mut server: Server<ServerMsg, ClientMsg> =
-        Server::new(T0, config, ConnectionConfig::default()).unwrap();
+    let mut server: Server<ServerMsg, ClientMsg> = Server::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        config,
+        ConnectionConfig::default(),
+    )
+    .unwrap();
     let mut client: Client<OtherClientMsg, ServerMsg> =
         Client::new(0.0, token(2, theirs), ConnectionConfig::default()).unwrap();
     let mut t = 0.0;

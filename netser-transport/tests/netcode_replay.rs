@@ -169,7 +169,12 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
     let key = [5u8; 32];
     let server_addr: SocketAddr = "192.0.2.1:40000".parse().unwrap();
     let client_addr: SocketAddr = "198.51.100.1:50000".parse().unwrap();
-    let mut server = NetcodeServer::new(ServerConfig::new(1, key, vec![server_addr])).unwrap();
+    let mut server = NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig::new(1, key, vec![server_addr]),
+    )
+    .unwrap();
     let params = TokenParams {
         client_id: 9,
         ..TokenParams::new(1, vec![server_addr], T0 as u64)

@@ -93,7 +93,7 @@ fn no_netcode_type_prints_a_key() {
     assert_hidden("PrivateConnectToken", &private, &keys);
 
     // The protocol core at every stage: new, handshake in progress, connected, closed.
-    let mut server = NetcodeServer::new(config.clone()).unwrap();
+    let mut server = NetcodeServer::new(0.0, std::time::UNIX_EPOCH, config.clone()).unwrap();
     let mut client = NetcodeClient::new(0.0, token.clone());
     assert_hidden("NetcodeServer (new)", &server, &keys);
     assert_hidden("NetcodeClient (new)", &client, &keys);
@@ -125,7 +125,13 @@ fn no_netcode_type_prints_a_key() {
     assert_hidden("NetcodeClient (closed)", &client, &keys);
 
     // The message-level server and client hold the same.
-    let game_server: Server<u8, u8> = Server::new(T0, config, ConnectionConfig::default()).unwrap();
+    let game_server: Server<u8, u8> = Server::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        config,
+        ConnectionConfig::default(),
+    )
+    .unwrap();
     let game_client: Client<u8, u8> =
         Client::with_protocol_id(T0, token, ConnectionConfig::default(), 7).unwrap();
     assert_hidden("Server", &game_server, &keys);

@@ -34,10 +34,14 @@ fn token(client_id: u64, servers: Vec<SocketAddr>) -> ConnectToken {
 }
 
 fn server_at(addr: SocketAddr, max_clients: usize) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig {
-        max_clients,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![addr])
-    })
+    NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            max_clients,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![addr])
+        },
+    )
     .unwrap()
 }
 
@@ -393,11 +397,15 @@ fn event_queue_and_outbox_are_bounded() {
     use netser_transport::netcode::{Refusal, SendError, MAX_PACKET_BYTES};
     // Connects and disconnects with nobody polling events: after 2 * max_clients + 16
     // connect events, new connections wait (refused, the client retries) until polled.
-    let mut server = NetcodeServer::new(ServerConfig {
-        max_clients: 2,
-        max_outbox_bytes: 4 * MAX_PACKET_BYTES,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_a()])
-    })
+    let mut server = NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig {
+            max_clients: 2,
+            max_outbox_bytes: 4 * MAX_PACKET_BYTES,
+            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_a()])
+        },
+    )
     .unwrap();
     let mut t = 0.0;
     for i in 0..20u16 {

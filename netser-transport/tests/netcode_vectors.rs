@@ -283,11 +283,15 @@ fn every_challenge_token_encrypts_byte_identical_and_reads_back() {
 /// A server for the connection requests of the vectors: the token's protocol id and
 /// private key, and its first internal address as the server's own.
 fn request_server(params: &Value, internal: SocketAddr) -> NetcodeServer {
-    NetcodeServer::new(ServerConfig::new(
-        u64_of(&params["protocol_id"]),
-        array(&params["private_key_hex"]),
-        vec![internal],
-    ))
+    NetcodeServer::new(
+        0.0,
+        std::time::UNIX_EPOCH,
+        ServerConfig::new(
+            u64_of(&params["protocol_id"]),
+            array(&params["private_key_hex"]),
+            vec![internal],
+        ),
+    )
     .unwrap()
 }
 
@@ -519,11 +523,15 @@ fn every_refusal_of_the_c_reader_is_refused() {
             let private_key: Key = params["private_key_hex"]
                 .as_str()
                 .map_or([0; 32], |_| array(&params["private_key_hex"]));
-            let mut server = NetcodeServer::new(ServerConfig::new(
-                protocol_id,
-                private_key,
-                vec!["127.0.0.1:40000".parse().unwrap()],
-            ))
+            let mut server = NetcodeServer::new(
+                0.0,
+                std::time::UNIX_EPOCH,
+                ServerConfig::new(
+                    protocol_id,
+                    private_key,
+                    vec!["127.0.0.1:40000".parse().unwrap()],
+                ),
+            )
             .unwrap();
             let now = u64_of(&params["current_timestamp"]) as f64;
             let mut bytes = input.clone();

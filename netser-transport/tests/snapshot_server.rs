@@ -27,7 +27,13 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         let key = generate_key().unwrap();
         let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let server = Server::new(NOW, config, ConnectionConfig::default()).unwrap();
+        let server = Server::new(
+            0.0,
+            std::time::UNIX_EPOCH,
+            config,
+            ConnectionConfig::default(),
+        )
+        .unwrap();
         let clients = (0..clients)
             .map(|i| {
                 let params = TokenParams {

@@ -50,9 +50,10 @@ impl ClientState {
 ///
 /// Sans-IO: call [`NetcodeClient::handle_timeout`] regularly (by [`NetcodeClient::poll_timeout`]),
 /// hand it every datagram with [`NetcodeClient::handle_datagram`], and send what
-/// [`NetcodeClient::drain_datagrams`] gives. `now` is seconds on any clock that only goes
-/// forward (the client measures the token's lifetime from `create` to `expire`, it never
-/// compares with the Unix time).
+/// [`NetcodeClient::drain_datagrams`] gives. `now` is the game's monotonic clock in
+/// seconds (engine time, any epoch): the client measures the token's lifetime, from its
+/// `create` to its `expire` timestamp, from the moment it starts connecting, as the
+/// standard does; it never reads or compares the Unix time.
 ///
 /// Datagrams wait for `drain_datagrams` in an outbox of 64 full packets
 /// (64 x [`MAX_PACKET_BYTES`](super::MAX_PACKET_BYTES) = 84 800 bytes); when it has no
@@ -66,7 +67,8 @@ pub struct NetcodeClient {
     state: ClientState,
     server_index: usize,
     sequence: u64,
-    connect_start: f64,
+    /// When connecting started: the first `handle_timeout`'s `now` (`None` before it).
+    connect_start: Option<f64>,
     last_received: f64,
     last_sent: Option<f64>,
     challenge: Option<(u64, Box<[u8; CHALLENGE_TOKEN_BYTES]>)>,
@@ -98,7 +100,7 @@ impl NetcodeClient {
             state,
             server_index: 0,
             sequence: 0,
-            connect_start: now,
+            connect_start: None,
             last_received: now,
             last_sent: None,
             challenge: None,
@@ -253,11 +255,17 @@ impl NetcodeClient {
     /// [`PACKET_SEND_INTERVAL`].
     pub fn handle_timeout(&mut self, now: f64) {
         self.now = self.now.max(now);
+        if self.connect_start.is_none() {
+            // The token's lifetime and the first server's timeout count from here, so a
+            // client made long before it is first run is not expired by then.
+            self.connect_start = Some(self.now);
+            self.last_received = self.now;
+        }
         let timeout = self.token.timeout_seconds();
         let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
         match self.state {
             ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse => {
-                if self.now - self.connect_start >= self.token_lifetime() {
+                if self.now - self.connect_start.unwrap_or(self.now) >= self.token_lifetime() {
                     self.state = ClientState::Disconnected(DisconnectReason::ConnectTokenExpired);
                     return;
                 }
@@ -303,7 +311,9 @@ impl NetcodeClient {
             wakeup = wakeup.min(self.last_received + f64::from(timeout));
         }
         if self.is_connecting() {
-            wakeup = wakeup.min(self.connect_start + self.token_lifetime());
+            if let Some(start) = self.connect_start {
+                wakeup = wakeup.min(start + self.token_lifetime());
+            }
         }
         Some(wakeup)
     }

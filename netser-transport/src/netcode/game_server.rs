@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::time::SystemTime;
 
 use netser::{NetDelta, NetSerialize};
 
@@ -75,8 +76,9 @@ pub enum ServerEvent {
 /// `Out` is the type of the messages the server sends, `In` of those it receives (usually
 /// two derived enums; `Server<M>` when both sides speak the same one). Sans-IO: datagrams
 /// in with [`Server::handle_datagram`], out with [`Server::drain_datagrams`] after
-/// [`Server::handle_timeout`]; `now` is seconds since the Unix epoch (connect tokens expire at
-/// Unix timestamps) from a clock that does not go back.
+/// [`Server::handle_timeout`]. `now` is the game's monotonic clock in seconds (engine
+/// time, any epoch); the Unix time given to [`Server::new`] ties it to the Unix
+/// timestamps connect tokens expire at (see [`NetcodeServer`]).
 ///
 /// At most [`MAX_SERVER_EVENTS`] events wait for [`Server::poll_event`]; past that they
 /// are dropped and counted in [`Server::dropped_events`].
@@ -95,22 +97,25 @@ pub enum ServerEvent {
 ///     generate_key, protocol_id, Client, ConnectToken, Server, ServerConfig, ServerEvent, TokenParams,
 /// };
 /// use std::net::SocketAddr;
+/// use std::time::{SystemTime, UNIX_EPOCH};
 ///
 /// let key = generate_key().unwrap();
 /// let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
 /// let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-/// let now = 1_700_000_000.0;
+/// let unix_now = SystemTime::now();
 /// // Clients send u16, the server sends u32: the protocol id comes from both schemas.
 /// let config = ServerConfig::new(protocol_id::<u16, u32>(), key, vec![server_addr]);
-/// let mut server: Server<u32, u16> = Server::new(now, config, ConnectionConfig::default()).unwrap();
+/// let mut server: Server<u32, u16> =
+///     Server::new(0.0, unix_now, config, ConnectionConfig::default()).unwrap();
 ///
 /// // The backend issues a token; the client connects with it.
-/// let params = TokenParams { client_id: 9, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server_addr], now as u64) };
+/// let unix_seconds = unix_now.duration_since(UNIX_EPOCH).unwrap().as_secs();
+/// let params = TokenParams { client_id: 9, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server_addr], unix_seconds) };
 /// let token = ConnectToken::generate(&params, &key).unwrap();
-/// let mut client: Client<u16, u32> = Client::new(now, token, ConnectionConfig::default()).unwrap();
+/// let mut client: Client<u16, u32> = Client::new(0.0, token, ConnectionConfig::default()).unwrap();
 /// client.send_message(0, &7).unwrap(); // queued until connected
 ///
-/// let mut t = now;
+/// let mut t = 0.0;
 /// let mut got = None;
 /// while got.is_none() {
 ///     client.handle_timeout(t);
@@ -156,7 +161,9 @@ pub struct Server<Out, In = Out, S = ()> {
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Server<Out, In, S> {
-    /// A server with no clients. Use [`ServerConfig::new`] with
+    /// A server with no clients, at `now` on the game's clock when the Unix time is
+    /// `unix_now` (usually [`SystemTime::now`]; connect tokens are checked against it).
+    /// Use [`ServerConfig::new`] with
     /// [`protocol_id::<In, Out>()`](super::protocol_id) (client messages first) unless the
     /// game has its own protocol id.
     ///
@@ -166,6 +173,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// ([`Layout::max_payload_bytes`](super::Layout::max_payload_bytes)).
     pub fn new(
         now: f64,
+        unix_now: SystemTime,
         config: ServerConfig,
         connection: ConnectionConfig,
     ) -> Result<Self, SetupError> {
@@ -175,7 +183,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                 mtu: connection.mtu,
             });
         }
-        let netcode = NetcodeServer::new(config).map_err(SetupError::Netcode)?;
+        let netcode = NetcodeServer::new(now, unix_now, config).map_err(SetupError::Netcode)?;
         let connections = (0..netcode.max_clients()).map(|_| None).collect();
         Ok(Self {
             netcode,
@@ -286,6 +294,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         });
     }
 
+    /// Ties the game's clock to Unix time again (see [`NetcodeServer::set_unix_time`]).
+    pub fn set_unix_time(&mut self, now: f64, unix_now: SystemTime) {
+        self.netcode.set_unix_time(now, unix_now);
+    }
+
     /// Messages that arrived from clients that then disconnected, and were not read
     /// with [`receive_message`](Self::receive_message) before the next
     /// [`handle_timeout`](Self::handle_timeout) freed their connections.
@@ -294,7 +307,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// use netser_transport::connection::ConnectionConfig;
     /// use netser_transport::netcode::{Server, ServerConfig};
     /// let config = ServerConfig::new(1, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
-    /// let server: Server<u8> = Server::new(0.0, config, ConnectionConfig::default()).unwrap();
+    /// let server: Server<u8> =
+    ///     Server::new(0.0, std::time::SystemTime::now(), config, ConnectionConfig::default())
+    ///         .unwrap();
     /// assert_eq!(server.dropped_closing_messages(), 0);
     /// ```
     pub fn dropped_closing_messages(&self) -> u64 {
@@ -728,7 +743,9 @@ mod tests {
         let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
         let now = 1_700_000_000.0;
         let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let mut server: Server<u8> = Server::new(now, config, ConnectionConfig::default()).unwrap();
+        let unix = std::time::UNIX_EPOCH;
+        let mut server: Server<u8> =
+            Server::new(now, unix, config, ConnectionConfig::default()).unwrap();
         server.max_events = 1;
         let params = TokenParams {
             client_id: 9,

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
+use std::time::SystemTime;
 
 use super::crypto::{random_bytes, SecretKey};
 use super::outbox::Outbox;
@@ -16,8 +17,8 @@ use super::token::PrivateConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
 use super::{
-    DisconnectReason, Layout, SendError, DISCONNECT_PACKETS, MAC_BYTES, SEND_INTERVAL_DUE,
-    USER_DATA_BYTES,
+    DisconnectReason, Layout, SendError, UnixAnchor, DISCONNECT_PACKETS, MAC_BYTES,
+    SEND_INTERVAL_DUE, USER_DATA_BYTES,
 };
 
 mod config;
@@ -163,7 +164,12 @@ struct TokenUse {
 /// Sans-IO: hand it every datagram with [`NetcodeServer::handle_datagram`], call
 /// [`NetcodeServer::handle_timeout`] regularly (by [`NetcodeServer::poll_timeout`]), send what
 /// [`NetcodeServer::drain_datagrams`] gives, and read [`NetcodeServer::poll_event`].
-/// `now` is seconds since the Unix epoch (connect tokens expire at Unix timestamps).
+///
+/// `now` is the game's monotonic clock in seconds, from any epoch (engine time), the
+/// same as every layer's. Connect tokens expire at Unix timestamps: the Unix time given to
+/// [`NetcodeServer::new`] as a [`SystemTime`] ties the two clocks, and the server checks a
+/// token's expiry against that Unix time plus the seconds `now` advanced since (so `now`
+/// must advance at the rate of real time; a paused game clock delays expiry).
 ///
 /// Memory is bounded by the configuration: the slots, at most `max_pending` handshakes,
 /// a history of `max_clients + max_pending` used tokens, at most `max_outbox_bytes` of
@@ -191,17 +197,33 @@ pub struct NetcodeServer {
     outbox: Outbox,
     refusals: RefusalCounters,
     now: f64,
+    /// Unix time at a `now`, for token expiry.
+    unix: UnixAnchor,
     /// The address and slot [`NetcodeServer::connected_slot`] found last; cleared when
     /// any slot is freed.
     last_found: Option<(SocketAddr, usize)>,
 }
 
 impl NetcodeServer {
-    /// A server with no clients and a fresh random challenge key.
+    /// A server with no clients and a fresh random challenge key, at `now` on the game's
+    /// clock, when the Unix time is `unix_now` (usually [`SystemTime::now`]; tokens are
+    /// checked against it).
+    ///
+    /// ```
+    /// use netser_transport::netcode::{NetcodeServer, ServerConfig};
+    /// use std::time::SystemTime;
+    /// let config = ServerConfig::new(0x1234, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let server = NetcodeServer::new(0.0, SystemTime::now(), config).unwrap();
+    /// assert_eq!(server.connected_clients(), 0);
+    /// ```
     ///
     /// # Errors
     /// [`ServerConfigError`] for a configuration outside its bounds or no randomness.
-    pub fn new(config: ServerConfig) -> Result<Self, ServerConfigError> {
+    pub fn new(
+        now: f64,
+        unix_now: SystemTime,
+        config: ServerConfig,
+    ) -> Result<Self, ServerConfigError> {
         if config.public_addresses.is_empty() {
             return Err(ServerConfigError::NoPublicAddress);
         }
@@ -232,9 +254,25 @@ impl NetcodeServer {
             max_connect_events: 2 * config.max_clients + 16,
             outbox: Outbox::new(config.max_outbox_bytes),
             refusals: RefusalCounters::default(),
-            now: f64::NEG_INFINITY,
+            now,
+            unix: UnixAnchor::new(now, unix_now),
             last_found: None,
         })
+    }
+
+    /// Ties the game's clock to Unix time again: at `now` the Unix time is `unix_now`.
+    /// For a game clock that pauses or drifts from real time; token expiry is checked
+    /// against this from here on.
+    ///
+    /// ```
+    /// use netser_transport::netcode::{NetcodeServer, ServerConfig};
+    /// use std::time::SystemTime;
+    /// let config = ServerConfig::new(0x1234, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let mut server = NetcodeServer::new(0.0, SystemTime::now(), config).unwrap();
+    /// server.set_unix_time(60.0, SystemTime::now()); // the game was paused for a minute
+    /// ```
+    pub fn set_unix_time(&mut self, now: f64, unix_now: SystemTime) {
+        self.unix = UnixAnchor::new(now, unix_now);
     }
 
     /// The protocol id.
@@ -538,7 +576,7 @@ impl NetcodeServer {
         if protocol_id != self.protocol_id {
             return Err(Refusal::WrongProtocolId);
         }
-        if expire_timestamp as f64 <= self.now {
+        if expire_timestamp as f64 <= self.unix.unix_at(self.now) {
             return Err(Refusal::TokenExpired);
         }
         if self.by_addr.contains_key(&AddrKey(from)) {
@@ -820,8 +858,9 @@ impl NetcodeServer {
             }
         }
         let mut expired = Vec::new();
+        let unix_now = self.unix.unix_at(now);
         self.pending.retain(|_, p| {
-            let alive = (p.expire_timestamp as f64) > now
+            let alive = (p.expire_timestamp as f64) > unix_now
                 && !(p.timeout_seconds > 0 && now - p.last_received > f64::from(p.timeout_seconds));
             if !alive {
                 expired.push(p.keys.clone());
@@ -844,7 +883,7 @@ impl NetcodeServer {
             }
         }
         for pending in self.pending.values() {
-            at(pending.expire_timestamp as f64);
+            at(self.unix.now_at(pending.expire_timestamp as f64));
             if pending.timeout_seconds > 0 {
                 at(pending.last_received + f64::from(pending.timeout_seconds));
             }

@@ -118,6 +118,9 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = 
     events: Events<ClientEvent<In>>,
     block: Option<BlockProgress>,
     message_channel: u8,
+    /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
+    /// it (zero on the driver's clock).
+    offset: f64,
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In, S> {
@@ -153,7 +156,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         let channels = connection.channels.len();
         let server = token.server_addresses().first().copied();
         let client_id = token.client_id();
-        let client = Client::new(driver.now(), token, connection)?;
+        // Constructed at zero: the clock (the driver's or the game's) starts at the first frame.
+        let client = Client::new(0.0, token, connection)?;
         info!(client_id, ?server, "udp client: connecting");
         Ok(Self {
             client,
@@ -164,13 +168,22 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
             events: Events::default(),
             block: None,
             message_channel: 0,
+            offset: 0.0,
         })
     }
 
-    /// The start of a frame: reads the clock, takes the datagrams waiting on the socket,
-    /// and queues events (connected, disconnected, block progress, messages).
+    /// The start of a frame: reads the clock ([`now`](Self::now)), takes the datagrams
+    /// waiting on the socket, and queues events (connected, disconnected, block progress,
+    /// messages).
     pub fn receive(&mut self) {
-        let now = self.driver.now();
+        self.receive_at(self.now());
+    }
+
+    /// [`receive`](Self::receive) on the game's clock: `now` is the game's monotonic time
+    /// in seconds, and the whole UDP layer runs on it from here on (as
+    /// [`UdpServer::receive_at`](super::UdpServer::receive_at)).
+    pub fn receive_at(&mut self, now: f64) {
+        self.offset = now - self.driver.now();
         self.driver.flush();
         let client = &mut self.client;
         self.driver
@@ -220,7 +233,13 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// The end of a frame: advances the handshake, keep-alives, timeouts and resends,
     /// builds the packets, encrypts and sends them.
     pub fn transmit(&mut self) {
-        let now = self.driver.now();
+        self.transmit_at(self.now());
+    }
+
+    /// [`transmit`](Self::transmit) on the game's clock (see
+    /// [`receive_at`](Self::receive_at)).
+    pub fn transmit_at(&mut self, now: f64) {
+        self.offset = now - self.driver.now();
         self.client.handle_timeout(now);
         self.track_state();
         let driver = &mut self.driver;
@@ -403,13 +422,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         self.client
             .poll_timeout()
             .into_iter()
-            .chain(self.driver.poll_timeout())
+            .chain(self.driver.poll_timeout().map(|t| t + self.offset))
             .min_by(f64::total_cmp)
     }
 
-    /// The clock every layer runs on (Unix seconds, monotonic).
+    /// The clock every layer runs on: monotonic seconds, the driver's
+    /// ([`UdpDriver::now`]) or, once [`receive_at`](Self::receive_at) or
+    /// [`transmit_at`](Self::transmit_at) gave the game's, the game's.
     pub fn now(&self) -> f64 {
-        self.driver.now()
+        self.driver.now() + self.offset
     }
 
     /// The address the client's socket is bound to.

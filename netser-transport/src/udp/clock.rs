@@ -1,44 +1,38 @@
-//! The one clock of the transport: seconds since the Unix epoch, as the `f64` every
-//! sans-IO layer takes as `now`, and monotonic.
+//! The UDP layer's clock: monotonic seconds, as the `f64` every sans-IO layer takes as
+//! `now`.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-/// A monotonic clock giving seconds since the Unix epoch as `f64`.
+/// A monotonic clock giving seconds since it was created as `f64`.
 ///
-/// The layers below the UDP driver never read a clock; they take `now` from this. It
-/// reads the wall clock once, when created, and then adds a monotonic [`Instant`]'s
-/// elapsed time, so it is on the same scale as connect tokens' creation and expiry
-/// times (Unix seconds) yet never jumps back when the system clock is adjusted. At
-/// today's Unix time an `f64` resolves a quarter of a microsecond.
+/// The layers below the UDP driver never read a clock; they take `now` from this (or from
+/// the game's own clock: see [`UdpServer::receive_at`](super::UdpServer::receive_at)).
+/// It never jumps back when the system clock is adjusted; Unix time is read only where
+/// connect tokens are checked, once, by the server when it starts.
 ///
 /// ```
 /// use netser_transport::udp::Clock;
 /// let clock = Clock::new();
 /// let a = clock.now();
 /// let b = clock.now();
-/// assert!(a > 1.6e9 && b >= a); // after September 2020
+/// assert!(a >= 0.0 && a < 60.0 && b >= a);
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
     start: Instant,
-    start_unix: f64,
 }
 
 impl Clock {
-    /// A clock reading the current Unix time (0.0 if the system clock is before 1970).
+    /// A clock starting at zero now.
     pub fn new() -> Self {
-        let start_unix = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
         Self {
             start: Instant::now(),
-            start_unix,
         }
     }
 
-    /// Seconds since the Unix epoch; never decreases.
+    /// Seconds since the clock was created; never decreases.
     pub fn now(&self) -> f64 {
-        self.start_unix + self.start.elapsed().as_secs_f64()
+        self.start.elapsed().as_secs_f64()
     }
 
     /// How long from now until `at` (a time read from this clock), zero if it has passed.

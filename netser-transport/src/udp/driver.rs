@@ -320,7 +320,7 @@ impl UdpDriver {
         self.local_addr
     }
 
-    /// Seconds since the Unix epoch on the driver's monotonic [`Clock`]: the `now` to give
+    /// Seconds on the driver's monotonic [`Clock`] (since it was created): the `now` to give
     /// every sans-IO layer.
     pub fn now(&self) -> f64 {
         self.clock.now()

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use netser::{NetDelta, NetSerialize};
 use tracing::info;
@@ -266,6 +266,9 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     /// Clients and channel walked by `poll_event` for messages, refreshed by `receive`.
     message_order: Vec<ClientId>,
     message_cursor: (usize, u8),
+    /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
+    /// it (zero on the driver's clock).
+    offset: f64,
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpServer<Out, In, S> {
@@ -294,7 +297,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         };
         let netcode = config.netcode(public_addresses);
         let channels = config.connection.channels.len();
-        let server = Server::new(driver.now(), netcode, config.connection)?;
+        // Constructed at zero: the clock (the driver's or the game's) starts at the first frame.
+        let server = Server::new(0.0, SystemTime::now(), netcode, config.connection)?;
         info!(addr = %driver.local_addr(), max_clients = config.max_clients, "udp server: listening");
         Ok(Self {
             server,
@@ -304,14 +308,38 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             blocks: HashMap::new(),
             message_order: Vec::new(),
             message_cursor: (0, 0),
+            offset: 0.0,
         })
     }
 
-    /// The start of a frame: reads the clock and takes every datagram waiting on the
-    /// socket (handshakes, payloads; anything else refused and counted), then queues the
-    /// events: connects, block progress, and the messages that arrived.
+    /// The start of a frame: reads the clock ([`now`](Self::now)) and takes every datagram
+    /// waiting on the socket (handshakes, payloads; anything else refused and counted),
+    /// then queues the events: connects, block progress, and the messages that arrived.
     pub fn receive(&mut self) {
-        let now = self.driver.now();
+        self.receive_at(self.now());
+    }
+
+    /// [`receive`](Self::receive) on the game's clock: `now` is the game's monotonic time
+    /// in seconds (an engine's real time since start, say), and the whole UDP layer runs on
+    /// it from here on: [`now`](Self::now) is the driver's clock moved to agree with it,
+    /// and [`poll_timeout`](Self::poll_timeout) is on it.
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpServer, UdpServerConfig};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = UdpServerConfig::new(0x1234, [7; 32]);
+    /// let mut server: UdpServer<u32, u16> = UdpServer::bind("127.0.0.1:0", config)?;
+    /// let engine_time = 1000.0;
+    /// server.receive_at(engine_time);
+    /// server.transmit_at(engine_time + 0.001);
+    /// assert!(server.now() >= engine_time);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn receive_at(&mut self, now: f64) {
+        self.offset = now - self.driver.now();
+        // Token expiry follows the wall clock, as netcode's reference server reads it.
+        self.server.set_unix_time(now, SystemTime::now());
         self.driver.flush();
         let server = &mut self.server;
         self.driver
@@ -415,7 +443,13 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// The end of a frame: advances timers (keep-alives, timeouts, resends), builds each
     /// client's packets (messages, acks, block slices), encrypts and sends them.
     pub fn transmit(&mut self) {
-        let now = self.driver.now();
+        self.transmit_at(self.now());
+    }
+
+    /// [`transmit`](Self::transmit) on the game's clock (see
+    /// [`receive_at`](Self::receive_at)).
+    pub fn transmit_at(&mut self, now: f64) {
+        self.offset = now - self.driver.now();
         self.server.handle_timeout(now);
         self.pump_events(); // timeouts
         let driver = &mut self.driver;
@@ -458,7 +492,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// # Errors
     /// [`SnapshotError::NotConnected`], or why it could not be sent.
     pub fn send_snapshot(&mut self, client_id: ClientId) -> Result<SendOutcome, SnapshotError> {
-        let now = self.driver.now();
+        let now = self.now();
         self.server.send_snapshot(now, client_id)
     }
 
@@ -468,7 +502,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// # Errors
     /// The first client it failed for and why; the others were sent theirs.
     pub fn send_snapshot_to_all(&mut self) -> Result<(), (ClientId, SnapshotError)> {
-        let now = self.driver.now();
+        let now = self.now();
         self.server.send_snapshot_to_all(now)
     }
 
@@ -483,7 +517,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         world: &[Option<S>],
         priority: impl FnMut(usize, &S) -> f32,
     ) -> Result<Option<u16>, SnapshotError> {
-        let now = self.driver.now();
+        let now = self.now();
         self.server.send_entities(now, client_id, world, priority)
     }
 
@@ -497,7 +531,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         world: &[Option<S>],
         priority: impl FnMut(ClientId, usize, &S) -> f32,
     ) -> Result<(), (ClientId, SnapshotError)> {
-        let now = self.driver.now();
+        let now = self.now();
         self.server.send_entities_to_all(now, world, priority)
     }
 
@@ -665,13 +699,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.server
             .poll_timeout()
             .into_iter()
-            .chain(self.driver.poll_timeout())
+            .chain(self.driver.poll_timeout().map(|t| t + self.offset))
             .min_by(f64::total_cmp)
     }
 
-    /// The clock every layer runs on (Unix seconds, monotonic).
+    /// The clock every layer runs on: monotonic seconds, the driver's
+    /// ([`UdpDriver::now`]) or, once [`receive_at`](Self::receive_at) or
+    /// [`transmit_at`](Self::transmit_at) gave the game's, the game's.
     pub fn now(&self) -> f64 {
-        self.driver.now()
+        self.driver.now() + self.offset
     }
 
     /// The address the server is bound to.

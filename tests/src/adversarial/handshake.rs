@@ -308,7 +308,8 @@ impl Harness {
             max_outbox_bytes: OUTBOX_BYTES,
             ..ServerConfig::new(PROTOCOL_ID, SERVER_KEY, vec![server_addr()])
         };
-        let server = NetcodeServer::new(config).expect("a valid configuration");
+        let server =
+            NetcodeServer::new(0.0, std::time::UNIX_EPOCH, config).expect("a valid configuration");
         // The idle tables, then per slot or handshake its keys, replay window, user data
         // and table entries (generously), the outbox twice over (a growing buffer) and
         // the event queue.

@@ -396,7 +396,8 @@ fn request_to_server(
     opened: Option<PrivateConnectToken>,
 ) {
     let config = ServerConfig::new(PROTOCOL_ID, SERVER_KEY, vec![server_addr()]);
-    let mut server = NetcodeServer::new(config).expect("valid configuration");
+    let mut server =
+        NetcodeServer::new(0.0, std::time::UNIX_EPOCH, config).expect("valid configuration");
     let mut request = Vec::new();
     Packet::ConnectionRequest {
         protocol_id,

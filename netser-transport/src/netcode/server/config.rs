@@ -155,10 +155,10 @@ mod tests {
             max_pending,
             ..ServerConfig::new(1, [0; 32], vec!["127.0.0.1:40000".parse().unwrap()])
         };
-        assert!(NetcodeServer::new(config(MAX_PENDING)).is_ok());
+        assert!(NetcodeServer::new(0.0, std::time::UNIX_EPOCH, config(MAX_PENDING)).is_ok());
         for n in [MAX_PENDING + 1, usize::MAX] {
             assert_eq!(
-                NetcodeServer::new(config(n)).err(),
+                NetcodeServer::new(0.0, std::time::UNIX_EPOCH, config(n)).err(),
                 Some(ServerConfigError::MaxPending)
             );
         }
