@@ -59,12 +59,19 @@ fn netser_pair(clients: u16) -> (NetcodeClient, NetcodeServer) {
         while !client.is_connected() {
             client.handle_timeout(t);
             let mut out = Vec::new();
-            client.drain_datagrams(|_, b| out.push(b.to_vec()));
+            while let Some(transmit) = client.poll_transmit() {
+                let b = transmit.data;
+                out.push(b.to_vec());
+            }
             for mut b in out {
                 server.handle_datagram(T0 + t, client_addr(i), &mut b);
             }
             let mut out = Vec::new();
-            server.drain_datagrams(|to, b| out.push((to, b.to_vec())));
+            while let Some(transmit) = server.poll_transmit() {
+                let to = transmit.to;
+                let b = transmit.data;
+                out.push((to, b.to_vec()));
+            }
             for (_, mut b) in out.into_iter().filter(|(to, _)| *to == client_addr(i)) {
                 client.handle_datagram(t, server_addr(), &mut b);
             }
@@ -134,10 +141,11 @@ fn payload_packets(c: &mut Criterion) {
         group.bench_function(format!("netser/{clients}_clients"), |b| {
             b.iter(|| {
                 client.send_payload(black_box(&payload)).unwrap();
-                client.drain_datagrams(|_, bytes| {
+                while let Some(transmit) = client.poll_transmit() {
+                    let bytes = transmit.data;
                     buffer.clear();
                     buffer.extend_from_slice(bytes);
-                });
+                }
                 let received = server.handle_datagram(T0, from, &mut buffer).unwrap();
                 black_box(received.payload.len())
             })
@@ -197,10 +205,11 @@ fn profile(case: &str) {
             let mut buffer = Vec::with_capacity(2048);
             for _ in 0..rounds {
                 client.send_payload(&payload).unwrap();
-                client.drain_datagrams(|_, bytes| {
+                while let Some(transmit) = client.poll_transmit() {
+                    let bytes = transmit.data;
                     buffer.clear();
                     buffer.extend_from_slice(bytes);
-                });
+                }
                 total += server
                     .handle_datagram(T0, from, &mut buffer)
                     .unwrap()

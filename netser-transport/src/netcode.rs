@@ -17,7 +17,7 @@
 //! core with payloads as bytes: [`NetcodeServer`] holds the client slots,
 //! [`NetcodeClient`] walks the standard's state machine, [`packet`] reads and writes the
 //! seven packets. Everything is sans-IO like the rest of the crate: time and addresses are
-//! arguments, datagrams go in as bytes and come out through `drain_datagrams`. The wire
+//! arguments, datagrams go in as bytes and come out one by one from `poll_transmit`. The wire
 //! format (packet and token layouts, and how `renetcode`'s layout differs from the
 //! standard's) is in the repository's WIRE.md.
 //!
@@ -63,25 +63,21 @@
 //! let mut t = 0.0;
 //! while client.state() != ClientState::Connected {
 //!     client.handle_timeout(t);
-//!     let mut to_server = Vec::new();
-//!     client.drain_datagrams(|_, bytes| to_server.push(bytes.to_vec()));
-//!     for mut bytes in to_server {
-//!         server.handle_datagram(t, client_addr, &mut bytes);
+//!     while let Some(transmit) = client.poll_transmit() {
+//!         // A socket would send `transmit.data` to `transmit.to`; netcode decrypts in place.
+//!         server.handle_datagram(t, client_addr, &mut transmit.data.to_vec());
 //!     }
 //!     server.handle_timeout(t);
-//!     let mut to_client = Vec::new();
-//!     server.drain_datagrams(|_, bytes| to_client.push(bytes.to_vec()));
-//!     for mut bytes in to_client {
-//!         client.handle_datagram(t, server_addr, &mut bytes);
+//!     while let Some(transmit) = server.poll_transmit() {
+//!         client.handle_datagram(t, server_addr, &mut transmit.data.to_vec());
 //!     }
 //!     t += 0.1;
 //! }
 //! assert!(matches!(server.poll_event(), Some(NetcodeEvent::ClientConnected { client_id: 7, .. })));
 //!
 //! client.send_payload(b"hello").unwrap();
-//! let mut datagrams = Vec::new();
-//! client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-//! let received = server.handle_datagram(t, client_addr, &mut datagrams[0]);
+//! let mut datagram = client.poll_transmit().unwrap().data.to_vec();
+//! let received = server.handle_datagram(t, client_addr, &mut datagram);
 //! assert_eq!(received.unwrap().payload, b"hello");
 //! ```
 
@@ -240,6 +236,27 @@ pub const fn protocol_id_with_snapshot<
 /// Marks the snapshot's hash as a third part, distinct from a message type's.
 const fn combine_snapshot_tag(messages: u64) -> u64 {
     netser::schema::combine(messages, netser::schema::fnv1a(b"snapshot"))
+}
+
+/// A datagram to send and where to, from `poll_transmit` of [`NetcodeServer`],
+/// [`NetcodeClient`], [`Server`] and [`Client`]: put `data` on the socket to `to`.
+///
+/// ```
+/// use netser_transport::netcode::{ConnectToken, NetcodeClient, TokenParams};
+/// let server = "127.0.0.1:40000".parse().unwrap();
+/// let token = ConnectToken::generate(&TokenParams::new(1, vec![server], 1_000), &[7; 32]).unwrap();
+/// let mut client = NetcodeClient::new(0.0, token);
+/// client.handle_timeout(0.0);
+/// let transmit = client.poll_transmit().unwrap(); // the connection request
+/// assert_eq!((transmit.to, transmit.data.len()), (server, 1078));
+/// assert!(client.poll_transmit().is_none());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit<'a> {
+    /// The address to send it to.
+    pub to: std::net::SocketAddr,
+    /// The datagram.
+    pub data: &'a [u8],
 }
 
 /// A connection's round-trip time, loss and bandwidth (the names renet uses).
@@ -454,7 +471,7 @@ pub enum SendError {
         /// The id asked for.
         client_id: u64,
     },
-    /// The queue of datagrams waiting for `drain_datagrams` is full; drain it first. The
+    /// The queue of datagrams waiting for `poll_transmit` is full; send them first. The
     /// client's holds 64 full packets (84 800 bytes), the server's
     /// [`ServerConfig::max_outbox_bytes`].
     OutboxFull,
@@ -479,7 +496,10 @@ impl core::fmt::Display for SendError {
                 write!(f, "no connected client has id {client_id}")
             }
             SendError::OutboxFull => {
-                write!(f, "the outgoing datagram queue is full; drain it first")
+                write!(
+                    f,
+                    "the outgoing datagram queue is full; send what poll_transmit gives first"
+                )
             }
         }
     }

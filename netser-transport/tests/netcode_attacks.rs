@@ -68,13 +68,21 @@ impl Rng {
 
 fn drain(server: &mut NetcodeServer) -> Vec<(SocketAddr, Vec<u8>)> {
     let mut out = Vec::new();
-    server.drain_datagrams(|to, bytes| out.push((to, bytes.to_vec())));
+    while let Some(transmit) = server.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        out.push((to, bytes.to_vec()));
+    }
     out
 }
 
 fn drain_client(client: &mut NetcodeClient) -> Vec<(SocketAddr, Vec<u8>)> {
     let mut out = Vec::new();
-    client.drain_datagrams(|to, bytes| out.push((to, bytes.to_vec())));
+    while let Some(transmit) = client.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        out.push((to, bytes.to_vec()));
+    }
     out
 }
 

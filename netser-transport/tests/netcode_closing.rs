@@ -65,8 +65,10 @@ impl Harness {
     /// The client's datagrams since the last call, not sent.
     fn client_datagrams(&mut self) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        self.client
-            .drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        while let Some(transmit) = self.client.poll_transmit() {
+            let bytes = transmit.data;
+            out.push(bytes.to_vec());
+        }
         out
     }
 
@@ -208,13 +210,19 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     let exchange = |server: &mut Server<u32, u32>, client: &mut Client<u32, u32>, t: f64| {
         client.handle_timeout(t);
         let mut out = Vec::new();
-        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        while let Some(transmit) = client.poll_transmit() {
+            let bytes = transmit.data;
+            out.push(bytes.to_vec());
+        }
         for bytes in &out {
             server.handle_datagram(now + t, client_addr, bytes);
         }
         server.handle_timeout(now + t);
         let mut back = Vec::new();
-        server.drain_datagrams(|_, bytes| back.push(bytes.to_vec()));
+        while let Some(transmit) = server.poll_transmit() {
+            let bytes = transmit.data;
+            back.push(bytes.to_vec());
+        }
         for bytes in &back {
             client.handle_datagram(t, server_addr, bytes);
         }
@@ -230,7 +238,10 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     client.handle_timeout(t);
     client.disconnect();
     let mut out = Vec::new();
-    client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+    while let Some(transmit) = client.poll_transmit() {
+        let bytes = transmit.data;
+        out.push(bytes.to_vec());
+    }
     for bytes in &out {
         server.handle_datagram(now + t, client_addr, bytes);
     }

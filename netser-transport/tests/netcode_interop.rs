@@ -281,7 +281,11 @@ fn step_netser_server(
         }
     }
     server.handle_timeout(T0 + t);
-    server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
+    while let Some(transmit) = server.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        sim.send(t, server_addr(), to, bytes);
+    }
 }
 
 fn step_netser_client(
@@ -297,7 +301,11 @@ fn step_netser_client(
         }
     }
     client.handle_timeout(t);
-    client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
+    while let Some(transmit) = client.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        sim.send(t, client_addr(), to, bytes);
+    }
 }
 
 type Datagrams = Vec<(SocketAddr, Vec<u8>)>;
@@ -347,7 +355,11 @@ fn renetcode_client_connects_to_netser_server_with_our_token_scenario() {
             if sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
                 client.send(t, &mut sim, &[sent as u8 + 1; 100]);
                 server.send_payload(11, &[sent as u8 + 101; 200]).unwrap();
-                server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
+                while let Some(transmit) = server.poll_transmit() {
+                    let to = transmit.to;
+                    let bytes = transmit.data;
+                    sim.send(t, server_addr(), to, bytes);
+                }
                 sent += 1;
             }
         }
@@ -433,7 +445,11 @@ fn netser_server_disconnect_reaches_renetcode_client_scenario() {
     }
     // 20% loss each way; our ten redundant disconnect packets get through.
     assert!(server.disconnect(12));
-    server.drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
+    while let Some(transmit) = server.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        sim.send(t, server_addr(), to, bytes);
+    }
     let end = t + 1.0;
     while t < end {
         let (_, to_client) = deliver(&mut sim, t);
@@ -473,7 +489,11 @@ fn netser_client_connects_to_renetcode_server_with_its_token_scenario() {
         step_netser_client(&mut client, t, &mut sim, &mut inbox, &mut client_received);
         if client.is_connected() && sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
             client.send_payload(&[sent as u8 + 1; 300]).unwrap();
-            client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
+            while let Some(transmit) = client.poll_transmit() {
+                let to = transmit.to;
+                let bytes = transmit.data;
+                sim.send(t, client_addr(), to, bytes);
+            }
             let (to, bytes) = server
                 .inner
                 .generate_payload_packet(21, &[sent as u8 + 101; 50])
@@ -501,7 +521,11 @@ fn netser_client_connects_to_renetcode_server_with_its_token_scenario() {
         client.disconnect_reason(),
         Some(DisconnectReason::DisconnectedByClient)
     );
-    client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
+    while let Some(transmit) = client.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        sim.send(t, client_addr(), to, bytes);
+    }
     let end = t + 1.0;
     while t < end {
         let (to_server, _) = deliver(&mut sim, t);
@@ -662,7 +686,11 @@ fn full_renetcode_server_denies_netser_client_scenario() {
                 second.handle_datagram(t, from, &mut bytes);
             }
             second.handle_timeout(t);
-            second.drain_datagrams(|to, bytes| sim.send(t, second_addr, to, bytes));
+            while let Some(transmit) = second.poll_transmit() {
+                let to = transmit.to;
+                let bytes = transmit.data;
+                sim.send(t, second_addr, to, bytes);
+            }
         }
         t += STEP;
     }
@@ -710,7 +738,11 @@ fn renetcode_layout_carries_1300_byte_payloads_scenario() {
                 })
             );
             client.send_payload(&[7; 1300]).unwrap();
-            client.drain_datagrams(|to, bytes| sim.send(t, client_addr(), to, bytes));
+            while let Some(transmit) = client.poll_transmit() {
+                let to = transmit.to;
+                let bytes = transmit.data;
+                sim.send(t, client_addr(), to, bytes);
+            }
             let (to, bytes) = server
                 .inner
                 .generate_payload_packet(51, &[8; 1300])

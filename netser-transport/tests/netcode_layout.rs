@@ -48,7 +48,10 @@ fn exchange(
     let (mut at_server, mut at_client) = (Vec::new(), Vec::new());
     client.handle_timeout(t);
     let mut out = Vec::new();
-    client.drain_datagrams(|_, b| out.push(b.to_vec()));
+    while let Some(transmit) = client.poll_transmit() {
+        let b = transmit.data;
+        out.push(b.to_vec());
+    }
     for mut b in out {
         if let Some(p) = server.handle_datagram(T0 + t, client_addr(), &mut b) {
             at_server.push(p.payload.to_vec());
@@ -56,7 +59,10 @@ fn exchange(
     }
     server.handle_timeout(T0 + t);
     let mut back = Vec::new();
-    server.drain_datagrams(|_, b| back.push(b.to_vec()));
+    while let Some(transmit) = server.poll_transmit() {
+        let b = transmit.data;
+        back.push(b.to_vec());
+    }
     for mut b in back {
         if let Some(p) = client.handle_datagram(t, server_addr(), &mut b) {
             at_client.push(p.to_vec());

@@ -104,11 +104,18 @@ impl World {
         }
         self.server.handle_timeout(T0 + t);
         let sim = &mut self.sim;
-        self.server
-            .drain_datagrams(|to, bytes| sim.send(t, server_addr(), to, bytes));
+        while let Some(transmit) = self.server.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            sim.send(t, server_addr(), to, bytes);
+        }
         for (i, client) in self.clients.iter_mut().enumerate() {
             client.handle_timeout(t);
-            client.drain_datagrams(|to, bytes| sim.send(t, client_addr(i), to, bytes));
+            while let Some(transmit) = client.poll_transmit() {
+                let to = transmit.to;
+                let bytes = transmit.data;
+                sim.send(t, client_addr(i), to, bytes);
+            }
         }
         self.t += FRAME;
     }
@@ -282,12 +289,18 @@ fn a_client_built_from_another_schema_is_refused() {
     while client.is_connecting() {
         client.handle_timeout(t);
         let mut out = Vec::new();
-        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        while let Some(transmit) = client.poll_transmit() {
+            let bytes = transmit.data;
+            out.push(bytes.to_vec());
+        }
         for bytes in out {
             server.handle_datagram(T0 + t, client_addr(0), &bytes);
         }
         server.handle_timeout(T0 + t);
-        server.drain_datagrams(|_, _| panic!("the server answered a foreign protocol id"));
+        assert!(
+            server.poll_transmit().is_none(),
+            "the server answered a foreign protocol id"
+        );
         t += 0.05;
     }
     assert_eq!(

@@ -190,7 +190,10 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
      -> usize {
         let mut out = Vec::new();
         client.handle_timeout(t);
-        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+        while let Some(transmit) = client.poll_transmit() {
+            let bytes = transmit.data;
+            out.push(bytes.to_vec());
+        }
         let mut payloads = 0;
         for bytes in out {
             recorded.push(bytes.clone());
@@ -203,7 +206,10 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
         }
         server.handle_timeout(T0 + t);
         let mut back = Vec::new();
-        server.drain_datagrams(|_, bytes| back.push(bytes.to_vec()));
+        while let Some(transmit) = server.poll_transmit() {
+            let bytes = transmit.data;
+            back.push(bytes.to_vec());
+        }
         for mut bytes in back {
             client.handle_datagram(t, server_addr, &mut bytes);
         }

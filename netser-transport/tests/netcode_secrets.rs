@@ -101,14 +101,20 @@ fn no_netcode_type_prints_a_key() {
     while !client.is_connected() {
         client.handle_timeout(t);
         let mut out = Vec::new();
-        client.drain_datagrams(|_, b| out.push(b.to_vec()));
+        while let Some(transmit) = client.poll_transmit() {
+            let b = transmit.data;
+            out.push(b.to_vec());
+        }
         for mut b in out {
             server.handle_datagram(T0 + t, client_addr(), &mut b);
         }
         assert_hidden("NetcodeServer (handshake)", &server, &keys);
         server.handle_timeout(T0 + t);
         let mut back = Vec::new();
-        server.drain_datagrams(|_, b| back.push(b.to_vec()));
+        while let Some(transmit) = server.poll_transmit() {
+            let b = transmit.data;
+            back.push(b.to_vec());
+        }
         for mut b in back {
             client.handle_datagram(t, server_addr(), &mut b);
         }

@@ -65,7 +65,11 @@ fn step_recording(
 ) {
     client.handle_timeout(t);
     let mut outgoing = Vec::new();
-    client.drain_datagrams(|to, bytes| outgoing.push((to, bytes.to_vec())));
+    while let Some(transmit) = client.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        outgoing.push((to, bytes.to_vec()));
+    }
     for (to, mut bytes) in outgoing {
         if let Some((_, server)) = servers.iter_mut().find(|(a, _)| *a == to) {
             server.handle_datagram(T0 + t, from, &mut bytes);
@@ -74,7 +78,11 @@ fn step_recording(
     for (addr, server) in servers.iter_mut() {
         server.handle_timeout(T0 + t);
         let mut replies = Vec::new();
-        server.drain_datagrams(|to, bytes| replies.push((to, bytes.to_vec())));
+        while let Some(transmit) = server.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            replies.push((to, bytes.to_vec()));
+        }
         for (to, mut bytes) in replies {
             if to == from {
                 record.push(bytes.clone());
@@ -93,7 +101,11 @@ fn request_timed_out_after_every_server() {
     let mut requests = Vec::new();
     while client.is_connecting() {
         client.handle_timeout(t);
-        client.drain_datagrams(|to, bytes| requests.push((to, bytes.len())));
+        while let Some(transmit) = client.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            requests.push((to, bytes.len()));
+        }
         t += STEP;
     }
     assert_eq!(
@@ -119,10 +131,16 @@ fn response_timed_out_when_the_server_stops_answering() {
     // The request reaches the server, the challenge reaches the client; then silence.
     client.handle_timeout(0.0);
     let mut request = Vec::new();
-    client.drain_datagrams(|_, bytes| request = bytes.to_vec());
+    while let Some(transmit) = client.poll_transmit() {
+        let bytes = transmit.data;
+        request = bytes.to_vec();
+    }
     server.handle_datagram(T0, client_addr(2), &mut request);
     let mut challenge = Vec::new();
-    server.drain_datagrams(|_, bytes| challenge = bytes.to_vec());
+    while let Some(transmit) = server.poll_transmit() {
+        let bytes = transmit.data;
+        challenge = bytes.to_vec();
+    }
     client.handle_datagram(0.0, server_a(), &mut challenge);
     assert_eq!(client.state(), ClientState::SendingConnectionResponse);
     assert_eq!(client.state().code(), 2);
@@ -130,10 +148,11 @@ fn response_timed_out_when_the_server_stops_answering() {
     let mut t = 0.0;
     while client.is_connecting() {
         client.handle_timeout(t);
-        client.drain_datagrams(|_, bytes| {
+        while let Some(transmit) = client.poll_transmit() {
+            let bytes = transmit.data;
             assert_eq!(packet::peek(bytes).unwrap().0, PacketType::Response);
             responses += 1;
-        });
+        }
         t += STEP;
     }
     assert_eq!(
@@ -213,9 +232,9 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
     let dead = t;
     while client.is_connected() || server.is_connected(5) {
         client.handle_timeout(t);
-        client.drain_datagrams(|_, _| {});
+        while client.poll_transmit().is_some() {}
         server.handle_timeout(T0 + t);
-        server.drain_datagrams(|_, _| {});
+        while server.poll_transmit().is_some() {}
         t += STEP;
         assert!(t - dead < 2.2);
     }
@@ -269,7 +288,10 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
         ClientState::Disconnected(DisconnectReason::DisconnectedByClient)
     );
     let mut packets = Vec::new();
-    client.drain_datagrams(|_, bytes| packets.push(bytes.to_vec()));
+    while let Some(transmit) = client.poll_transmit() {
+        let bytes = transmit.data;
+        packets.push(bytes.to_vec());
+    }
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     // Only the last one arrives: enough.
     server.handle_datagram(T0 + t, client_addr(6), packets.last_mut().unwrap());
@@ -287,7 +309,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     // the old sequences, so no nonce repeats under either key (and the server tells the new
     // session from a replay of the old one).
     client.reconnect(t);
-    client.drain_datagrams(|_, _| {});
+    while client.poll_transmit().is_some() {}
     let start = t;
     while !client.is_connected() {
         step_recording(
@@ -302,7 +324,10 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     }
     assert!(server.disconnect(6));
     let mut packets = Vec::new();
-    server.drain_datagrams(|_, bytes| packets.push(bytes.to_vec()));
+    while let Some(transmit) = server.poll_transmit() {
+        let bytes = transmit.data;
+        packets.push(bytes.to_vec());
+    }
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     for bytes in &packets {
         let mut copy = bytes.clone();
@@ -377,9 +402,17 @@ fn handshake_takes_two_round_trips() {
             server_connected_at.get_or_insert(t);
         }
         client.handle_timeout(t);
-        client.drain_datagrams(|to, bytes| sim.send(t, client_addr(8), to, bytes));
+        while let Some(transmit) = client.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            sim.send(t, client_addr(8), to, bytes);
+        }
         server.handle_timeout(T0 + t);
-        server.drain_datagrams(|to, bytes| sim.send(t, server_a(), to, bytes));
+        while let Some(transmit) = server.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            sim.send(t, server_a(), to, bytes);
+        }
         t += 0.001;
     }
     let rtt = 0.1;
@@ -420,7 +453,7 @@ fn event_queue_and_outbox_are_bounded() {
             t += STEP;
         }
         assert!(server.disconnect(100 + u64::from(i)));
-        server.drain_datagrams(|_, _| {});
+        while server.poll_transmit().is_some() {}
     }
     let mut waiting = NetcodeClient::new(t, token(200, vec![server_a()]));
     for _ in 0..20 {
@@ -450,7 +483,7 @@ fn event_queue_and_outbox_are_bounded() {
     }
 
     // The outbox holds 4 full packets; the fifth payload waits for a drain.
-    server.drain_datagrams(|_, _| {});
+    while server.poll_transmit().is_some() {}
     server.poll_event();
     let payload = [1u8; 1000];
     let mut sent = 0;
@@ -475,6 +508,6 @@ fn event_queue_and_outbox_are_bounded() {
         server.send_payload(999, &payload),
         Err(SendError::UnknownClient { client_id: 999 })
     );
-    server.drain_datagrams(|_, _| {});
+    while server.poll_transmit().is_some() {}
     assert!(server.send_payload(200, &payload).is_ok());
 }

@@ -51,16 +51,12 @@ fn connect(server: &mut NetcodeServer, token: ConnectToken, start: f64) -> bool 
     let mut t = start;
     while t < start + 5.0 && !client.is_connected() {
         client.handle_timeout(t);
-        let mut out = Vec::new();
-        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
-        for mut bytes in out {
-            server.handle_datagram(t, client_addr(), &mut bytes);
+        while let Some(transmit) = client.poll_transmit() {
+            server.handle_datagram(t, client_addr(), &mut transmit.data.to_vec());
         }
         server.handle_timeout(t);
-        let mut replies = Vec::new();
-        server.drain_datagrams(|_, bytes| replies.push(bytes.to_vec()));
-        for mut bytes in replies {
-            client.handle_datagram(t, server_addr(), &mut bytes);
+        while let Some(transmit) = server.poll_transmit() {
+            client.handle_datagram(t, server_addr(), &mut transmit.data.to_vec());
         }
         t += 0.05;
     }
@@ -99,8 +95,7 @@ fn a_pending_handshake_ends_at_the_token_expiry_in_engine_time() {
     let mut server = server();
     let mut client = NetcodeClient::new(0.0, token(UNIX_START, 10));
     client.handle_timeout(0.0);
-    let mut request = Vec::new();
-    client.drain_datagrams(|_, bytes| request = bytes.to_vec());
+    let mut request = client.poll_transmit().unwrap().data.to_vec();
     server.handle_datagram(0.0, client_addr(), &mut request);
     assert_eq!(server.pending_clients(), 1);
     let wakeup = server.poll_timeout().unwrap();
@@ -138,16 +133,12 @@ fn the_client_counts_the_lifetime_from_its_first_run() {
     let mut t = 500.0;
     while t < 505.0 && !client.is_connected() {
         client.handle_timeout(t);
-        let mut out = Vec::new();
-        client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
-        for mut bytes in out {
-            server.handle_datagram(t, client_addr(), &mut bytes);
+        while let Some(transmit) = client.poll_transmit() {
+            server.handle_datagram(t, client_addr(), &mut transmit.data.to_vec());
         }
         server.handle_timeout(t);
-        let mut replies = Vec::new();
-        server.drain_datagrams(|_, bytes| replies.push(bytes.to_vec()));
-        for mut bytes in replies {
-            client.handle_datagram(t, server_addr(), &mut bytes);
+        while let Some(transmit) = server.poll_transmit() {
+            client.handle_datagram(t, server_addr(), &mut transmit.data.to_vec());
         }
         t += 0.05;
     }

@@ -68,7 +68,10 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         for (addr, client) in &mut self.clients {
             client.handle_timeout(now);
             let mut out = Vec::new();
-            client.drain_datagrams(|_, bytes| out.push(bytes.to_vec()));
+            while let Some(transmit) = client.poll_transmit() {
+                let bytes = transmit.data;
+                out.push(bytes.to_vec());
+            }
             for bytes in &out {
                 self.server.handle_datagram(now, *addr, bytes);
             }
@@ -76,8 +79,11 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         self.server.handle_timeout(now);
         send(self);
         let mut out = Vec::new();
-        self.server
-            .drain_datagrams(|to, bytes| out.push((to, bytes.to_vec())));
+        while let Some(transmit) = self.server.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            out.push((to, bytes.to_vec()));
+        }
         for (to, bytes) in &out {
             for (addr, client) in &mut self.clients {
                 if addr == to {

@@ -50,12 +50,12 @@ impl ClientState {
 ///
 /// Sans-IO: call [`NetcodeClient::handle_timeout`] regularly (by [`NetcodeClient::poll_timeout`]),
 /// hand it every datagram with [`NetcodeClient::handle_datagram`], and send what
-/// [`NetcodeClient::drain_datagrams`] gives. `now` is the game's monotonic clock in
+/// [`NetcodeClient::poll_transmit`] gives. `now` is the game's monotonic clock in
 /// seconds (engine time, any epoch): the client measures the token's lifetime, from its
 /// `create` to its `expire` timestamp, from the moment it starts connecting, as the
 /// standard does; it never reads or compares the Unix time.
 ///
-/// Datagrams wait for `drain_datagrams` in an outbox of 64 full packets
+/// Datagrams wait for `poll_transmit` in an outbox of 64 full packets
 /// (64 x [`MAX_PACKET_BYTES`](super::MAX_PACKET_BYTES) = 84 800 bytes); when it has no
 /// room for one more, [`send_payload`](Self::send_payload) returns
 /// [`SendError::OutboxFull`](super::SendError::OutboxFull).
@@ -169,14 +169,17 @@ impl NetcodeClient {
         &self.refusals
     }
 
-    /// Datagrams not queued because the outbox was full (drain it every update).
+    /// Datagrams not queued because the outbox was full (empty it with
+    /// [`poll_transmit`](Self::poll_transmit) every update).
     pub fn dropped_datagrams(&self) -> u64 {
         self.outbox.dropped
     }
 
-    /// Hands every queued datagram to `send(to, bytes)` and empties the queue.
-    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
-        self.outbox.drain(send);
+    /// The next datagram to send to the server, oldest first (`None` when all are out).
+    /// Call it until `None` after [`handle_timeout`](Self::handle_timeout),
+    /// [`handle_datagram`](Self::handle_datagram) and sends.
+    pub fn poll_transmit(&mut self) -> Option<super::Transmit<'_>> {
+        self.outbox.poll()
     }
 
     fn send(&mut self, packet: &Packet<'_>) -> bool {
@@ -423,7 +426,7 @@ impl NetcodeClient {
     /// # Errors
     /// [`SendError::NotConnected`], [`SendError::EmptyPayload`],
     /// [`SendError::PayloadTooLarge`] over the layout's limit, or [`SendError::OutboxFull`]
-    /// until drained.
+    /// until [`poll_transmit`](Self::poll_transmit) empties the queue.
     pub fn send_payload(&mut self, payload: &[u8]) -> Result<(), SendError> {
         check_payload(payload, self.token.layout())?;
         if !self.is_connected() {

@@ -25,7 +25,7 @@ use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, 
 /// token's protocol id must be [`protocol_id::<Out, In>()`](super::protocol_id), so a
 /// client built from another schema than the server's is refused before it sends a byte
 /// ([`Client::with_protocol_id`] for games that choose their own id). Sans-IO: datagrams
-/// in with [`Client::handle_datagram`], out with [`Client::drain_datagrams`] after
+/// in with [`Client::handle_datagram`], out with [`Client::poll_transmit`] after
 /// [`Client::handle_timeout`]; `now` in seconds from any clock that does not go back.
 ///
 /// `S` is the type of the snapshots (or the entities of entity sets) the server sends,
@@ -120,9 +120,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
         }
     }
 
-    /// Hands every datagram to send to `send(to, bytes)`; call after [`Client::handle_timeout`].
-    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
-        self.netcode.drain_datagrams(send);
+    /// The next datagram to send to the server, oldest first (`None` when all are out);
+    /// call it until `None` after [`Client::handle_timeout`].
+    pub fn poll_transmit(&mut self) -> Option<super::Transmit<'_>> {
+        self.netcode.poll_transmit()
     }
 
     /// Queues a message on `channel`.
@@ -149,7 +150,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S
     }
 
     /// Closes the connection (redundant disconnect packets, sent by the next
-    /// [`Client::drain_datagrams`]).
+    /// [`Client::poll_transmit`]).
     pub fn disconnect(&mut self) {
         self.netcode.disconnect();
     }

@@ -75,7 +75,7 @@ pub enum ServerEvent {
 ///
 /// `Out` is the type of the messages the server sends, `In` of those it receives (usually
 /// two derived enums; `Server<M>` when both sides speak the same one). Sans-IO: datagrams
-/// in with [`Server::handle_datagram`], out with [`Server::drain_datagrams`] after
+/// in with [`Server::handle_datagram`], out with [`Server::poll_transmit`] after
 /// [`Server::handle_timeout`]. `now` is the game's monotonic clock in seconds (engine
 /// time, any epoch); the Unix time given to [`Server::new`] ties it to the Unix
 /// timestamps connect tokens expire at (see [`NetcodeServer`]).
@@ -119,16 +119,12 @@ pub enum ServerEvent {
 /// let mut got = None;
 /// while got.is_none() {
 ///     client.handle_timeout(t);
-///     let mut datagrams = Vec::new();
-///     client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-///     for bytes in &datagrams {
-///         server.handle_datagram(t, client_addr, bytes);
+///     while let Some(transmit) = client.poll_transmit() {
+///         server.handle_datagram(t, client_addr, transmit.data);
 ///     }
 ///     server.handle_timeout(t);
-///     let mut datagrams = Vec::new();
-///     server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-///     for bytes in &datagrams {
-///         client.handle_datagram(t, server_addr, bytes);
+///     while let Some(transmit) = server.poll_transmit() {
+///         client.handle_datagram(t, server_addr, transmit.data);
 ///     }
 ///     got = server.receive_message(9, 0);
 ///     t += 0.02;
@@ -203,7 +199,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     }
 
     /// Takes in a datagram received from `from` at `now`. Handshake packets are answered
-    /// (through [`Server::drain_datagrams`]), payloads go to the client's connection;
+    /// (through [`Server::poll_transmit`]), payloads go to the client's connection;
     /// anything that does not decrypt is refused and counted
     /// ([`NetcodeServer::refusals`] through [`Server::netcode`]).
     pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
@@ -353,10 +349,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         self.dropped_events
     }
 
-    /// Hands every datagram to send to `send(to, bytes)`; call after
-    /// [`Server::handle_timeout`] and [`Server::handle_datagram`].
-    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
-        self.netcode.drain_datagrams(send);
+    /// The next datagram to send, oldest first (`None` when all are out); call it until
+    /// `None` after [`Server::handle_timeout`], [`Server::handle_datagram`] and sends.
+    pub fn poll_transmit(&mut self) -> Option<super::Transmit<'_>> {
+        self.netcode.poll_transmit()
     }
 
     /// The next event, oldest first. Call it every frame: at most [`MAX_SERVER_EVENTS`]
@@ -714,7 +710,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
 }
 
 /// Hands a connection's datagrams to netcode; returns how many the full outbox dropped
-/// (drain more often; reliable messages are resent, a lost snapshot is not acked).
+/// (send what `poll_transmit` gives more often; reliable messages are resent, a lost snapshot is not acked).
 fn flush<Out: NetSerialize, In: NetSerialize>(
     netcode: &mut NetcodeServer,
     client_id: ClientId,
@@ -756,16 +752,12 @@ mod tests {
         let mut t = now;
         while server.connected_clients() == 0 && t < now + 5.0 {
             client.handle_timeout(t);
-            let mut datagrams = Vec::new();
-            client.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-            for bytes in &datagrams {
-                server.handle_datagram(t, client_addr, bytes);
+            while let Some(transmit) = client.poll_transmit() {
+                server.handle_datagram(t, client_addr, transmit.data);
             }
             server.handle_timeout(t);
-            let mut datagrams = Vec::new();
-            server.drain_datagrams(|_, bytes| datagrams.push(bytes.to_vec()));
-            for bytes in &datagrams {
-                client.handle_datagram(t, server_addr, bytes);
+            while let Some(transmit) = server.poll_transmit() {
+                client.handle_datagram(t, server_addr, transmit.data);
             }
             t += 0.02;
         }

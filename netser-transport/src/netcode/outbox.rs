@@ -1,5 +1,6 @@
 //! Datagrams waiting to be sent: one growing byte buffer and a list of (address, range),
-//! reused after every drain, with a bound on the bytes held.
+//! handed out one by one by `poll` and reused once all are out, with a bound on the bytes
+//! held.
 
 use std::net::SocketAddr;
 
@@ -10,6 +11,8 @@ use super::packet::Packet;
 pub(crate) struct Outbox {
     bytes: Vec<u8>,
     datagrams: Vec<(SocketAddr, usize, usize)>,
+    /// The next datagram `poll` hands out.
+    next: usize,
     max_bytes: usize,
     /// Datagrams not queued because the bound was reached.
     pub(crate) dropped: u64,
@@ -20,6 +23,7 @@ impl Outbox {
         Self {
             bytes: Vec::new(),
             datagrams: Vec::new(),
+            next: 0,
             max_bytes,
             dropped: 0,
         }
@@ -34,6 +38,7 @@ impl Outbox {
         protocol_id: u64,
         key: &Key,
     ) -> bool {
+        self.reuse_if_sent();
         if !self.has_room() {
             self.dropped += 1;
             return false;
@@ -44,26 +49,74 @@ impl Outbox {
         true
     }
 
+    /// Empties the buffers once every datagram has been handed out.
+    fn reuse_if_sent(&mut self) {
+        if self.next > 0 && self.next == self.datagrams.len() {
+            self.datagrams.clear();
+            self.bytes.clear();
+            self.next = 0;
+        }
+    }
+
     /// Whether one more datagram of the largest size fits the bound.
-    pub(crate) fn has_room(&self) -> bool {
+    pub(crate) fn has_room(&mut self) -> bool {
+        self.reuse_if_sent();
         self.bytes.len() + super::MAX_PACKET_BYTES <= self.max_bytes
     }
 
+    /// Datagrams not yet handed out.
     pub(crate) fn len(&self) -> usize {
-        self.datagrams.len()
+        self.datagrams.len() - self.next
     }
 
-    pub(crate) fn drain(&mut self, mut send: impl FnMut(SocketAddr, &[u8])) {
-        for &(to, start, len) in &self.datagrams {
-            send(to, &self.bytes[start..start + len]);
+    /// The next datagram to send, oldest first.
+    pub(crate) fn poll(&mut self) -> Option<super::Transmit<'_>> {
+        match self.datagrams.get(self.next) {
+            Some(&(to, start, len)) => {
+                self.next += 1;
+                Some(super::Transmit {
+                    to,
+                    data: &self.bytes[start..start + len],
+                })
+            }
+            None => {
+                self.reuse_if_sent();
+                None
+            }
         }
-        self.datagrams.clear();
-        self.bytes.clear();
     }
 
     /// Heap bytes held (capacity, not length).
     pub(crate) fn memory_bytes(&self) -> usize {
         self.bytes.capacity()
             + self.datagrams.capacity() * core::mem::size_of::<(SocketAddr, usize, usize)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bound holds until every datagram is out: one poll does not make room, the
+    /// last one does, and the buffers are reused.
+    #[test]
+    fn room_comes_back_once_every_datagram_is_out() {
+        let to: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let mut outbox = Outbox::new(2 * crate::netcode::MAX_PACKET_BYTES);
+        let payload = [7u8; 1200];
+        let packet = Packet::Payload(&payload);
+        let mut queued = 0;
+        while outbox.push(to, &packet, queued, 1, &[0; 32]) {
+            queued += 1;
+        }
+        assert_eq!((queued, outbox.dropped), (2, 1));
+        assert_eq!(outbox.poll().map(|t| t.to), Some(to));
+        assert!(!outbox.has_room());
+        assert_eq!(outbox.len(), 1);
+        assert!(outbox.poll().is_some());
+        assert!(outbox.poll().is_none());
+        assert!(outbox.has_room());
+        assert_eq!(outbox.len(), 0);
+        assert!(outbox.push(to, &packet, 2, 1, &[0; 32]));
     }
 }

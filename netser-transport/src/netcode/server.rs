@@ -163,7 +163,7 @@ struct TokenUse {
 ///
 /// Sans-IO: hand it every datagram with [`NetcodeServer::handle_datagram`], call
 /// [`NetcodeServer::handle_timeout`] regularly (by [`NetcodeServer::poll_timeout`]), send what
-/// [`NetcodeServer::drain_datagrams`] gives, and read [`NetcodeServer::poll_event`].
+/// [`NetcodeServer::poll_transmit`] gives, and read [`NetcodeServer::poll_event`].
 ///
 /// `now` is the game's monotonic clock in seconds, from any epoch (engine time), the
 /// same as every layer's. Connect tokens expire at Unix timestamps: the Unix time given to
@@ -355,7 +355,7 @@ impl NetcodeServer {
         self.outbox.dropped
     }
 
-    /// Datagrams waiting for [`NetcodeServer::drain_datagrams`].
+    /// Datagrams waiting for [`NetcodeServer::poll_transmit`].
     pub fn queued_datagrams(&self) -> usize {
         self.outbox.len()
     }
@@ -369,9 +369,12 @@ impl NetcodeServer {
         self.events.pop_front()
     }
 
-    /// Hands every queued datagram to `send(to, bytes)` and empties the queue.
-    pub fn drain_datagrams(&mut self, send: impl FnMut(SocketAddr, &[u8])) {
-        self.outbox.drain(send);
+    /// The next datagram to send, oldest first (`None` when all are out): handshake
+    /// replies, keep-alives, payloads and disconnects. Call it until `None` after
+    /// [`handle_datagram`](Self::handle_datagram), [`handle_timeout`](Self::handle_timeout)
+    /// and sends; the queue holds at most [`ServerConfig::max_outbox_bytes`].
+    pub fn poll_transmit(&mut self) -> Option<super::Transmit<'_>> {
+        self.outbox.poll()
     }
 
     /// Heap bytes the server holds now, from the allocated capacity of every table and
@@ -900,7 +903,8 @@ impl NetcodeServer {
     ///
     /// # Errors
     /// [`SendError::EmptyPayload`], [`SendError::PayloadTooLarge`] over the layout's
-    /// limit, [`SendError::UnknownClient`], or [`SendError::OutboxFull`] until drained.
+    /// limit, [`SendError::UnknownClient`], or [`SendError::OutboxFull`] until
+    /// [`poll_transmit`](Self::poll_transmit) empties the queue.
     pub fn send_payload(&mut self, client_id: u64, payload: &[u8]) -> Result<(), SendError> {
         check_payload(payload, self.layout)?;
         let index = *self

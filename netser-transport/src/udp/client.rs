@@ -242,10 +242,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         self.offset = now - self.driver.now();
         self.client.handle_timeout(now);
         self.track_state();
-        let driver = &mut self.driver;
-        self.client.drain_datagrams(|to, bytes| {
-            let _ = driver.send(to, bytes); // drops are counted by the driver
-        });
+        while let Some(transmit) = self.client.poll_transmit() {
+            let _ = self.driver.send(transmit.to, transmit.data); // drops are counted there
+        }
         self.driver.flush();
     }
 

@@ -452,11 +452,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.offset = now - self.driver.now();
         self.server.handle_timeout(now);
         self.pump_events(); // timeouts
-        let driver = &mut self.driver;
-        self.server.drain_datagrams(|to, bytes| {
-            let _ = driver.send(to, bytes); // drops are counted by the driver
-        });
-        driver.flush();
+        while let Some(transmit) = self.server.poll_transmit() {
+            let _ = self.driver.send(transmit.to, transmit.data); // drops are counted there
+        }
+        self.driver.flush();
     }
 
     /// Sets how whole snapshots are kept and sent (the clients' must match); see

@@ -351,15 +351,20 @@ impl Harness {
         let addrs = client_addrs();
         for (c, client) in self.clients.iter_mut().enumerate() {
             let wire = &mut self.wire[0];
-            client.drain_datagrams(|to, bytes| {
+            while let Some(transmit) = client.poll_transmit() {
+                let to = transmit.to;
+                let bytes = transmit.data;
                 if to == server_addr() {
                     push_bounded(wire, (addrs[c], bytes.to_vec()));
                 }
-            });
+            }
         }
         let mut out = Vec::new();
-        self.server
-            .drain_datagrams(|to, bytes| out.push((to, bytes.to_vec())));
+        while let Some(transmit) = self.server.poll_transmit() {
+            let to = transmit.to;
+            let bytes = transmit.data;
+            out.push((to, bytes.to_vec()));
+        }
         for (to, bytes) in out {
             push_bounded(&mut self.history[1], bytes.clone());
             if addrs.contains(&to) {

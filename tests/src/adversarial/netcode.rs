@@ -410,7 +410,11 @@ fn request_to_server(
     let now = NOW as f64;
     assert!(server.handle_datagram(now, from, &mut request).is_none());
     let mut answers = Vec::new();
-    server.drain_datagrams(|to, bytes| answers.push((to, bytes.to_vec())));
+    while let Some(transmit) = server.poll_transmit() {
+        let to = transmit.to;
+        let bytes = transmit.data;
+        answers.push((to, bytes.to_vec()));
+    }
     let welcome = opened.is_some_and(|token| {
         protocol_id == PROTOCOL_ID
             && expire as f64 > now

@@ -42,7 +42,7 @@ pub struct ServerConfig {
     /// Most handshakes in progress at once, 1 to [`MAX_PENDING`] (default 256); beyond it
     /// requests are refused, which bounds the memory a flood of valid tokens can take.
     pub max_pending: usize,
-    /// Most bytes of datagrams queued for `drain_datagrams` (default 4 MiB); beyond it
+    /// Most bytes of datagrams queued for `poll_transmit` (default 4 MiB); beyond it
     /// packets are not queued (counted in [`NetcodeServer::dropped_datagrams`]).
     pub max_outbox_bytes: usize,
     /// The byte layout of tokens and packets (default [`Layout::Standard`], the netcode
