@@ -83,6 +83,7 @@
 
 mod client;
 mod crypto;
+pub(crate) mod events;
 mod game_client;
 mod game_server;
 mod layout;

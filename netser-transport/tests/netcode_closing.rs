@@ -9,7 +9,7 @@ use netser_transport::connection::ConnectionConfig;
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
     generate_key, protocol_id, Client, ClientState, ConnectToken, DisconnectReason, Key, Server,
-    ServerConfig, TokenParams,
+    ServerConfig, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
 
@@ -137,6 +137,7 @@ fn messages_sent_with_a_disconnect_are_delivered_before_it() {
     batch.extend(h.client_datagrams());
 
     let events = h.server_frame(&batch);
+    let addr = h.socket.local_addr().unwrap();
     let expected: Vec<ServerEvent<u32>> = (0..5)
         .map(|n| ServerEvent::Message {
             client_id: CLIENT_ID,
@@ -145,6 +146,7 @@ fn messages_sent_with_a_disconnect_are_delivered_before_it() {
         })
         .chain([ServerEvent::ClientDisconnected {
             client_id: CLIENT_ID,
+            addr,
             reason: DisconnectReason::DisconnectedByClient,
         }])
         .collect();
@@ -179,9 +181,11 @@ fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
             ServerEvent::ClientConnected {
                 client_id: CLIENT_ID,
                 addr: client_addr,
+                user_data: Box::new([0; USER_DATA_BYTES]),
             },
             ServerEvent::ClientDisconnected {
                 client_id: CLIENT_ID,
+                addr: client_addr,
                 reason: DisconnectReason::DisconnectedByClient,
             },
         ]
@@ -252,4 +256,65 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     // The two left unread are freed with the connection, and counted.
     assert_eq!(server.receive_message(CLIENT_ID, 0), None);
     assert_eq!(server.dropped_closing_messages(), 2);
+}
+
+/// The sans-IO server: a client whose response and disconnect arrive in one batch is
+/// reported connected (with its address and user data), then disconnected.
+#[test]
+fn the_sans_io_server_reports_a_one_batch_client_connected_then_disconnected() {
+    use netser_transport::netcode::ServerEvent as GameEvent;
+    let key = generate_key().unwrap();
+    let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+    let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+    let config = ServerConfig::new(protocol_id::<u32, u32>(), key, vec![server_addr]);
+    let mut server: Server<u32, u32> =
+        Server::new(0.0, SystemTime::now(), config, ConnectionConfig::default()).unwrap();
+    let token = token(&key, server_addr);
+    let mut client: Client<u32, u32> =
+        Client::new(0.0, token.clone(), ConnectionConfig::default()).unwrap();
+    let mut t = 0.0;
+    while client.state() != ClientState::SendingConnectionResponse {
+        assert!(t < 5.0, "never challenged");
+        client.handle_timeout(t);
+        while let Some(transmit) = client.poll_transmit() {
+            server.handle_datagram(t, client_addr, transmit.data);
+        }
+        while let Some(transmit) = server.poll_transmit() {
+            client.handle_datagram(t, server_addr, transmit.data);
+        }
+        t += 0.02;
+    }
+    assert_eq!(server.poll_event(), None);
+    // The response, then a disconnect under the session's key, handled back to back.
+    client.handle_timeout(t + 0.1);
+    let mut batch = Vec::new();
+    while let Some(transmit) = client.poll_transmit() {
+        batch.push(transmit.data.to_vec());
+    }
+    let mut disconnect = Vec::new();
+    Packet::Disconnect.encode(
+        1_000,
+        protocol_id::<u32, u32>(),
+        token.client_to_server_key(),
+        &mut disconnect,
+    );
+    batch.push(disconnect);
+    for datagram in &batch {
+        server.handle_datagram(t + 0.1, client_addr, datagram);
+    }
+    assert_eq!(
+        std::iter::from_fn(|| server.poll_event()).collect::<Vec<_>>(),
+        [
+            GameEvent::ClientConnected {
+                client_id: CLIENT_ID,
+                addr: client_addr,
+                user_data: Box::new([0; USER_DATA_BYTES]),
+            },
+            GameEvent::ClientDisconnected {
+                client_id: CLIENT_ID,
+                addr: client_addr,
+                reason: DisconnectReason::DisconnectedByClient,
+            },
+        ]
+    );
 }

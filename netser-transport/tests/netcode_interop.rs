@@ -412,6 +412,7 @@ fn renetcode_client_connects_to_netser_server_with_our_token_scenario() {
         Some(NetcodeEvent::ClientDisconnected {
             client_id: 11,
             addr: client_addr(),
+            slot: 0,
             reason: DisconnectReason::DisconnectedByClient
         })
     );
@@ -869,6 +870,7 @@ fn standard_server_disconnects_renetcode_client_at_a_layout_mismatch() {
         Some(NetcodeEvent::ClientDisconnected {
             client_id: 63,
             addr: client_addr(),
+            slot: 0,
             reason: DisconnectReason::LayoutMismatch
         })
     );

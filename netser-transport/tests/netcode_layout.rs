@@ -156,6 +156,7 @@ fn a_standard_server_closes_a_client_at_a_renetcode_sized_payload() {
         Some(NetcodeEvent::ClientDisconnected {
             client_id: 5,
             addr: client_addr(),
+            slot: 0,
             reason: DisconnectReason::LayoutMismatch
         })
     );

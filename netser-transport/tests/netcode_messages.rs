@@ -9,7 +9,7 @@ use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
     protocol_id, Client, ClientState, ConnectToken, DisconnectReason, MessageError, Refusal,
-    Server, ServerConfig, ServerEvent, SetupError, TokenParams,
+    Server, ServerConfig, ServerEvent, SetupError, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 
@@ -149,7 +149,11 @@ fn messages_flow_both_ways_over_loss_with_events() {
     assert_eq!(
         connected,
         (100..103)
-            .map(|client_id| ServerEvent::ClientConnected { client_id })
+            .map(|client_id| ServerEvent::ClientConnected {
+                client_id,
+                addr: client_addr(client_id as usize - 100),
+                user_data: Box::new([0; USER_DATA_BYTES]),
+            })
             .collect::<Vec<_>>()
     );
     let mut from_clients = vec![Vec::new(); 3];
@@ -202,6 +206,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
         world.server.poll_event(),
         Some(ServerEvent::ClientDisconnected {
             client_id: 101,
+            addr: client_addr(1),
             reason: DisconnectReason::DisconnectedByServer
         })
     );
@@ -216,6 +221,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
         world.server.poll_event(),
         Some(ServerEvent::ClientDisconnected {
             client_id: 100,
+            addr: client_addr(0),
             reason: DisconnectReason::DisconnectedByClient
         })
     );
@@ -228,6 +234,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
         world.server.poll_event(),
         Some(ServerEvent::ClientDisconnected {
             client_id: 102,
+            addr: client_addr(2),
             reason: DisconnectReason::DisconnectedByServer
         })
     );

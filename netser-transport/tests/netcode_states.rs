@@ -250,6 +250,7 @@ fn keep_alives_hold_an_idle_connection_and_silence_times_it_out() {
         Some(NetcodeEvent::ClientDisconnected {
             client_id: 5,
             addr: client_addr(5),
+            slot: 0,
             reason: DisconnectReason::ConnectionTimedOut
         })
     );
@@ -301,6 +302,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
         Some(NetcodeEvent::ClientDisconnected {
             client_id: 6,
             addr: client_addr(6),
+            slot: 0,
             reason: DisconnectReason::DisconnectedByClient
         })
     );

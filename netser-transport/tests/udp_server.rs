@@ -323,7 +323,8 @@ fn a_silent_client_times_out_and_its_slot_is_freed() {
                     e,
                     ServerEvent::ClientDisconnected {
                         client_id: 2,
-                        reason: DisconnectReason::ConnectionTimedOut
+                        reason: DisconnectReason::ConnectionTimedOut,
+                        ..
                     }
                 )
             })
@@ -464,7 +465,8 @@ fn a_client_that_reconnects_gets_a_working_slot() {
         e,
         ServerEvent::ClientDisconnected {
             client_id: 9,
-            reason: DisconnectReason::DisconnectedByClient
+            reason: DisconnectReason::DisconnectedByClient,
+            ..
         }
     )));
 

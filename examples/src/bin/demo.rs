@@ -350,7 +350,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     });
                     server.send_message(client_id, RELIABLE, &message)?;
                 }
-                ServerEvent::ClientDisconnected { client_id, reason } => {
+                ServerEvent::ClientDisconnected {
+                    client_id, reason, ..
+                } => {
                     server_logs.entry(client_id).or_default().disconnect = Some(reason);
                 }
                 ServerEvent::Message {
@@ -421,7 +423,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     while server.connected_clients() > 0 && leave.elapsed() < Duration::from_secs(3) {
         server.receive();
         while let Some(event) = server.poll_event() {
-            if let ServerEvent::ClientDisconnected { client_id, reason } = event {
+            if let ServerEvent::ClientDisconnected {
+                client_id, reason, ..
+            } = event
+            {
                 server_logs.entry(client_id).or_default().disconnect = Some(reason);
             }
         }

@@ -16,6 +16,7 @@ use crate::snapshot::{
     SnapshotError, SnapshotHistory, SnapshotStats,
 };
 
+use super::events::EventQueue;
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
 use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, USER_DATA_BYTES};
 
@@ -30,14 +31,22 @@ use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, U
 pub const MAX_SERVER_EVENTS: usize = 65_536;
 
 /// A connected client: its id, connection and state synchronization.
-type ClientSlot<Out, In, S> = (ClientId, Connection<Out, In>, ClientSync<S>);
+#[derive(Debug)]
+struct ClientSlot<Out, In, S> {
+    client_id: ClientId,
+    connection: Connection<Out, In>,
+    sync: ClientSync<S>,
+    /// Whether its [`ServerEvent::ClientConnected`] was queued: a client whose connect
+    /// the full queue dropped gets no disconnect event either, so the game never sees a
+    /// disconnect without the connect before it.
+    announced: bool,
+}
 
 /// A client that disconnected since the last [`Server::handle_timeout`]: its connection stays
 /// readable until then, so messages that arrived with its disconnect are not lost.
 #[derive(Debug)]
 struct ClosingClient<Out, In> {
     client_id: ClientId,
-    addr: SocketAddr,
     connection: Connection<Out, In>,
 }
 
@@ -48,23 +57,32 @@ fn unread_messages<Out: NetSerialize, In: NetSerialize>(connection: &Connection<
         .sum()
 }
 
-/// What happened to a client, from [`Server::poll_event`].
+/// What happened to a client, from [`Server::poll_event`]. Each event carries what the
+/// game needs to know of it, still there when the client has already left: a client
+/// that connects and leaves between two polls gives its connect, then its disconnect.
 ///
 /// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerEvent {
     /// A client completed the netcode handshake; messages can flow.
     ClientConnected {
         /// Its id (from its connect token).
         client_id: ClientId,
+        /// Its address.
+        addr: SocketAddr,
+        /// The user data of its connect token.
+        user_data: Box<[u8; USER_DATA_BYTES]>,
     },
     /// A client's slot was freed. Its connection stays readable with
     /// [`Server::receive_message`] until the next [`Server::handle_timeout`] (the messages that
-    /// arrived with the disconnect), then its memory goes too.
+    /// arrived with the disconnect), then its memory goes too. Always after the client's
+    /// [`ClientConnected`](ServerEvent::ClientConnected).
     ClientDisconnected {
         /// Its id.
         client_id: ClientId,
+        /// Its address.
+        addr: SocketAddr,
         /// Why.
         reason: DisconnectReason,
     },
@@ -130,7 +148,10 @@ pub enum ServerEvent {
 ///     t += 0.02;
 /// }
 /// assert_eq!(got, Some(7));
-/// assert_eq!(server.poll_event(), Some(ServerEvent::ClientConnected { client_id: 9 }));
+/// assert!(matches!(
+///     server.poll_event(),
+///     Some(ServerEvent::ClientConnected { client_id: 9, addr, .. }) if addr == client_addr
+/// ));
 /// ```
 #[derive(Debug)]
 pub struct Server<Out, In = Out, S = ()> {
@@ -141,10 +162,8 @@ pub struct Server<Out, In = Out, S = ()> {
     /// The snapshots pushed, shared by every client's snapshot peer.
     history: SnapshotHistory<S>,
     entity_config: EntityConfig,
-    events: VecDeque<ServerEvent>,
-    /// [`MAX_SERVER_EVENTS`], lowered by tests.
-    max_events: usize,
-    dropped_events: u64,
+    /// At most [`MAX_SERVER_EVENTS`] (fewer in tests).
+    events: EventQueue<ServerEvent>,
     /// The clients that disconnected since the last update, oldest first; at most
     /// `max_clients` (the oldest goes first when full).
     closing: VecDeque<ClosingClient<Out, In>>,
@@ -187,9 +206,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             connections,
             history: SnapshotHistory::new(SnapshotConfig::default()).expect("the default is valid"),
             entity_config: EntityConfig::default(),
-            events: VecDeque::new(),
-            max_events: MAX_SERVER_EVENTS,
-            dropped_events: 0,
+            events: EventQueue::new(MAX_SERVER_EVENTS),
             closing: VecDeque::new(),
             dropped_closing_messages: 0,
             scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
@@ -207,7 +224,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         if let Some(received) = self.netcode.handle_datagram(now, from, &mut self.scratch) {
-            if let Some(Some((_, connection, _))) = self.connections.get_mut(received.slot) {
+            if let Some(Some(ClientSlot { connection, .. })) =
+                self.connections.get_mut(received.slot)
+            {
                 // Drops inside the connection are counted there.
                 let _ = connection.handle_datagram(now, received.payload);
             }
@@ -228,7 +247,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         }
         self.netcode.handle_timeout(now);
         self.pump_events(now);
-        for (client_id, connection, _) in self.connections.iter_mut().flatten() {
+        for ClientSlot {
+            client_id,
+            connection,
+            ..
+        } in self.connections.iter_mut().flatten()
+        {
             connection.handle_timeout(now);
             self.dropped_datagrams += flush(&mut self.netcode, *client_id, connection, now);
         }
@@ -238,38 +262,54 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         while let Some(event) = self.netcode.poll_event() {
             match event {
                 NetcodeEvent::ClientConnected {
-                    client_id, slot, ..
-                } => {
-                    match Connection::new(now, self.connection_config.clone()) {
-                        Ok(connection) => {
-                            self.connections[slot] =
-                                Some((client_id, connection, ClientSync::Idle));
-                            self.push_event(ServerEvent::ClientConnected { client_id });
-                        }
-                        // Validated in `new`, so this cannot happen; refuse the client anyway.
-                        Err(_) => {
-                            self.netcode.disconnect(client_id);
-                        }
+                    client_id,
+                    addr,
+                    slot,
+                    user_data,
+                } => match Connection::new(now, self.connection_config.clone()) {
+                    Ok(connection) => {
+                        let announced = self.events.push(ServerEvent::ClientConnected {
+                            client_id,
+                            addr,
+                            user_data,
+                        });
+                        self.connections[slot] = Some(ClientSlot {
+                            client_id,
+                            connection,
+                            sync: ClientSync::Idle,
+                            announced,
+                        });
                     }
-                }
+                    // Validated in `new`, so this cannot happen; refuse the client anyway.
+                    Err(_) => {
+                        self.netcode.disconnect(client_id);
+                    }
+                },
                 NetcodeEvent::ClientDisconnected {
                     client_id,
-                    reason,
                     addr,
+                    slot,
+                    reason,
                 } => {
-                    let mut freed = 0;
-                    for slot in 0..self.connections.len() {
-                        let entry = &mut self.connections[slot];
-                        if entry.as_ref().is_some_and(|(id, _, _)| *id == client_id) {
-                            if let Some((_, connection, _)) = entry.take() {
-                                self.close(client_id, addr, connection);
-                            }
-                            freed += 1;
-                        }
+                    let Some(entry) = self.connections.get_mut(slot) else {
+                        continue;
+                    };
+                    if entry.as_ref().is_none_or(|e| e.client_id != client_id) {
+                        continue;
                     }
-                    for _ in 0..freed {
-                        self.push_event(ServerEvent::ClientDisconnected { client_id, reason });
+                    let Some(closed) = entry.take() else {
+                        continue;
+                    };
+                    if closed.announced {
+                        self.events.push(ServerEvent::ClientDisconnected {
+                            client_id,
+                            addr,
+                            reason,
+                        });
+                    } else {
+                        self.events.count_dropped(1);
                     }
+                    self.close(client_id, closed.connection);
                 }
             }
         }
@@ -277,7 +317,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
 
     /// Keeps a disconnected client's connection readable until the next update; the
     /// oldest kept goes first (its unread messages counted) past `max_clients`.
-    fn close(&mut self, client_id: ClientId, addr: SocketAddr, connection: Connection<Out, In>) {
+    fn close(&mut self, client_id: ClientId, connection: Connection<Out, In>) {
         if self.closing.len() >= self.netcode.max_clients().max(1) {
             if let Some(oldest) = self.closing.pop_front() {
                 self.dropped_closing_messages += unread_messages(&oldest.connection);
@@ -285,7 +325,6 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         }
         self.closing.push_back(ClosingClient {
             client_id,
-            addr,
             connection,
         });
     }
@@ -325,28 +364,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .find_map(|closed| closed.connection.receive_message(channel))
     }
 
-    /// The address of a client that disconnected since the last update.
-    pub(crate) fn closing_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
-        self.closing
-            .iter()
-            .rev()
-            .find(|closed| closed.client_id == client_id)
-            .map(|closed| closed.addr)
-    }
-
-    /// Queues an event unless `max_events` wait; a dropped one is counted, never silent.
-    fn push_event(&mut self, event: ServerEvent) {
-        if self.events.len() < self.max_events {
-            self.events.push_back(event);
-        } else {
-            self.dropped_events += 1;
-        }
-    }
-
     /// Events dropped because [`MAX_SERVER_EVENTS`] were waiting for
-    /// [`poll_event`](Self::poll_event).
+    /// [`poll_event`](Self::poll_event), with the disconnects of clients whose connect
+    /// was dropped.
     pub fn dropped_events(&self) -> u64 {
-        self.dropped_events
+        self.events.dropped()
     }
 
     /// The next datagram to send, oldest first (`None` when all are out); call it until
@@ -359,22 +381,20 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// wait, and events past that are dropped and counted in
     /// [`dropped_events`](Self::dropped_events).
     pub fn poll_event(&mut self) -> Option<ServerEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 
     fn connection_mut(&mut self, client_id: ClientId) -> Option<&mut Connection<Out, In>> {
         let slot = self.netcode.client_slot(client_id)?;
         self.connections[slot]
             .as_mut()
-            .map(|(_, connection, _)| connection)
+            .map(|slot| &mut slot.connection)
     }
 
     /// The connection of a connected client (its channels, counters, endpoint).
     pub fn connection(&self, client_id: ClientId) -> Option<&Connection<Out, In>> {
         let slot = self.netcode.client_slot(client_id)?;
-        self.connections[slot]
-            .as_ref()
-            .map(|(_, connection, _)| connection)
+        self.connections[slot].as_ref().map(|slot| &slot.connection)
     }
 
     /// Queues a message to a client on `channel`.
@@ -425,7 +445,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         let encoded = EncodedMessage::encode(message)
             .map_err(|e| MessageError::Connection(crate::connection::SendError::Encode(e)));
         let mut first_error = None;
-        for (client_id, connection, _) in self.connections.iter_mut().flatten() {
+        for ClientSlot {
+            client_id,
+            connection,
+            ..
+        } in self.connections.iter_mut().flatten()
+        {
             if Some(*client_id) == except {
                 continue;
             }
@@ -516,7 +541,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .connections
             .iter()
             .flatten()
-            .filter_map(|(_, c, _)| c.poll_timeout());
+            .filter_map(|slot| slot.connection.poll_timeout());
         connections
             .chain(self.netcode.poll_timeout())
             .min_by(f64::total_cmp)
@@ -532,7 +557,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         config: SnapshotConfig,
     ) -> Result<(), SnapshotConfigError> {
         self.history = SnapshotHistory::new(config)?;
-        for (_, _, sync) in self.connections.iter_mut().flatten() {
+        for ClientSlot { sync, .. } in self.connections.iter_mut().flatten() {
             if matches!(sync, ClientSync::Snapshots(_)) {
                 *sync = ClientSync::Idle;
             }
@@ -548,7 +573,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     pub fn set_entity_config(&mut self, config: EntityConfig) -> Result<(), SnapshotConfigError> {
         config.validate()?;
         self.entity_config = config;
-        for (_, _, sync) in self.connections.iter_mut().flatten() {
+        for ClientSlot { sync, .. } in self.connections.iter_mut().flatten() {
             if matches!(sync, ClientSync::Entities(_)) {
                 *sync = ClientSync::Idle;
             }
@@ -585,7 +610,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .netcode
             .client_slot(client_id)
             .ok_or(SnapshotError::NotConnected)?;
-        let Some((_, connection, sync)) = self.connections[slot].as_mut() else {
+        let Some(ClientSlot {
+            connection, sync, ..
+        }) = self.connections[slot].as_mut()
+        else {
             return Err(SnapshotError::NotConnected);
         };
         let config = self.history.config().clone();
@@ -630,7 +658,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .netcode
             .client_slot(client_id)
             .ok_or(SnapshotError::NotConnected)?;
-        let Some((_, connection, sync)) = self.connections[slot].as_mut() else {
+        let Some(ClientSlot {
+            connection, sync, ..
+        }) = self.connections[slot].as_mut()
+        else {
             return Err(SnapshotError::NotConnected);
         };
         let packet = sync
@@ -669,7 +700,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     pub fn snapshot_stats(&self, client_id: ClientId) -> Option<&SnapshotStats> {
         let slot = self.netcode.client_slot(client_id)?;
         match self.connections[slot].as_ref()? {
-            (_, _, ClientSync::Snapshots(peer)) => Some(peer.stats()),
+            ClientSlot {
+                sync: ClientSync::Snapshots(peer),
+                ..
+            } => Some(peer.stats()),
             _ => None,
         }
     }
@@ -679,7 +713,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     pub fn entity_stats(&self, client_id: ClientId) -> Option<&EntityStats> {
         let slot = self.netcode.client_slot(client_id)?;
         match self.connections[slot].as_ref()? {
-            (_, _, ClientSync::Entities(sender)) => Some(sender.stats()),
+            ClientSlot {
+                sync: ClientSync::Entities(sender),
+                ..
+            } => Some(sender.stats()),
             _ => None,
         }
     }
@@ -691,7 +728,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// ([`SnapshotHistory::memory_bound`]).
     pub fn snapshot_memory_bound(&self, client_id: ClientId) -> Option<usize> {
         let slot = self.netcode.client_slot(client_id)?;
-        Some(match &self.connections[slot].as_ref()?.2 {
+        Some(match &self.connections[slot].as_ref()?.sync {
             ClientSync::Idle => 0,
             ClientSync::Snapshots(peer) => peer.memory_bound(),
             ClientSync::Entities(sender) => sender.memory_bound(),
@@ -731,26 +768,30 @@ mod tests {
     use super::*;
     use crate::netcode::{generate_key, protocol_id, Client, ConnectToken, TokenParams};
 
-    /// An unpolled server keeps at most `max_events` events and counts the rest.
-    #[test]
-    fn events_past_the_bound_are_dropped_and_counted() {
+    const CLIENT_ADDR: &str = "127.0.0.1:50000";
+
+    /// A server whose event queue holds `capacity` events, with client 9 connected.
+    fn connected_server(capacity: usize) -> Server<u8> {
         let key = generate_key().unwrap();
         let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-        let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-        let now = 1_700_000_000.0;
+        let client_addr: SocketAddr = CLIENT_ADDR.parse().unwrap();
+        let unix = std::time::SystemTime::now();
         let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let unix = std::time::UNIX_EPOCH;
         let mut server: Server<u8> =
-            Server::new(now, unix, config, ConnectionConfig::default()).unwrap();
-        server.max_events = 1;
+            Server::new(0.0, unix, config, ConnectionConfig::default()).unwrap();
+        server.events = EventQueue::new(capacity);
+        let unix_seconds = unix
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
         let params = TokenParams {
             client_id: 9,
-            ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], now as u64)
+            ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], unix_seconds)
         };
         let token = ConnectToken::generate(&params, &key).unwrap();
-        let mut client: Client<u8> = Client::new(now, token, ConnectionConfig::default()).unwrap();
-        let mut t = now;
-        while server.connected_clients() == 0 && t < now + 5.0 {
+        let mut client: Client<u8> = Client::new(0.0, token, ConnectionConfig::default()).unwrap();
+        let mut t = 0.0;
+        while server.connected_clients() == 0 && t < 5.0 {
             client.handle_timeout(t);
             while let Some(transmit) = client.poll_transmit() {
                 server.handle_datagram(t, client_addr, transmit.data);
@@ -761,12 +802,35 @@ mod tests {
             }
             t += 0.02;
         }
+        assert!(server.is_connected(9));
+        server
+    }
+
+    /// An unpolled server keeps at most its bound of events and counts the rest.
+    #[test]
+    fn events_past_the_bound_are_dropped_and_counted() {
+        let mut server = connected_server(1);
         assert!(server.disconnect(9));
         assert_eq!(server.dropped_events(), 1);
         assert_eq!(
             server.poll_event(),
-            Some(ServerEvent::ClientConnected { client_id: 9 })
+            Some(ServerEvent::ClientConnected {
+                client_id: 9,
+                addr: CLIENT_ADDR.parse().unwrap(),
+                user_data: Box::new([0; USER_DATA_BYTES]),
+            })
         );
+        assert_eq!(server.poll_event(), None);
+    }
+
+    /// A client whose connect event was dropped gets no disconnect event either (counted
+    /// as dropped too): the game never sees a disconnect for a client it never saw.
+    #[test]
+    fn no_disconnect_event_without_its_connect() {
+        let mut server = connected_server(0);
+        assert_eq!(server.dropped_events(), 1);
+        assert!(server.disconnect(9));
+        assert_eq!(server.dropped_events(), 2);
         assert_eq!(server.poll_event(), None);
     }
 }

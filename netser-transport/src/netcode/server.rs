@@ -1,12 +1,13 @@
 //! The server side of netcode: client slots keyed by address, the handshake, keep-alives,
 //! timeouts, and refusals counted by reason.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use std::time::SystemTime;
 
 use super::crypto::{random_bytes, SecretKey};
+use super::events::EventQueue;
 use super::outbox::Outbox;
 use super::packet::{
     self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters,
@@ -48,6 +49,8 @@ pub enum NetcodeEvent {
         client_id: u64,
         /// Its address.
         addr: SocketAddr,
+        /// The slot it held (free now).
+        slot: usize,
         /// Why: [`DisconnectReason::DisconnectedByClient`],
         /// [`DisconnectReason::DisconnectedByServer`] or
         /// [`DisconnectReason::ConnectionTimedOut`].
@@ -192,7 +195,9 @@ pub struct NetcodeServer {
     pending: HashMap<AddrKey, Pending>,
     token_uses: Vec<TokenUse>,
     token_uses_max: usize,
-    events: VecDeque<NetcodeEvent>,
+    /// At most `2 * max_connect_events + max_clients`: connects beyond
+    /// `max_connect_events` are refused, and each disconnect follows a connect.
+    events: EventQueue<NetcodeEvent>,
     max_connect_events: usize,
     outbox: Outbox,
     refusals: RefusalCounters,
@@ -250,7 +255,7 @@ impl NetcodeServer {
             pending: HashMap::new(),
             token_uses: Vec::new(),
             token_uses_max: config.max_clients + config.max_pending,
-            events: VecDeque::new(),
+            events: EventQueue::new(2 * (2 * config.max_clients + 16) + config.max_clients),
             max_connect_events: 2 * config.max_clients + 16,
             outbox: Outbox::new(config.max_outbox_bytes),
             refusals: RefusalCounters::default(),
@@ -364,9 +369,18 @@ impl NetcodeServer {
     /// new clients, not by dropping events. Once `2 * max_clients + 16` connect events
     /// wait here, a client finishing its handshake is refused
     /// ([`Refusal::EventQueueFull`], counted in [`refusals`](Self::refusals)); it keeps
-    /// retrying until its handshake times out.
+    /// retrying until its handshake times out. Disconnect events follow connects, so the
+    /// queue holds at most `2 * (2 * max_clients + 16) + max_clients` events; one past
+    /// that (which the refusal rule keeps from happening) would be counted in
+    /// [`dropped_events`](Self::dropped_events).
     pub fn poll_event(&mut self) -> Option<NetcodeEvent> {
-        self.events.pop_front()
+        self.events.pop()
+    }
+
+    /// Events dropped because the event queue was full (see
+    /// [`poll_event`](Self::poll_event)).
+    pub fn dropped_events(&self) -> u64 {
+        self.events.dropped()
     }
 
     /// The next datagram to send, oldest first (`None` when all are out): handshake
@@ -390,7 +404,7 @@ impl NetcodeServer {
             + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
             + self.pending.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<Pending>())
             + self.token_uses.capacity() * size_of::<TokenUse>()
-            + self.events.capacity() * (size_of::<NetcodeEvent>() + USER_DATA_BYTES)
+            + self.events.allocated() * (size_of::<NetcodeEvent>() + USER_DATA_BYTES)
             + self.outbox.memory_bytes()
             + self.public_addresses.capacity() * size_of::<SocketAddr>()
     }
@@ -549,7 +563,7 @@ impl NetcodeServer {
             max_clients: self.slots.len() as u32,
         };
         self.send(from, &keep_alive, &mut slot.keys);
-        self.events.push_back(NetcodeEvent::ClientConnected {
+        self.events.push(NetcodeEvent::ClientConnected {
             client_id,
             addr: from,
             slot: index,
@@ -831,9 +845,10 @@ impl NetcodeServer {
         self.by_addr.remove(&AddrKey(slot.addr));
         self.by_id.remove(&slot.client_id);
         self.forget_keys(&slot.keys);
-        self.events.push_back(NetcodeEvent::ClientDisconnected {
+        self.events.push(NetcodeEvent::ClientDisconnected {
             client_id: slot.client_id,
             addr: slot.addr,
+            slot: index,
             reason,
         });
     }

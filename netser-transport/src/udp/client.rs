@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
-use super::common::{push_event, BlockProgress, Events};
+use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpDriver};
 use super::server::StartError;
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
+use crate::netcode::events::EventQueue;
 use crate::netcode::{
     Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
     NetworkInfo,
@@ -115,7 +116,8 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = 
     /// Whether the Connected / Disconnected events were queued.
     announced_connected: bool,
     announced_disconnected: bool,
-    events: Events<ClientEvent<In>>,
+    /// At most [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS).
+    events: EventQueue<ClientEvent<In>>,
     block: Option<BlockProgress>,
     message_channel: u8,
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
@@ -165,7 +167,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
             channels,
             announced_connected: false,
             announced_disconnected: false,
-            events: Events::default(),
+            events: event_queue(),
             block: None,
             message_channel: 0,
             offset: 0.0,
@@ -198,17 +200,23 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     }
 
     fn track_state(&mut self) {
+        // Each is queued once; one the full queue refused is tried again next frame, so
+        // neither is lost and Connected stays before Disconnected.
         if self.client.is_connected() && !self.announced_connected {
-            self.announced_connected = true;
             let client_id = self.client.client_id();
-            info!(client_id, server = %self.client.server_addr(), "udp client: connected");
-            push_event(&mut self.events, ClientEvent::Connected { client_id });
+            self.announced_connected =
+                push_event(&mut self.events, ClientEvent::Connected { client_id });
+            if self.announced_connected {
+                info!(client_id, server = %self.client.server_addr(), "udp client: connected");
+            }
         }
         if let Some(reason) = self.client.disconnect_reason() {
             if !self.announced_disconnected {
-                self.announced_disconnected = true;
-                info!(client_id = self.client.client_id(), %reason, "udp client: disconnected");
-                push_event(&mut self.events, ClientEvent::Disconnected { reason });
+                self.announced_disconnected =
+                    push_event(&mut self.events, ClientEvent::Disconnected { reason });
+                if self.announced_disconnected {
+                    info!(client_id = self.client.client_id(), %reason, "udp client: disconnected");
+                }
             }
         }
     }
@@ -217,7 +225,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// received, channel by channel. A message taken here is not returned by
     /// [`receive_message`](Self::receive_message), and the reverse.
     pub fn poll_event(&mut self) -> Option<ClientEvent<In>> {
-        if let Some(event) = self.events.queue.pop_front() {
+        if let Some(event) = self.events.pop() {
             return Some(event);
         }
         while usize::from(self.message_channel) < self.channels {
@@ -454,7 +462,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
 
     /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.
     pub fn dropped_events(&self) -> u64 {
-        self.events.dropped
+        self.events.dropped()
     }
 }
 
@@ -479,8 +487,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> fmt::Debug
             .field("state", &self.client.state())
             .field("server_addr", &self.client.server_addr())
             .field("channels", &self.channels)
-            .field("queued_events", &self.events.queue.len())
-            .field("dropped_events", &self.events.dropped)
+            .field("queued_events", &self.events.len())
+            .field("dropped_events", &self.events.dropped())
             .field("driver", &self.driver)
             .finish_non_exhaustive()
     }

@@ -1,6 +1,5 @@
-//! What the UDP server and client share: block progress and the bounded event queue.
-
-use std::collections::VecDeque;
+//! What the UDP server and client share: block progress and their event queues (the
+//! netcode layer's bounded queue type).
 
 use netser::NetSerialize;
 use tracing::debug;
@@ -8,6 +7,7 @@ use tracing::debug;
 use super::server::MAX_QUEUED_EVENTS;
 
 use crate::connection::Connection;
+use crate::netcode::events::EventQueue;
 
 /// Where a block (a message too large for one packet) is: slices and bytes acked by the
 /// receiver when sending, received when receiving. A progress with
@@ -94,31 +94,20 @@ impl BlockProgress {
     }
 }
 
-/// The bounded event queue.
-#[derive(Debug)]
-pub(crate) struct Events<E> {
-    pub(crate) queue: VecDeque<E>,
-    pub(crate) dropped: u64,
-}
-
-impl<E> Default for Events<E> {
-    fn default() -> Self {
-        Self {
-            queue: VecDeque::new(),
-            dropped: 0,
-        }
-    }
-}
-
-/// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped).
-pub(crate) fn push_event<E>(events: &mut Events<E>, event: E) {
-    if events.queue.len() < MAX_QUEUED_EVENTS {
-        events.queue.push_back(event);
-    } else {
-        events.dropped += 1;
+/// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped, and
+/// logs it); returns whether it was queued.
+pub(crate) fn push_event<E>(events: &mut EventQueue<E>, event: E) -> bool {
+    let queued = events.push(event);
+    if !queued {
         debug!(
-            dropped = events.dropped,
+            dropped = events.dropped(),
             "udp: event queue full, event dropped"
         );
     }
+    queued
+}
+
+/// The UDP layer's event queue: the shared bounded queue, at [`MAX_QUEUED_EVENTS`].
+pub(crate) fn event_queue<E>() -> EventQueue<E> {
+    EventQueue::new(MAX_QUEUED_EVENTS)
 }

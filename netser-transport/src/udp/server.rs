@@ -1,6 +1,6 @@
 //! `UdpServer`: the sans-IO [`Server`] on a real UDP socket, called once per frame.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -9,10 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
-use super::common::{push_event, BlockProgress, Events};
+use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
 use crate::channel::ChannelId;
 use crate::connection::{Connection, ConnectionConfig};
+use crate::netcode::events::EventQueue;
+use crate::netcode::USER_DATA_BYTES;
 use crate::netcode::{
     self, ClientId, DisconnectReason, Key, MessageError, NetcodeServer, NetworkInfo, Server,
     ServerConfig, SetupError,
@@ -189,11 +191,17 @@ pub enum ServerEvent<In> {
         client_id: ClientId,
         /// Its address.
         addr: SocketAddr,
+        /// The user data of its connect token.
+        user_data: Box<[u8; USER_DATA_BYTES]>,
     },
     /// A client left, timed out or was disconnected; its slot and memory are freed.
+    /// Always after the client's [`ClientConnected`](ServerEvent::ClientConnected) and
+    /// the messages it sent before leaving.
     ClientDisconnected {
         /// The id from its connect token.
         client_id: ClientId,
+        /// Its address.
+        addr: SocketAddr,
         /// Why.
         reason: DisconnectReason,
     },
@@ -260,7 +268,11 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     server: Server<Out, In, S>,
     driver: UdpDriver,
     channels: usize,
-    events: Events<ServerEvent<In>>,
+    /// At most [`MAX_QUEUED_EVENTS`].
+    events: EventQueue<ServerEvent<In>>,
+    /// The connected clients whose connect event was queued: only their messages and
+    /// disconnect reach the game (at most `max_clients`).
+    announced: HashSet<ClientId>,
     /// Last block progress reported per client, to report changes only.
     blocks: HashMap<ClientId, BlockProgress>,
     /// Clients and channel walked by `poll_event` for messages, refreshed by `receive`.
@@ -304,7 +316,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             server,
             driver,
             channels,
-            events: Events::default(),
+            events: event_queue(),
+            announced: HashSet::new(),
             blocks: HashMap::new(),
             message_order: Vec::new(),
             message_cursor: (0, 0),
@@ -345,7 +358,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.driver
             .receive(|from, bytes| server.handle_datagram(now, from, bytes));
         self.pump_events();
-        for client_id in self.server.clients_id() {
+        let mut clients = self.server.clients_id();
+        clients.retain(|id| self.announced.contains(id));
+        for &client_id in &clients {
             let progress = self.block_progress(client_id);
             let last = self.blocks.get(&client_id).copied();
             if let Some(progress) = BlockProgress::change(last, progress) {
@@ -362,34 +377,44 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                 None => self.blocks.remove(&client_id),
             };
         }
-        self.message_order = self.server.clients_id();
-        self.message_order.sort_unstable();
+        clients.sort_unstable();
+        self.message_order = clients;
         self.message_cursor = (0, 0);
     }
 
-    /// Moves the layer below's connects and disconnects into this server's events.
+    /// Moves the layer below's connects and disconnects into this server's events, with
+    /// the messages a leaving client sent before its disconnect.
     fn pump_events(&mut self) {
         while let Some(event) = self.server.poll_event() {
             match event {
-                netcode::ServerEvent::ClientConnected { client_id } => {
-                    // A client that connected and left in the same frame is still
-                    // reported connected first.
-                    let Some(addr) = self
-                        .server
-                        .client_addr(client_id)
-                        .or_else(|| self.server.closing_addr(client_id))
-                    else {
-                        continue; // more clients left this frame than the server keeps
-                    };
+                netcode::ServerEvent::ClientConnected {
+                    client_id,
+                    addr,
+                    user_data,
+                } => {
                     info!(client_id, %addr, "udp server: client connected");
-                    push_event(
-                        &mut self.events,
-                        ServerEvent::ClientConnected { client_id, addr },
-                    );
+                    let event = ServerEvent::ClientConnected {
+                        client_id,
+                        addr,
+                        user_data,
+                    };
+                    if push_event(&mut self.events, event) {
+                        self.announced.insert(client_id);
+                    }
                 }
-                netcode::ServerEvent::ClientDisconnected { client_id, reason } => {
+                netcode::ServerEvent::ClientDisconnected {
+                    client_id,
+                    addr,
+                    reason,
+                } => {
                     info!(client_id, %reason, "udp server: client disconnected");
                     self.blocks.remove(&client_id);
+                    if !self.announced.remove(&client_id) {
+                        // Its connect was dropped: the game never heard of it. Its unread
+                        // messages are counted by the server when freed.
+                        self.events.count_dropped(1);
+                        continue;
+                    }
                     // The messages that arrived before the disconnect come before it.
                     for channel in 0..self.channels {
                         let channel = ChannelId(channel as u8);
@@ -408,7 +433,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                     }
                     push_event(
                         &mut self.events,
-                        ServerEvent::ClientDisconnected { client_id, reason },
+                        ServerEvent::ClientDisconnected {
+                            client_id,
+                            addr,
+                            reason,
+                        },
                     );
                 }
             }
@@ -420,7 +449,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// order). A message taken here is not returned by
     /// [`receive_message`](Self::receive_message), and the reverse.
     pub fn poll_event(&mut self) -> Option<ServerEvent<In>> {
-        if let Some(event) = self.events.queue.pop_front() {
+        if let Some(event) = self.events.pop() {
             return Some(event);
         }
         while let Some(&client_id) = self.message_order.get(self.message_cursor.0) {
@@ -731,7 +760,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
 
     /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
     pub fn dropped_events(&self) -> u64 {
-        self.events.dropped
+        self.events.dropped()
     }
 }
 
@@ -762,8 +791,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> fmt::
             .field("connected_clients", &netcode.connected_clients())
             .field("pending_clients", &netcode.pending_clients())
             .field("channels", &self.channels)
-            .field("queued_events", &self.events.queue.len())
-            .field("dropped_events", &self.events.dropped)
+            .field("queued_events", &self.events.len())
+            .field("dropped_events", &self.events.dropped())
             .field("driver", &self.driver)
             .finish_non_exhaustive()
     }
