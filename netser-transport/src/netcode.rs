@@ -368,6 +368,40 @@ impl std::error::Error for MessageError {
     }
 }
 
+/// A send to every connected client that failed for one of them: the first client it
+/// failed for and why; every other client was sent it. From
+/// [`Server::broadcast_message`] (`E` = [`MessageError`]) and the snapshot sends to all
+/// (`E` = [`SnapshotError`](crate::snapshot::SnapshotError)).
+///
+/// ```
+/// use netser_transport::netcode::{BroadcastError, MessageError};
+/// let error = BroadcastError { client_id: 7, error: MessageError::NotConnected };
+/// assert_eq!(error.to_string(), "the send failed for client 7 (every other client was sent it)");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct BroadcastError<E = MessageError> {
+    /// The first client it failed for.
+    pub client_id: ClientId,
+    /// Why.
+    pub error: E,
+}
+
+impl<E> core::fmt::Display for BroadcastError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "the send failed for client {} (every other client was sent it)",
+            self.client_id
+        )
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for BroadcastError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// Why a connection ended (client and server side).
 ///
 /// The client's error states of the netcode standard are here, each with
@@ -447,10 +481,12 @@ impl core::fmt::Display for DisconnectReason {
     }
 }
 
-/// Errors when sending through a netcode client or server.
+/// Why a payload of bytes could not be sent by [`NetcodeServer::send_payload`] or
+/// [`NetcodeClient::send_payload`], the protocol core. The typed messages of [`Server`]
+/// and [`Client`] fail with [`MessageError`] instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum SendError {
+pub enum PayloadError {
     /// The payload is empty; netcode payload packets carry at least one byte.
     EmptyPayload,
     /// The payload is larger than the [`Layout`]'s limit
@@ -478,25 +514,25 @@ pub enum SendError {
     OutboxFull,
 }
 
-impl core::fmt::Display for SendError {
+impl core::fmt::Display for PayloadError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            SendError::EmptyPayload => write!(f, "netcode payloads carry at least one byte"),
-            SendError::PayloadTooLarge { len, max, layout } => {
+            PayloadError::EmptyPayload => write!(f, "netcode payloads carry at least one byte"),
+            PayloadError::PayloadTooLarge { len, max, layout } => {
                 write!(
                     f,
                     "payload of {len} bytes is larger than the {max}-byte limit of Layout::{layout:?}"
                 )
             }
-            SendError::NotConnected => write!(
+            PayloadError::NotConnected => write!(
                 f,
                 "the client is not connected; wait for ClientState::Connected before sending \
                  payloads"
             ),
-            SendError::UnknownClient { client_id } => {
+            PayloadError::UnknownClient { client_id } => {
                 write!(f, "no connected client has id {client_id}")
             }
-            SendError::OutboxFull => {
+            PayloadError::OutboxFull => {
                 write!(
                     f,
                     "the outgoing datagram queue is full; send what poll_transmit gives first"
@@ -506,7 +542,12 @@ impl core::fmt::Display for SendError {
     }
 }
 
-impl std::error::Error for SendError {}
+impl std::error::Error for PayloadError {}
+
+/// The former name of [`PayloadError`], kept hidden until the last caller in the crate
+/// moves over.
+#[doc(hidden)]
+pub type SendError = PayloadError;
 
 #[cfg(test)]
 mod tests {

@@ -62,10 +62,10 @@ mod common;
 mod driver;
 mod server;
 
-pub use client::{ClientEvent, UdpClient, UdpClientConfig};
+pub use client::{UdpClient, UdpClientConfig, UdpClientEvent};
 pub use clock::Clock;
 pub use common::BlockProgress;
 pub use driver::{
     DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
-pub use server::{ServerEvent, StartError, UdpServer, UdpServerConfig, MAX_QUEUED_EVENTS};
+pub use server::{StartError, UdpServer, UdpServerConfig, UdpServerEvent, MAX_QUEUED_EVENTS};

@@ -11,7 +11,7 @@ use netser_transport::netcode::{
     generate_key, protocol_id, Client, ClientState, ConnectToken, DisconnectReason, Key, Server,
     ServerConfig, TokenParams, USER_DATA_BYTES,
 };
-use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
 
 const CLIENT_ID: u64 = 9;
 
@@ -73,7 +73,7 @@ impl Harness {
     }
 
     /// Sends `datagrams` together, then runs one server frame and returns its events.
-    fn server_frame(&mut self, datagrams: &[Vec<u8>]) -> Vec<ServerEvent<u32>> {
+    fn server_frame(&mut self, datagrams: &[Vec<u8>]) -> Vec<UdpServerEvent<u32>> {
         for datagram in datagrams {
             self.socket
                 .send_to(datagram, self.server.local_addr())
@@ -99,7 +99,7 @@ impl Harness {
     }
 
     /// Runs both sides until the client is in `state`; returns the server's events.
-    fn until(&mut self, state: ClientState) -> Vec<ServerEvent<u32>> {
+    fn until(&mut self, state: ClientState) -> Vec<UdpServerEvent<u32>> {
         let mut events = Vec::new();
         while self.client.state() != state {
             assert!(
@@ -122,10 +122,10 @@ fn messages_sent_with_a_disconnect_are_delivered_before_it() {
     h.until(ClientState::Connected);
     // The server's view catches up (it saw the response already; flush its events).
     let mut events = h.server_frame(&[]);
-    events.retain(|e| !matches!(e, ServerEvent::Message { .. }));
+    events.retain(|e| !matches!(e, UdpServerEvent::Message { .. }));
     assert!(events
         .iter()
-        .all(|e| !matches!(e, ServerEvent::ClientDisconnected { .. })));
+        .all(|e| !matches!(e, UdpServerEvent::ClientDisconnected { .. })));
 
     for n in 0..5 {
         h.client.send_message(0, &n).unwrap();
@@ -138,13 +138,13 @@ fn messages_sent_with_a_disconnect_are_delivered_before_it() {
 
     let events = h.server_frame(&batch);
     let addr = h.socket.local_addr().unwrap();
-    let expected: Vec<ServerEvent<u32>> = (0..5)
-        .map(|n| ServerEvent::Message {
+    let expected: Vec<UdpServerEvent<u32>> = (0..5)
+        .map(|n| UdpServerEvent::Message {
             client_id: CLIENT_ID,
             channel: 0.into(),
             message: n,
         })
-        .chain([ServerEvent::ClientDisconnected {
+        .chain([UdpServerEvent::ClientDisconnected {
             client_id: CLIENT_ID,
             addr,
             reason: DisconnectReason::DisconnectedByClient,
@@ -178,12 +178,12 @@ fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
     assert_eq!(
         events,
         [
-            ServerEvent::ClientConnected {
+            UdpServerEvent::ClientConnected {
                 client_id: CLIENT_ID,
                 addr: client_addr,
                 user_data: Box::new([0; USER_DATA_BYTES]),
             },
-            ServerEvent::ClientDisconnected {
+            UdpServerEvent::ClientDisconnected {
                 client_id: CLIENT_ID,
                 addr: client_addr,
                 reason: DisconnectReason::DisconnectedByClient,

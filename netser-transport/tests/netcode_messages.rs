@@ -238,7 +238,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
             reason: DisconnectReason::DisconnectedByServer
         })
     );
-    assert_eq!(world.server.clients_id(), Vec::<u64>::new());
+    assert_eq!(world.server.client_ids(), Vec::<u64>::new());
     world.run_until(2.0, |w| w.clients[2].is_disconnected());
     assert_eq!(
         world.clients[2].send_message(0, &ClientMsg::Input(1)),

@@ -13,7 +13,9 @@ use netser_transport::netcode::{
     generate_key, protocol_id, ClientState, ConnectToken, NetcodeClient, NetcodeEvent,
     NetcodeServer, Refusal, ServerConfig, TokenParams,
 };
-use netser_transport::udp::{ServerEvent, UdpClient, UdpClientConfig, UdpServer, UdpServerConfig};
+use netser_transport::udp::{
+    UdpClient, UdpClientConfig, UdpServer, UdpServerConfig, UdpServerEvent,
+};
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum Msg {
@@ -65,7 +67,7 @@ impl Relay {
     }
 }
 
-fn frame(server: &mut Server, events: &mut Vec<ServerEvent<Msg>>, relay: &mut Relay) {
+fn frame(server: &mut Server, events: &mut Vec<UdpServerEvent<Msg>>, relay: &mut Relay) {
     relay.pump();
     server.receive();
     while let Some(e) = server.poll_event() {
@@ -75,17 +77,17 @@ fn frame(server: &mut Server, events: &mut Vec<ServerEvent<Msg>>, relay: &mut Re
     std::thread::sleep(Duration::from_micros(500));
 }
 
-fn connects(events: &[ServerEvent<Msg>]) -> usize {
+fn connects(events: &[UdpServerEvent<Msg>]) -> usize {
     events
         .iter()
-        .filter(|e| matches!(e, ServerEvent::ClientConnected { .. }))
+        .filter(|e| matches!(e, UdpServerEvent::ClientConnected { .. }))
         .count()
 }
 
-fn messages(events: &[ServerEvent<Msg>]) -> usize {
+fn messages(events: &[UdpServerEvent<Msg>]) -> usize {
     events
         .iter()
-        .filter(|e| matches!(e, ServerEvent::Message { .. }))
+        .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
         .count()
 }
 

@@ -12,7 +12,8 @@ use netser_transport::netcode::{
 };
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::udp::{
-    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
+    UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
+    UdpServerEvent,
 };
 
 type Server = UdpServer<u32, u32>;
@@ -82,8 +83,8 @@ fn server_sees_leave(server: &mut Server) -> (DisconnectReason, Vec<u32>) {
         server.receive();
         while let Some(event) = server.poll_event() {
             match event {
-                ServerEvent::ClientDisconnected { reason, .. } => return (reason, messages),
-                ServerEvent::Message { message, .. } => messages.push(message),
+                UdpServerEvent::ClientDisconnected { reason, .. } => return (reason, messages),
+                UdpServerEvent::Message { message, .. } => messages.push(message),
                 _ => {}
             }
         }
@@ -148,7 +149,7 @@ fn client_sees_leave(client: &mut Client) -> DisconnectReason {
         );
         client.receive();
         while let Some(event) = client.poll_event() {
-            if let ClientEvent::Disconnected { reason } = event {
+            if let UdpClientEvent::Disconnected { reason } = event {
                 return reason;
             }
         }

@@ -10,8 +10,8 @@ use netser_transport::netcode::{
     generate_key, protocol_id, ConnectToken, DisconnectReason, Key, SetupError, TokenParams,
 };
 use netser_transport::udp::{
-    BlockProgress, ClientEvent, ServerEvent, StartError, UdpClient, UdpClientConfig, UdpServer,
-    UdpServerConfig,
+    BlockProgress, StartError, UdpClient, UdpClientConfig, UdpClientEvent, UdpServer,
+    UdpServerConfig, UdpServerEvent,
 };
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
@@ -62,9 +62,9 @@ fn client(key: &Key, server: &Server, client_id: u64, timeout_seconds: i32) -> C
 /// One frame of everyone; events are collected into the given vectors.
 fn frame(
     server: &mut Server,
-    server_events: &mut Vec<ServerEvent<Msg>>,
+    server_events: &mut Vec<UdpServerEvent<Msg>>,
     clients: &mut [Client],
-    client_events: &mut HashMap<u64, Vec<ClientEvent<Msg>>>,
+    client_events: &mut HashMap<u64, Vec<UdpClientEvent<Msg>>>,
 ) {
     for c in clients.iter_mut() {
         c.receive();
@@ -84,10 +84,10 @@ fn frame(
 fn run_until(
     timeout: Duration,
     server: &mut Server,
-    server_events: &mut Vec<ServerEvent<Msg>>,
+    server_events: &mut Vec<UdpServerEvent<Msg>>,
     clients: &mut [Client],
-    client_events: &mut HashMap<u64, Vec<ClientEvent<Msg>>>,
-    mut done: impl FnMut(&Server, &[Client], &[ServerEvent<Msg>]) -> bool,
+    client_events: &mut HashMap<u64, Vec<UdpClientEvent<Msg>>>,
+    mut done: impl FnMut(&Server, &[Client], &[UdpServerEvent<Msg>]) -> bool,
 ) -> bool {
     let start = Instant::now();
     while start.elapsed() < timeout {
@@ -129,7 +129,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
     let connected: Vec<u64> = sev
         .iter()
         .filter_map(|e| match e {
-            ServerEvent::ClientConnected { client_id, .. } => Some(*client_id),
+            UdpServerEvent::ClientConnected { client_id, .. } => Some(*client_id),
             _ => None,
         })
         .collect();
@@ -177,17 +177,17 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
         &mut cev,
         |_, _, sev| {
             sev.iter()
-                .filter(|e| matches!(e, ServerEvent::Message { .. }))
+                .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
                 .count()
                 == (CLIENTS * LINES as u64) as usize
         },
     );
     assert!(done, "server got every line");
-    let all_delivered = |cev: &HashMap<u64, Vec<ClientEvent<Msg>>>| {
+    let all_delivered = |cev: &HashMap<u64, Vec<UdpClientEvent<Msg>>>| {
         (1..=CLIENTS).all(|id| {
             cev.get(&id).map_or(0, |v| {
                 v.iter()
-                    .filter(|e| matches!(e, ClientEvent::Message { .. }))
+                    .filter(|e| matches!(e, UdpClientEvent::Message { .. }))
                     .count()
             }) == expected_per_client
         })
@@ -202,7 +202,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
         let lines: Vec<u32> = sev
             .iter()
             .filter_map(|e| match e {
-                ServerEvent::Message {
+                UdpServerEvent::Message {
                     client_id,
                     message: Msg::Text { seq, text },
                     channel,
@@ -222,7 +222,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
         let messages: Vec<&Msg> = cev[&id]
             .iter()
             .filter_map(|e| match e {
-                ClientEvent::Message { message, .. } => Some(message),
+                UdpClientEvent::Message { message, .. } => Some(message),
                 _ => None,
             })
             .collect();
@@ -246,7 +246,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
             .iter()
             .rev()
             .find_map(|e| match e {
-                ClientEvent::BlockProgress { progress } => Some(*progress),
+                UdpClientEvent::BlockProgress { progress } => Some(*progress),
                 _ => None,
             })
             .expect("block progress events");
@@ -265,7 +265,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
     let sent_progress: Vec<BlockProgress> = sev
         .iter()
         .filter_map(|e| match e {
-            ServerEvent::BlockProgress {
+            UdpServerEvent::BlockProgress {
                 client_id: 1,
                 progress,
             } => Some(*progress),
@@ -321,7 +321,7 @@ fn a_silent_client_times_out_and_its_slot_is_freed() {
             sev.iter().any(|e| {
                 matches!(
                     e,
-                    ServerEvent::ClientDisconnected {
+                    UdpServerEvent::ClientDisconnected {
                         client_id: 2,
                         reason: DisconnectReason::ConnectionTimedOut,
                         ..
@@ -412,7 +412,7 @@ fn garbage_and_spoofed_datagrams_change_nothing() {
         &mut cev,
         |_, _, sev| {
             sev.iter()
-                .filter(|e| matches!(e, ServerEvent::Message { .. }))
+                .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
                 .count()
                 == 5
         },
@@ -422,11 +422,11 @@ fn garbage_and_spoofed_datagrams_change_nothing() {
     assert_eq!(server.connected_clients(), 1);
     assert!(sev
         .iter()
-        .all(|e| !matches!(e, ServerEvent::ClientDisconnected { .. })));
+        .all(|e| !matches!(e, UdpServerEvent::ClientDisconnected { .. })));
     assert!(sev
         .iter()
-        .filter(|e| matches!(e, ServerEvent::ClientConnected { .. }))
-        .all(|e| matches!(e, ServerEvent::ClientConnected { client_id: 1, .. })));
+        .filter(|e| matches!(e, UdpServerEvent::ClientConnected { .. }))
+        .all(|e| matches!(e, UdpServerEvent::ClientConnected { client_id: 1, .. })));
     let refused = server.netcode().refusals().total();
     assert!(
         refused >= 1400 + 256,
@@ -463,7 +463,7 @@ fn a_client_that_reconnects_gets_a_working_slot() {
     ));
     assert!(sev.iter().any(|e| matches!(
         e,
-        ServerEvent::ClientDisconnected {
+        UdpServerEvent::ClientDisconnected {
             client_id: 9,
             reason: DisconnectReason::DisconnectedByClient,
             ..
@@ -508,7 +508,7 @@ fn a_client_that_reconnects_gets_a_working_slot() {
         &mut cev,
         |_, _, sev| {
             sev.iter()
-                .any(|e| matches!(e, ServerEvent::Message { client_id: 9, .. }))
+                .any(|e| matches!(e, UdpServerEvent::Message { client_id: 9, .. }))
         },
     );
     assert!(ok);
@@ -517,7 +517,7 @@ fn a_client_that_reconnects_gets_a_working_slot() {
         && !cev[&9].iter().any(|e| {
             matches!(
                 e,
-                ClientEvent::Message {
+                UdpClientEvent::Message {
                     message: Msg::Text { seq: 2, .. },
                     ..
                 }
@@ -528,7 +528,7 @@ fn a_client_that_reconnects_gets_a_working_slot() {
     }
     assert!(cev[&9].iter().any(|e| matches!(
         e,
-        ClientEvent::Message {
+        UdpClientEvent::Message {
             message: Msg::Text { seq: 2, .. },
             ..
         }
@@ -557,7 +557,7 @@ fn a_full_server_denies_and_a_bad_protocol_is_refused() {
     assert!(clients[0].is_connected());
     assert!(cev[&2].iter().any(|e| matches!(
         e,
-        ClientEvent::Disconnected {
+        UdpClientEvent::Disconnected {
             reason: DisconnectReason::ConnectionDenied
         }
     )));
@@ -659,7 +659,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     }
     while sev
         .iter()
-        .filter(|e| matches!(e, ServerEvent::Message { .. }))
+        .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
         .count()
         < 3
     {
@@ -685,7 +685,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     }
     let messages_before = sev
         .iter()
-        .filter(|e| matches!(e, ServerEvent::Message { .. }))
+        .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
         .count();
     for _ in 0..50 {
         frame(&mut server, &mut sev, &mut clients, &mut cev);
@@ -693,7 +693,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     }
     let messages_after = sev
         .iter()
-        .filter(|e| matches!(e, ServerEvent::Message { .. }))
+        .filter(|e| matches!(e, UdpServerEvent::Message { .. }))
         .count();
     assert_eq!(
         messages_after, messages_before,
@@ -702,7 +702,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     assert_eq!(server.connected_clients(), 1, "no slot for the attacker");
     assert!(sev
         .iter()
-        .all(|e| !matches!(e, ServerEvent::ClientDisconnected { .. })));
+        .all(|e| !matches!(e, UdpServerEvent::ClientDisconnected { .. })));
     let refused = server.netcode().refusals().total() - refused_before;
     // Some replayed handshake packets (a repeated connection request from the client's
     // own, connected address) are answered by nothing and need not count as refusals;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
 use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
-use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
+use netser_transport::udp::{UdpClient, UdpClientConfig, UdpClientEvent};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server: SocketAddr = "127.0.0.1:40000".parse()?;
@@ -69,15 +69,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.receive();
         while let Some(event) = client.poll_event() {
             match event {
-                ClientEvent::Connected { client_id } => println!("connected as {client_id}"),
-                ClientEvent::Disconnected { reason } => {
+                UdpClientEvent::Connected { client_id } => println!("connected as {client_id}"),
+                UdpClientEvent::Disconnected { reason } => {
                     println!("disconnected: {reason}");
                     return Ok(());
                 }
-                ClientEvent::BlockProgress { progress } => {
+                UdpClientEvent::BlockProgress { progress } => {
                     println!("world: {:3.0}%", progress.fraction() * 100.0);
                 }
-                ClientEvent::Message { message, .. } => match message {
+                UdpClientEvent::Message { message, .. } => match message {
                     ServerMessage::World(world) => {
                         let ok = world.data == game::world_data();
                         println!(

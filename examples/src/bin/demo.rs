@@ -30,7 +30,8 @@ use netser_transport::netcode::{
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::snapshot::SendOutcome;
 use netser_transport::udp::{
-    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
+    UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
+    UdpServerEvent,
 };
 
 /// The bodies as the snapshot layer sends them: `game::Snapshot` with the derive's
@@ -302,13 +303,13 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             }
             while let Some(event) = client.poll_event() {
                 match event {
-                    ClientEvent::Connected { .. } => log.connected_at = Some(t),
-                    ClientEvent::Disconnected { reason } => log.disconnect = Some(reason),
-                    ClientEvent::BlockProgress { progress: block } => {
+                    UdpClientEvent::Connected { .. } => log.connected_at = Some(t),
+                    UdpClientEvent::Disconnected { reason } => log.disconnect = Some(reason),
+                    UdpClientEvent::BlockProgress { progress: block } => {
                         progress[i].set_length(block.total as u64);
                         progress[i].set_position(block.done as u64);
                     }
-                    ClientEvent::Message { message, .. } => {
+                    UdpClientEvent::Message { message, .. } => {
                         receive(log, message, &world, t, &progress[i])
                     }
                     // Events added to the transport later.
@@ -342,7 +343,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         server.receive();
         while let Some(event) = server.poll_event() {
             match event {
-                ServerEvent::ClientConnected { client_id, .. } => {
+                UdpServerEvent::ClientConnected { client_id, .. } => {
                     joined_at.insert(client_id, t);
                     server_logs.entry(client_id).or_default();
                     let message = ServerMessage::World(game::World {
@@ -350,12 +351,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     });
                     server.send_message(client_id, RELIABLE, &message)?;
                 }
-                ServerEvent::ClientDisconnected {
+                UdpServerEvent::ClientDisconnected {
                     client_id, reason, ..
                 } => {
                     server_logs.entry(client_id).or_default().disconnect = Some(reason);
                 }
-                ServerEvent::Message {
+                UdpServerEvent::Message {
                     client_id, message, ..
                 } => match message {
                     ClientMessage::Input(input) => {
@@ -368,9 +369,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                     ClientMessage::Chat(mut line) => {
                         line.from = client_id; // the server says who wrote it
-                        server
-                            .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
-                            .map_err(|(_, e)| e)?;
+                        server.broadcast_message(RELIABLE, &ServerMessage::Chat(line))?;
                         chat_relayed += 1;
                     }
                 },
@@ -423,7 +422,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     while server.connected_clients() > 0 && leave.elapsed() < Duration::from_secs(3) {
         server.receive();
         while let Some(event) = server.poll_event() {
-            if let ServerEvent::ClientDisconnected {
+            if let UdpServerEvent::ClientDisconnected {
                 client_id, reason, ..
             } = event
             {

@@ -33,7 +33,8 @@ use netser_examples::game::{self, ClientMessage, ServerMessage, SEQUENCED};
 use netser_transport::connection::ConnectionConfig;
 use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
 use netser_transport::udp::{
-    ClientEvent, ServerEvent, UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig,
+    UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
+    UdpServerEvent,
 };
 use tracking_allocator::{AllocationGroupId, AllocationRegistry, AllocationTracker, Allocator};
 
@@ -572,7 +573,7 @@ impl LoadServer for NetserLoad {
     fn events(&mut self) -> Result<u64, Error> {
         let mut inputs = 0;
         while let Some(event) = self.server.poll_event() {
-            if let ServerEvent::Message {
+            if let UdpServerEvent::Message {
                 message: ClientMessage::Input(_),
                 ..
             } = event
@@ -586,9 +587,7 @@ impl LoadServer for NetserLoad {
     fn queue_snapshot(&mut self, snapshot: &game::Snapshot) -> Result<usize, Error> {
         let message = ServerMessage::Snapshot(snapshot.clone());
         let bytes = message.measure_bits()?.div_ceil(8) as usize;
-        self.server
-            .broadcast_message(SEQUENCED, &message)
-            .map_err(|(_, e)| e)?;
+        self.server.broadcast_message(SEQUENCED, &message)?;
         Ok(bytes)
     }
 
@@ -863,7 +862,7 @@ fn drive(args: &[String], server_preset: bool) -> Result<(), Error> {
         for client in clients.iter_mut() {
             client.receive();
             while let Some(event) = client.poll_event() {
-                if let ClientEvent::Message {
+                if let UdpClientEvent::Message {
                     message: ServerMessage::Snapshot(_),
                     ..
                 } = event

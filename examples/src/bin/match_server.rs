@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
 use netser_transport::netcode::protocol_id;
-use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -105,21 +105,17 @@ fn run_match(
         let frame_start = Instant::now();
         server.receive();
         while let Some(event) = server.poll_event() {
-            if let ServerEvent::Message {
+            if let UdpServerEvent::Message {
                 client_id,
                 message: ClientMessage::Chat(mut line),
                 ..
             } = event
             {
                 line.from = client_id;
-                server
-                    .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
-                    .map_err(|(_, e)| e)?;
+                server.broadcast_message(RELIABLE, &ServerMessage::Chat(line))?;
             }
         }
-        server
-            .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))
-            .map_err(|(_, e)| e)?;
+        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))?;
         server.transmit();
         if tick.is_multiple_of(game::SNAPSHOT_HZ as u32) {
             health(tick);
@@ -138,7 +134,7 @@ fn run_match(
 mod tests {
     use super::*;
     use netser_transport::netcode::{ConnectToken, DisconnectReason, TokenParams};
-    use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
+    use netser_transport::udp::{UdpClient, UdpClientConfig, UdpClientEvent};
     use std::time::{SystemTime, UNIX_EPOCH};
 
     /// Several matches in one process run a server per thread (the README's second way).
@@ -191,7 +187,7 @@ mod tests {
         while reason.is_none() && Instant::now() < deadline {
             client.receive();
             while let Some(event) = client.poll_event() {
-                if let ClientEvent::Disconnected { reason: r } = event {
+                if let UdpClientEvent::Disconnected { reason: r } = event {
                     reason = Some(r);
                 }
             }

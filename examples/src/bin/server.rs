@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
 use netser_transport::netcode::protocol_id;
-use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -88,24 +88,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.receive();
         while let Some(event) = server.poll_event() {
             match event {
-                ServerEvent::ClientConnected { client_id, .. } => {
+                UdpServerEvent::ClientConnected { client_id, .. } => {
                     let world = ServerMessage::World(game::World {
                         data: world.clone(),
                     });
                     server.send_message(client_id, RELIABLE, &world)?;
                 }
-                ServerEvent::Message {
+                UdpServerEvent::Message {
                     client_id,
                     message: ClientMessage::Chat(mut line),
                     ..
                 } => {
                     line.from = client_id;
                     println!("chat from {client_id}: {}", line.text);
-                    server
-                        .broadcast_message(RELIABLE, &ServerMessage::Chat(line))
-                        .map_err(|(_, e)| e)?;
+                    server.broadcast_message(RELIABLE, &ServerMessage::Chat(line))?;
                 }
-                ServerEvent::BlockProgress {
+                UdpServerEvent::BlockProgress {
                     client_id,
                     progress,
                 } if progress.is_complete() => {
@@ -114,9 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => {} // inputs would drive the simulation; disconnects are logged
             }
         }
-        server
-            .broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))
-            .map_err(|(_, e)| e)?;
+        server.broadcast_message(SEQUENCED, &ServerMessage::Snapshot(game::snapshot(tick)))?;
         server.transmit();
         tick += 1;
         if tick.is_multiple_of(150) {

@@ -11,7 +11,7 @@ use super::token::ConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
 use super::{
-    DisconnectReason, SendError, CHALLENGE_TOKEN_BYTES, DISCONNECT_PACKETS, SEND_INTERVAL_DUE,
+    DisconnectReason, PayloadError, CHALLENGE_TOKEN_BYTES, DISCONNECT_PACKETS, SEND_INTERVAL_DUE,
 };
 
 /// Where a [`NetcodeClient`] is in the standard's state machine.
@@ -58,7 +58,7 @@ impl ClientState {
 /// Datagrams wait for `poll_transmit` in an outbox of 64 full packets
 /// (64 x [`MAX_PACKET_BYTES`](super::MAX_PACKET_BYTES) = 84 800 bytes); when it has no
 /// room for one more, [`send_payload`](Self::send_payload) returns
-/// [`SendError::OutboxFull`](super::SendError::OutboxFull).
+/// [`PayloadError::OutboxFull`](super::PayloadError::OutboxFull).
 ///
 /// See the [module docs](super) for a complete handshake.
 #[derive(Debug)]
@@ -424,21 +424,21 @@ impl NetcodeClient {
     /// ones), 1300 in `renetcode`'s.
     ///
     /// # Errors
-    /// [`SendError::NotConnected`], [`SendError::EmptyPayload`],
-    /// [`SendError::PayloadTooLarge`] over the layout's limit, or [`SendError::OutboxFull`]
+    /// [`PayloadError::NotConnected`], [`PayloadError::EmptyPayload`],
+    /// [`PayloadError::PayloadTooLarge`] over the layout's limit, or [`PayloadError::OutboxFull`]
     /// until [`poll_transmit`](Self::poll_transmit) empties the queue.
-    pub fn send_payload(&mut self, payload: &[u8]) -> Result<(), SendError> {
+    pub fn send_payload(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
         check_payload(payload, self.token.layout())?;
         if !self.is_connected() {
-            return Err(SendError::NotConnected);
+            return Err(PayloadError::NotConnected);
         }
         if !self.outbox.has_room() {
-            return Err(SendError::OutboxFull);
+            return Err(PayloadError::OutboxFull);
         }
         if self.send(&Packet::Payload(payload)) {
             Ok(())
         } else {
-            Err(SendError::OutboxFull)
+            Err(PayloadError::OutboxFull)
         }
     }
 

@@ -18,7 +18,10 @@ use crate::snapshot::{
 
 use super::events::EventQueue;
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
-use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError, USER_DATA_BYTES};
+use super::{
+    BroadcastError, ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError,
+    USER_DATA_BYTES,
+};
 
 /// Most events held for [`Server::poll_event`]: a game that polls every frame never comes
 /// near it; beyond it new events are dropped and counted ([`Server::dropped_events`]), so
@@ -425,8 +428,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         &mut self,
         channel: impl Into<ChannelId>,
         message: &Out,
-    ) -> Result<(), (ClientId, MessageError)> {
-        self.broadcast_message_except(None, channel, message)
+    ) -> Result<(), BroadcastError> {
+        self.broadcast(None, channel.into(), message)
     }
 
     /// Queues a message to every connected client but `except` (the sender of a chat
@@ -436,11 +439,19 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// As [`Server::broadcast_message`].
     pub fn broadcast_message_except(
         &mut self,
-        except: Option<ClientId>,
+        except: ClientId,
         channel: impl Into<ChannelId>,
         message: &Out,
-    ) -> Result<(), (ClientId, MessageError)> {
-        let channel = channel.into();
+    ) -> Result<(), BroadcastError> {
+        self.broadcast(Some(except), channel.into(), message)
+    }
+
+    fn broadcast(
+        &mut self,
+        except: Option<ClientId>,
+        channel: ChannelId,
+        message: &Out,
+    ) -> Result<(), BroadcastError> {
         // Encoded once for everyone (a snapshot to a thousand clients), not per client.
         let encoded = EncodedMessage::encode(message)
             .map_err(|e| MessageError::Connection(crate::connection::SendError::Encode(e)));
@@ -461,7 +472,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                 Err(error) => Err(error.clone()),
             };
             if let Err(error) = sent {
-                first_error.get_or_insert((*client_id, error));
+                first_error.get_or_insert(BroadcastError {
+                    client_id: *client_id,
+                    error,
+                });
             }
         }
         first_error.map_or(Ok(()), Err)
@@ -499,7 +513,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     }
 
     /// The ids of the connected clients.
-    pub fn clients_id(&self) -> Vec<ClientId> {
+    pub fn client_ids(&self) -> Vec<ClientId> {
         self.netcode.client_ids().collect()
     }
 
@@ -629,11 +643,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     ///
     /// # Errors
     /// The first client it failed for and why; the others were sent theirs.
-    pub fn send_snapshot_to_all(&mut self, now: f64) -> Result<(), (ClientId, SnapshotError)> {
+    pub fn send_snapshot_to_all(&mut self, now: f64) -> Result<(), BroadcastError<SnapshotError>> {
         let mut first_error = None;
-        for client_id in self.clients_id() {
+        for client_id in self.client_ids() {
             if let Err(error) = self.send_snapshot(now, client_id) {
-                first_error.get_or_insert((client_id, error));
+                first_error.get_or_insert(BroadcastError { client_id, error });
             }
         }
         first_error.map_or(Ok(()), Err)
@@ -682,14 +696,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         now: f64,
         world: &[Option<S>],
         mut priority: impl FnMut(ClientId, usize, &S) -> f32,
-    ) -> Result<(), (ClientId, SnapshotError)> {
+    ) -> Result<(), BroadcastError<SnapshotError>> {
         let mut first_error = None;
-        for client_id in self.clients_id() {
+        for client_id in self.client_ids() {
             let result = self.send_entities(now, client_id, world, |id, entity| {
                 priority(client_id, id, entity)
             });
             if let Err(error) = result {
-                first_error.get_or_insert((client_id, error));
+                first_error.get_or_insert(BroadcastError { client_id, error });
             }
         }
         first_error.map_or(Ok(()), Err)

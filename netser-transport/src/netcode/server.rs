@@ -18,7 +18,7 @@ use super::token::PrivateConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
 use super::{
-    DisconnectReason, Layout, SendError, UnixAnchor, DISCONNECT_PACKETS, MAC_BYTES,
+    DisconnectReason, Layout, PayloadError, UnixAnchor, DISCONNECT_PACKETS, MAC_BYTES,
     SEND_INTERVAL_DUE, USER_DATA_BYTES,
 };
 
@@ -917,17 +917,17 @@ impl NetcodeServer {
     /// enforces; larger payloads would be dropped there), 1300 in `renetcode`'s.
     ///
     /// # Errors
-    /// [`SendError::EmptyPayload`], [`SendError::PayloadTooLarge`] over the layout's
-    /// limit, [`SendError::UnknownClient`], or [`SendError::OutboxFull`] until
+    /// [`PayloadError::EmptyPayload`], [`PayloadError::PayloadTooLarge`] over the layout's
+    /// limit, [`PayloadError::UnknownClient`], or [`PayloadError::OutboxFull`] until
     /// [`poll_transmit`](Self::poll_transmit) empties the queue.
-    pub fn send_payload(&mut self, client_id: u64, payload: &[u8]) -> Result<(), SendError> {
+    pub fn send_payload(&mut self, client_id: u64, payload: &[u8]) -> Result<(), PayloadError> {
         check_payload(payload, self.layout)?;
         let index = *self
             .by_id
             .get(&client_id)
-            .ok_or(SendError::UnknownClient { client_id })?;
+            .ok_or(PayloadError::UnknownClient { client_id })?;
         if !self.outbox.has_room() {
-            return Err(SendError::OutboxFull);
+            return Err(PayloadError::OutboxFull);
         }
         if self.slots[index]
             .as_ref()
@@ -942,7 +942,7 @@ impl NetcodeServer {
         if self.send_to_slot(index, &Packet::Payload(payload)) {
             Ok(())
         } else {
-            Err(SendError::OutboxFull)
+            Err(PayloadError::OutboxFull)
         }
     }
 

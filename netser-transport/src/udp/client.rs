@@ -41,7 +41,7 @@ pub struct UdpClientConfig {
 /// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum ClientEvent<In> {
+pub enum UdpClientEvent<In> {
     /// The handshake completed: messages flow.
     Connected {
         /// The id from the connect token.
@@ -73,7 +73,7 @@ pub enum ClientEvent<In> {
 ///
 /// ```no_run
 /// use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
-/// use netser_transport::udp::{ClientEvent, UdpClient, UdpClientConfig};
+/// use netser_transport::udp::{UdpClientEvent, UdpClient, UdpClientConfig};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// // In a real game the backend issues the token and sends it to the client over HTTPS.
@@ -89,9 +89,9 @@ pub enum ClientEvent<In> {
 ///     client.receive();
 ///     while let Some(event) = client.poll_event() {
 ///         match event {
-///             ClientEvent::Connected { .. } => client.send_message(0, &7)?,
-///             ClientEvent::Message { message, .. } => println!("{message}"),
-///             ClientEvent::Disconnected { reason } => return Ok(println!("{reason}")),
+///             UdpClientEvent::Connected { .. } => client.send_message(0, &7)?,
+///             UdpClientEvent::Message { message, .. } => println!("{message}"),
+///             UdpClientEvent::Disconnected { reason } => return Ok(println!("{reason}")),
 ///             _ => {}
 ///         }
 ///     }
@@ -117,7 +117,7 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = 
     announced_connected: bool,
     announced_disconnected: bool,
     /// At most [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS).
-    events: EventQueue<ClientEvent<In>>,
+    events: EventQueue<UdpClientEvent<In>>,
     block: Option<BlockProgress>,
     message_channel: u8,
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
@@ -193,7 +193,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         self.track_state();
         let progress = BlockProgress::receiving(self.client.connection());
         if let Some(progress) = BlockProgress::change(self.block, progress) {
-            push_event(&mut self.events, ClientEvent::BlockProgress { progress });
+            push_event(&mut self.events, UdpClientEvent::BlockProgress { progress });
         }
         self.block = progress;
         self.message_channel = 0;
@@ -205,7 +205,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         if self.client.is_connected() && !self.announced_connected {
             let client_id = self.client.client_id();
             self.announced_connected =
-                push_event(&mut self.events, ClientEvent::Connected { client_id });
+                push_event(&mut self.events, UdpClientEvent::Connected { client_id });
             if self.announced_connected {
                 info!(client_id, server = %self.client.server_addr(), "udp client: connected");
             }
@@ -213,7 +213,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         if let Some(reason) = self.client.disconnect_reason() {
             if !self.announced_disconnected {
                 self.announced_disconnected =
-                    push_event(&mut self.events, ClientEvent::Disconnected { reason });
+                    push_event(&mut self.events, UdpClientEvent::Disconnected { reason });
                 if self.announced_disconnected {
                     info!(client_id = self.client.client_id(), %reason, "udp client: disconnected");
                 }
@@ -224,14 +224,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// The next event: connected, disconnected, block progress, then the messages
     /// received, channel by channel. A message taken here is not returned by
     /// [`receive_message`](Self::receive_message), and the reverse.
-    pub fn poll_event(&mut self) -> Option<ClientEvent<In>> {
+    pub fn poll_event(&mut self) -> Option<UdpClientEvent<In>> {
         if let Some(event) = self.events.pop() {
             return Some(event);
         }
         while usize::from(self.message_channel) < self.channels {
             let channel = ChannelId(self.message_channel);
             if let Some(message) = self.client.receive_message(channel) {
-                return Some(ClientEvent::Message { channel, message });
+                return Some(UdpClientEvent::Message { channel, message });
             }
             self.message_channel += 1;
         }
@@ -277,7 +277,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     }
 
     /// Disconnects: tells the server (redundantly, so one packet survives loss) and queues
-    /// [`ClientEvent::Disconnected`]. The disconnect packets go to the driver at once; a
+    /// [`UdpClientEvent::Disconnected`]. The disconnect packets go to the driver at once; a
     /// send simulator may hold them for a while, and they still leave when the client is
     /// dropped (within [`UdpConfig::linger`]). To wait for them and for the reliable
     /// messages queued before, use [`shutdown`](Self::shutdown).

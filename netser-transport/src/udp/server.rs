@@ -16,8 +16,8 @@ use crate::connection::{Connection, ConnectionConfig};
 use crate::netcode::events::EventQueue;
 use crate::netcode::USER_DATA_BYTES;
 use crate::netcode::{
-    self, ClientId, DisconnectReason, Key, MessageError, NetcodeServer, NetworkInfo, Server,
-    ServerConfig, SetupError,
+    self, BroadcastError, ClientId, DisconnectReason, Key, MessageError, NetcodeServer,
+    NetworkInfo, Server, ServerConfig, SetupError,
 };
 use crate::snapshot::{
     EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
@@ -184,7 +184,7 @@ impl From<SetupError> for StartError {
 /// New variants may be added in later versions, so a match outside this crate needs a `_` arm.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum ServerEvent<In> {
+pub enum UdpServerEvent<In> {
     /// A client completed the handshake.
     ClientConnected {
         /// The id from its connect token.
@@ -195,7 +195,7 @@ pub enum ServerEvent<In> {
         user_data: Box<[u8; USER_DATA_BYTES]>,
     },
     /// A client left, timed out or was disconnected; its slot and memory are freed.
-    /// Always after the client's [`ClientConnected`](ServerEvent::ClientConnected) and
+    /// Always after the client's [`ClientConnected`](UdpServerEvent::ClientConnected) and
     /// the messages it sent before leaving.
     ClientDisconnected {
         /// The id from its connect token.
@@ -229,7 +229,7 @@ pub enum ServerEvent<In> {
 /// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
 /// ```
-/// use netser_transport::udp::{ServerEvent, UdpServer, UdpServerConfig};
+/// use netser_transport::udp::{UdpServerEvent, UdpServer, UdpServerConfig};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = UdpServerConfig::new(0x1234, [7; 32]);
@@ -238,13 +238,13 @@ pub enum ServerEvent<In> {
 ///     server.receive();
 ///     while let Some(event) = server.poll_event() {
 ///         match event {
-///             ServerEvent::ClientConnected { client_id, .. } => println!("{client_id} joined"),
-///             ServerEvent::Message { client_id, message, .. } => println!("{client_id}: {message}"),
+///             UdpServerEvent::ClientConnected { client_id, .. } => println!("{client_id} joined"),
+///             UdpServerEvent::Message { client_id, message, .. } => println!("{client_id}: {message}"),
 ///             _ => {}
 ///         }
 ///     }
 ///     // To everyone connected (nobody here); an error names the first client that refused.
-///     server.broadcast_message(1, &42).map_err(|(_, e)| e)?;
+///     server.broadcast_message(1, &42)?;
 ///     server.transmit();
 /// }
 /// server.shutdown(std::time::Duration::from_millis(10));
@@ -269,7 +269,7 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     driver: UdpDriver,
     channels: usize,
     /// At most [`MAX_QUEUED_EVENTS`].
-    events: EventQueue<ServerEvent<In>>,
+    events: EventQueue<UdpServerEvent<In>>,
     /// The connected clients whose connect event was queued: only their messages and
     /// disconnect reach the game (at most `max_clients`).
     announced: HashSet<ClientId>,
@@ -358,7 +358,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.driver
             .receive(|from, bytes| server.handle_datagram(now, from, bytes));
         self.pump_events();
-        let mut clients = self.server.clients_id();
+        let mut clients = self.server.client_ids();
         clients.retain(|id| self.announced.contains(id));
         for &client_id in &clients {
             let progress = self.block_progress(client_id);
@@ -366,7 +366,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             if let Some(progress) = BlockProgress::change(last, progress) {
                 push_event(
                     &mut self.events,
-                    ServerEvent::BlockProgress {
+                    UdpServerEvent::BlockProgress {
                         client_id,
                         progress,
                     },
@@ -393,7 +393,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                     user_data,
                 } => {
                     info!(client_id, %addr, "udp server: client connected");
-                    let event = ServerEvent::ClientConnected {
+                    let event = UdpServerEvent::ClientConnected {
                         client_id,
                         addr,
                         user_data,
@@ -423,7 +423,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                         {
                             push_event(
                                 &mut self.events,
-                                ServerEvent::Message {
+                                UdpServerEvent::Message {
                                     client_id,
                                     channel,
                                     message,
@@ -433,7 +433,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                     }
                     push_event(
                         &mut self.events,
-                        ServerEvent::ClientDisconnected {
+                        UdpServerEvent::ClientDisconnected {
                             client_id,
                             addr,
                             reason,
@@ -448,7 +448,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// message received, client by client and channel by channel (each in its channel's
     /// order). A message taken here is not returned by
     /// [`receive_message`](Self::receive_message), and the reverse.
-    pub fn poll_event(&mut self) -> Option<ServerEvent<In>> {
+    pub fn poll_event(&mut self) -> Option<UdpServerEvent<In>> {
         if let Some(event) = self.events.pop() {
             return Some(event);
         }
@@ -456,7 +456,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             while usize::from(self.message_cursor.1) < self.channels {
                 let channel = ChannelId(self.message_cursor.1);
                 if let Some(message) = self.server.receive_message(client_id, channel) {
-                    return Some(ServerEvent::Message {
+                    return Some(UdpServerEvent::Message {
                         client_id,
                         channel,
                         message,
@@ -529,7 +529,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     ///
     /// # Errors
     /// The first client it failed for and why; the others were sent theirs.
-    pub fn send_snapshot_to_all(&mut self) -> Result<(), (ClientId, SnapshotError)> {
+    pub fn send_snapshot_to_all(&mut self) -> Result<(), BroadcastError<SnapshotError>> {
         let now = self.now();
         self.server.send_snapshot_to_all(now)
     }
@@ -558,7 +558,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         &mut self,
         world: &[Option<S>],
         priority: impl FnMut(ClientId, usize, &S) -> f32,
-    ) -> Result<(), (ClientId, SnapshotError)> {
+    ) -> Result<(), BroadcastError<SnapshotError>> {
         let now = self.now();
         self.server.send_entities_to_all(now, world, priority)
     }
@@ -597,7 +597,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         &mut self,
         channel: impl Into<ChannelId>,
         message: &Out,
-    ) -> Result<(), (ClientId, MessageError)> {
+    ) -> Result<(), BroadcastError> {
         self.server.broadcast_message(channel, message)
     }
 
@@ -610,9 +610,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         except: ClientId,
         channel: impl Into<ChannelId>,
         message: &Out,
-    ) -> Result<(), (ClientId, MessageError)> {
+    ) -> Result<(), BroadcastError> {
         self.server
-            .broadcast_message_except(Some(except), channel, message)
+            .broadcast_message_except(except, channel, message)
     }
 
     /// Takes the next message from `client_id` on `channel`, if any (see
@@ -644,7 +644,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
 
     /// The connected clients' ids.
     pub fn client_ids(&self) -> Vec<ClientId> {
-        self.server.clients_id()
+        self.server.client_ids()
     }
 
     /// The address a client connected from.
@@ -664,7 +664,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
 
     /// Disconnects a client (it is told, redundantly, at the next
     /// [`transmit`](Self::transmit)); its slot is freed at once and a
-    /// [`ServerEvent::ClientDisconnected`] follows. Returns whether it was connected.
+    /// [`UdpServerEvent::ClientDisconnected`] follows. Returns whether it was connected.
     pub fn disconnect(&mut self, client_id: ClientId) -> bool {
         let was = self.server.disconnect(client_id);
         self.pump_events();
@@ -694,7 +694,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             self.transmit();
             let pending: usize = self
                 .server
-                .clients_id()
+                .client_ids()
                 .into_iter()
                 .filter_map(|id| self.server.connection(id))
                 .map(|c| {
