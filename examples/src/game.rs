@@ -7,6 +7,7 @@
 use netser::NetSerialize;
 use netser_transport::channel::{ChannelConfig, ChannelKind};
 use netser_transport::connection::ConnectionConfig;
+use netser_transport::netcode::Protocol;
 
 /// Channel 0: reliable-ordered. Chat, and the world block sent on join.
 pub const RELIABLE: u8 = 0;
@@ -248,6 +249,14 @@ pub fn connection_config() -> ConnectionConfig {
     config.chunk.bandwidth = 1_000_000.0;
     config.max_block_size = config.chunk.max_chunk_size();
     config
+}
+
+/// The game's protocol, one value for the server, the clients and the backend: the
+/// message types each way and the channels of [`connection_config`] (a game that sends
+/// snapshots names their type too: `Protocol::<ClientMessage, ServerMessage, Frame>`).
+/// A client built from another is refused at connect.
+pub fn protocol() -> Protocol<ClientMessage, ServerMessage> {
+    Protocol::with_connection(connection_config())
 }
 
 #[cfg(test)]

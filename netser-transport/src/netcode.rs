@@ -90,6 +90,7 @@ mod layout;
 mod outbox;
 pub mod packet;
 mod payload;
+mod protocol;
 mod replay;
 mod server;
 mod token;
@@ -100,6 +101,7 @@ pub use game_client::Client;
 pub use game_server::{Server, ServerEvent, MAX_SERVER_EVENTS};
 pub use layout::Layout;
 pub use packet::{Refusal, RefusalCounters};
+pub use protocol::{DefaultChannel, Protocol};
 pub use replay::{ReplayProtection, REPLAY_WINDOW};
 pub use server::{
     NetcodeEvent, NetcodeServer, ReceivedPayload, ServerConfig, ServerConfigError, MAX_CLIENTS,
@@ -299,13 +301,23 @@ pub enum SetupError {
         /// The configured MTU.
         mtu: usize,
     },
-    /// The connect token is for another protocol id (another game, or a client built from
-    /// other message schemas than the server).
+    /// The connect token is for another protocol id than this client's [`Protocol`]
+    /// gives: another game, or a client built from other message or snapshot types,
+    /// channels or connection settings than the server's. Build both sides from one
+    /// [`Protocol`].
     ProtocolMismatch {
-        /// The token's protocol id.
+        /// The token's protocol id (the server's, as the backend issued it).
         token: u64,
-        /// This client's.
+        /// This client's ([`Protocol::id`]).
         expected: u64,
+    },
+    /// The server's netcode settings name another protocol id than its [`Protocol`]:
+    /// build them with [`Protocol::server_config`].
+    ConfigProtocolMismatch {
+        /// [`ServerConfig::protocol_id`].
+        config: u64,
+        /// [`Protocol::id`].
+        protocol: u64,
     },
 }
 
@@ -319,7 +331,14 @@ impl core::fmt::Display for SetupError {
             }
             SetupError::ProtocolMismatch { token, expected } => write!(
                 f,
-                "the connect token is for protocol id {token:#x}, this client's message schemas give {expected:#x}"
+                "the connect token is for protocol id {token:#x}, this client's protocol (message \
+                 and snapshot types, channels, connection settings) gives {expected:#x}: the \
+                 client and the server were built from different protocols"
+            ),
+            SetupError::ConfigProtocolMismatch { config, protocol } => write!(
+                f,
+                "the server configuration's protocol id {config:#x} is not its protocol's \
+                 {protocol:#x}; build it with Protocol::server_config"
             ),
         }
     }

@@ -5,13 +5,21 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netser_transport::connection::ConnectionConfig;
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
-    generate_key, protocol_id, Client, ClientState, ConnectToken, DisconnectReason, Key, Server,
-    ServerConfig, TokenParams, USER_DATA_BYTES,
+    generate_key, Client, ClientState, ConnectToken, DisconnectReason, Key, Server, ServerConfig,
+    TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 const CLIENT_ID: u64 = 9;
 
@@ -25,7 +33,7 @@ fn unix_now() -> f64 {
 fn token(key: &Key, server: SocketAddr) -> ConnectToken {
     let params = TokenParams {
         client_id: CLIENT_ID,
-        ..TokenParams::new(protocol_id::<u32, u32>(), vec![server], unix_now() as u64)
+        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], unix_now() as u64)
     };
     ConnectToken::generate(&params, key).unwrap()
 }
@@ -43,10 +51,10 @@ struct Harness {
 impl Harness {
     fn new() -> Self {
         let key = generate_key().unwrap();
-        let config = UdpServerConfig::new(protocol_id::<u32, u32>(), key);
-        let server = UdpServer::bind("127.0.0.1:0", config).unwrap();
+        let config = UdpServerConfig::new(key);
+        let server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
         let token = token(&key, server.local_addr());
-        let client = Client::new(0.0, token.clone(), ConnectionConfig::default()).unwrap();
+        let client = Client::new(0.0, token.clone(), &protocol()).unwrap();
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         socket.set_nonblocking(true).unwrap();
         Self {
@@ -167,7 +175,7 @@ fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
     let mut disconnect = Vec::new();
     Packet::Disconnect.encode(
         1_000,
-        protocol_id::<u32, u32>(),
+        protocol::<u32, u32>().id(),
         h.token.client_to_server_key(),
         &mut disconnect,
     );
@@ -200,16 +208,11 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
     let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
     let now = unix_now();
-    let config = ServerConfig::new(protocol_id::<u32, u32>(), key, vec![server_addr]);
-    let mut server: Server<u32, u32> = Server::new(
-        0.0,
-        std::time::UNIX_EPOCH,
-        config,
-        ConnectionConfig::default(),
-    )
-    .unwrap();
+    let config = ServerConfig::new(protocol::<u32, u32>().id(), key, vec![server_addr]);
+    let mut server: Server<u32, u32> =
+        Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
     let mut client: Client<u32, u32> =
-        Client::new(0.0, token(&key, server_addr), ConnectionConfig::default()).unwrap();
+        Client::new(0.0, token(&key, server_addr), &protocol()).unwrap();
     let mut t = 0.0;
     let exchange = |server: &mut Server<u32, u32>, client: &mut Client<u32, u32>, t: f64| {
         client.handle_timeout(t);
@@ -266,12 +269,11 @@ fn the_sans_io_server_reports_a_one_batch_client_connected_then_disconnected() {
     let key = generate_key().unwrap();
     let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
     let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-    let config = ServerConfig::new(protocol_id::<u32, u32>(), key, vec![server_addr]);
+    let config = ServerConfig::new(protocol::<u32, u32>().id(), key, vec![server_addr]);
     let mut server: Server<u32, u32> =
-        Server::new(0.0, SystemTime::now(), config, ConnectionConfig::default()).unwrap();
+        Server::new(0.0, SystemTime::now(), config, &protocol()).unwrap();
     let token = token(&key, server_addr);
-    let mut client: Client<u32, u32> =
-        Client::new(0.0, token.clone(), ConnectionConfig::default()).unwrap();
+    let mut client: Client<u32, u32> = Client::new(0.0, token.clone(), &protocol()).unwrap();
     let mut t = 0.0;
     while client.state() != ClientState::SendingConnectionResponse {
         assert!(t < 5.0, "never challenged");
@@ -294,7 +296,7 @@ fn the_sans_io_server_reports_a_one_batch_client_connected_then_disconnected() {
     let mut disconnect = Vec::new();
     Packet::Disconnect.encode(
         1_000,
-        protocol_id::<u32, u32>(),
+        protocol::<u32, u32>().id(),
         token.client_to_server_key(),
         &mut disconnect,
     );

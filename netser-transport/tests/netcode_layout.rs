@@ -194,22 +194,22 @@ fn an_unauthenticated_oversize_payload_changes_nothing() {
 #[test]
 fn a_1300_byte_mtu_is_accepted_in_renetcode_layout_only() {
     use netser_transport::connection::ConnectionConfig;
-    use netser_transport::netcode::{Client, Server, SetupError};
+    use netser_transport::netcode::{Client, Protocol, Server, SetupError};
 
-    let connection = ConnectionConfig::default().with_mtu(1300);
+    let protocol = Protocol::<u8, u8>::with_connection(ConnectionConfig::default().with_mtu(1300));
     for layout in [Layout::Standard, Layout::Renetcode] {
         let config = ServerConfig {
             layout,
-            ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+            ..protocol.server_config(KEY, vec![server_addr()])
         };
-        let server = Server::<u8>::new(0.0, std::time::UNIX_EPOCH, config, connection.clone());
+        let server = Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol);
         let params = TokenParams {
             client_id: 5,
             layout,
-            ..TokenParams::new(PROTOCOL_ID, vec![server_addr()], T0 as u64)
+            ..TokenParams::new(protocol.id(), vec![server_addr()], T0 as u64)
         };
         let token = ConnectToken::generate(&params, &KEY).unwrap();
-        let client = Client::<u8>::with_protocol_id(0.0, token, connection.clone(), PROTOCOL_ID);
+        let client = Client::new(0.0, token, &protocol);
         match layout {
             Layout::Standard => {
                 let server = server.unwrap_err();
@@ -227,15 +227,11 @@ fn a_1300_byte_mtu_is_accepted_in_renetcode_layout_only() {
         }
     }
     // One byte over renetcode's payload is refused in its layout too.
+    let over = Protocol::<u8, u8>::with_connection(ConnectionConfig::default().with_mtu(1301));
     let config = ServerConfig {
         layout: Layout::Renetcode,
-        ..ServerConfig::new(PROTOCOL_ID, KEY, vec![server_addr()])
+        ..over.server_config(KEY, vec![server_addr()])
     };
-    let over = Server::<u8>::new(
-        0.0,
-        std::time::UNIX_EPOCH,
-        config,
-        ConnectionConfig::default().with_mtu(1301),
-    );
+    let over = Server::new(0.0, std::time::UNIX_EPOCH, config, &over);
     assert!(matches!(over, Err(SetupError::MtuTooLarge { mtu: 1301 })));
 }

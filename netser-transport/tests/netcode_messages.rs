@@ -8,10 +8,19 @@ use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
-    protocol_id, Client, ClientState, ConnectToken, DisconnectReason, MessageError, Refusal,
-    Server, ServerConfig, ServerEvent, SetupError, TokenParams, USER_DATA_BYTES,
+    Client, ClientState, ConnectToken, DisconnectReason, MessageError, Refusal, Server,
+    ServerConfig, ServerEvent, SetupError, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{Simulator, SimulatorConfig};
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum ClientMsg {
@@ -68,21 +77,15 @@ impl World {
             ..SimulatorConfig::default()
         });
         let config = ServerConfig::new(
-            protocol_id::<ClientMsg, ServerMsg>(),
+            protocol::<ClientMsg, ServerMsg>().id(),
             KEY,
             vec![server_addr()],
         );
-        let server = Server::new(
-            0.0,
-            std::time::UNIX_EPOCH,
-            config,
-            ConnectionConfig::default(),
-        )
-        .unwrap();
+        let server = Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
         let clients = (0..clients)
             .map(|i| {
-                let token = token(100 + i as u64, protocol_id::<ClientMsg, ServerMsg>());
-                Client::new(0.0, token, ConnectionConfig::default()).unwrap()
+                let token = token(100 + i as u64, protocol::<ClientMsg, ServerMsg>().id());
+                Client::new(0.0, token, &protocol()).unwrap()
             })
             .collect();
         Self {
@@ -272,26 +275,20 @@ fn a_block_crosses_netcode_over_loss() {
 
 #[test]
 fn a_client_built_from_another_schema_is_refused() {
-    let ours = protocol_id::<ClientMsg, ServerMsg>();
-    let theirs = protocol_id::<OtherClientMsg, ServerMsg>();
+    let ours = protocol::<ClientMsg, ServerMsg>().id();
+    let theirs = protocol::<OtherClientMsg, ServerMsg>().id();
     assert_ne!(ours, theirs);
     // A token for the server's game, given to a client of another schema: refused locally.
-    let refused =
-        Client::<OtherClientMsg, ServerMsg>::new(0.0, token(1, ours), ConnectionConfig::default());
+    let refused = Client::<OtherClientMsg, ServerMsg>::new(0.0, token(1, ours), &protocol());
     assert!(
         matches!(refused, Err(SetupError::ProtocolMismatch { token, expected }) if token == ours && expected == theirs)
     );
     // A token for the other schema's game: the client starts, the server refuses it.
     let config = ServerConfig::new(ours, KEY, vec![server_addr()]);
-    let mut server: Server<ServerMsg, ClientMsg> = Server::new(
-        0.0,
-        std::time::UNIX_EPOCH,
-        config,
-        ConnectionConfig::default(),
-    )
-    .unwrap();
+    let mut server: Server<ServerMsg, ClientMsg> =
+        Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
     let mut client: Client<OtherClientMsg, ServerMsg> =
-        Client::new(0.0, token(2, theirs), ConnectionConfig::default()).unwrap();
+        Client::new(0.0, token(2, theirs), &protocol()).unwrap();
     let mut t = 0.0;
     while client.is_connecting() {
         client.handle_timeout(t);
@@ -341,7 +338,7 @@ fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
         let mut wrapped = Vec::new();
         Packet::Payload(forged).encode(
             1000 + i as u64,
-            protocol_id::<ClientMsg, ServerMsg>(),
+            protocol::<ClientMsg, ServerMsg>().id(),
             guess,
             &mut wrapped,
         );

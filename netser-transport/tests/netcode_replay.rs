@@ -10,12 +10,21 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser::NetSerialize;
 use netser_transport::netcode::{
-    generate_key, protocol_id, ClientState, ConnectToken, NetcodeClient, NetcodeEvent,
-    NetcodeServer, Refusal, ServerConfig, TokenParams,
+    generate_key, ClientState, ConnectToken, NetcodeClient, NetcodeEvent, NetcodeServer, Refusal,
+    ServerConfig, TokenParams,
 };
 use netser_transport::udp::{
     UdpClient, UdpClientConfig, UdpServer, UdpServerConfig, UdpServerEvent,
 };
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum Msg {
@@ -94,11 +103,8 @@ fn messages(events: &[UdpServerEvent<Msg>]) -> usize {
 #[test]
 fn a_recorded_session_replayed_over_udp_opens_no_ghost_session() {
     let key = generate_key().unwrap();
-    let mut server: Server = UdpServer::bind(
-        "127.0.0.1:0",
-        UdpServerConfig::new(protocol_id::<Msg, Msg>(), key),
-    )
-    .unwrap();
+    let mut server: Server =
+        UdpServer::bind("127.0.0.1:0", &protocol(), UdpServerConfig::new(key)).unwrap();
     let mut relay = Relay::new(server.local_addr());
     let unix_now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -110,13 +116,14 @@ fn a_recorded_session_replayed_over_udp_opens_no_ghost_session() {
         timeout_seconds: 5,
         internal_server_addresses: vec![server.local_addr()],
         ..TokenParams::new(
-            protocol_id::<Msg, Msg>(),
+            protocol::<Msg, Msg>().id(),
             vec![relay.front.local_addr().unwrap()],
             unix_now,
         )
     };
     let token = ConnectToken::generate(&params, &key).unwrap();
-    let mut client: Client = UdpClient::connect(token, UdpClientConfig::default()).unwrap();
+    let mut client: Client =
+        UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap();
     let mut events = Vec::new();
 
     // The session: connect, 20 reliable messages, disconnect.

@@ -5,11 +5,19 @@
 
 use std::net::SocketAddr;
 
-use netser_transport::connection::ConnectionConfig;
 use netser_transport::netcode::{
     Client, ConnectToken, Key, NetcodeClient, NetcodeServer, PrivateConnectToken, Server,
     ServerConfig, TokenParams,
 };
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 const T0: f64 = 1_700_000_000.0;
 const PRIVATE_KEY: Key = [
@@ -68,10 +76,11 @@ fn the_detector_finds_a_printed_key() {
 
 #[test]
 fn no_netcode_type_prints_a_key() {
-    let config = ServerConfig::new(7, PRIVATE_KEY, vec![server_addr()]);
+    let id = protocol::<u8, u8>().id();
+    let config = ServerConfig::new(id, PRIVATE_KEY, vec![server_addr()]);
     let params = TokenParams {
         client_id: 3,
-        ..TokenParams::new(7, vec![server_addr()], T0 as u64)
+        ..TokenParams::new(id, vec![server_addr()], T0 as u64)
     };
     let token = ConnectToken::generate(&params, &PRIVATE_KEY).unwrap();
     let keys = [
@@ -81,7 +90,7 @@ fn no_netcode_type_prints_a_key() {
     ];
     let private = PrivateConnectToken::decrypt(
         token.private_data(),
-        7,
+        id,
         token.expire_timestamp(),
         token.nonce(),
         &PRIVATE_KEY,
@@ -131,15 +140,9 @@ fn no_netcode_type_prints_a_key() {
     assert_hidden("NetcodeClient (closed)", &client, &keys);
 
     // The message-level server and client hold the same.
-    let game_server: Server<u8, u8> = Server::new(
-        0.0,
-        std::time::UNIX_EPOCH,
-        config,
-        ConnectionConfig::default(),
-    )
-    .unwrap();
-    let game_client: Client<u8, u8> =
-        Client::with_protocol_id(T0, token, ConnectionConfig::default(), 7).unwrap();
+    let game_server: Server<u8, u8> =
+        Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
+    let game_client: Client<u8, u8> = Client::new(T0, token, &protocol()).unwrap();
     assert_hidden("Server", &game_server, &keys);
     assert_hidden("Client", &game_client, &keys);
 }
@@ -150,16 +153,16 @@ fn no_netcode_type_prints_a_key() {
 #[test]
 fn the_udp_server_and_client_print_no_key() {
     use netser_transport::udp::{UdpClient, UdpClientConfig, UdpServer, UdpServerConfig};
-    let protocol = netser_transport::netcode::protocol_id::<u8, u8>();
-    let mut server: UdpServer<u8, u8> =
-        UdpServer::bind("127.0.0.1:0", UdpServerConfig::new(protocol, PRIVATE_KEY)).unwrap();
+    let protocol = protocol::<u8, u8>();
+    let mut server =
+        UdpServer::bind("127.0.0.1:0", &protocol, UdpServerConfig::new(PRIVATE_KEY)).unwrap();
     let unix_now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
     let params = TokenParams {
         client_id: 4,
-        ..TokenParams::new(protocol, vec![server.local_addr()], unix_now)
+        ..TokenParams::new(protocol.id(), vec![server.local_addr()], unix_now)
     };
     let token = ConnectToken::generate(&params, &PRIVATE_KEY).unwrap();
     let keys = [
@@ -168,7 +171,7 @@ fn the_udp_server_and_client_print_no_key() {
         *token.server_to_client_key(),
     ];
     let config = UdpClientConfig::default();
-    let mut client: UdpClient<u8, u8> = UdpClient::connect(token, config).unwrap();
+    let mut client = UdpClient::connect(token, &protocol, config).unwrap();
     let start = std::time::Instant::now();
     while !(client.is_connected() && server.connected_clients() == 1) {
         assert!(

@@ -6,12 +6,17 @@ mod snapshot_support;
 
 use std::net::SocketAddr;
 
-use netser_transport::connection::ConnectionConfig;
-use netser_transport::netcode::{
-    generate_key, protocol_id, Client, ConnectToken, Server, ServerConfig, TokenParams,
-};
+use netser_transport::netcode::{generate_key, Client, ConnectToken, Server, TokenParams};
 use netser_transport::snapshot::{EntityConfig, SendOutcome};
 use snapshot_support::{Body, World, WorldGen, SLOTS};
+
+/// The protocol these tests speak: `u8` messages each way, snapshots of `S`, the default
+/// connection settings.
+fn protocol<S: netser::NetDelta>() -> netser_transport::netcode::Protocol<u8, u8, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 const NOW: f64 = 1_700_000_000.0;
 
@@ -26,26 +31,18 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
     fn new(clients: u64) -> Self {
         let key = generate_key().unwrap();
         let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-        let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let server = Server::new(
-            0.0,
-            std::time::UNIX_EPOCH,
-            config,
-            ConnectionConfig::default(),
-        )
-        .unwrap();
+        let protocol = protocol::<S>();
+        let config = protocol.server_config(key, vec![server_addr]);
+        let server = Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol).unwrap();
         let clients = (0..clients)
             .map(|i| {
                 let params = TokenParams {
                     client_id: i + 1,
-                    ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], NOW as u64)
+                    ..TokenParams::new(protocol.id(), vec![server_addr], NOW as u64)
                 };
                 let token = ConnectToken::generate(&params, &key).unwrap();
                 let addr: SocketAddr = format!("127.0.0.1:{}", 50_000 + i).parse().unwrap();
-                (
-                    addr,
-                    Client::new(NOW, token, ConnectionConfig::default()).unwrap(),
-                )
+                (addr, Client::new(NOW, token, &protocol).unwrap())
             })
             .collect();
         let mut game = Self {

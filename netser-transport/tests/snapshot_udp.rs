@@ -4,13 +4,21 @@
 
 mod snapshot_support;
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
-use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, Key, TokenParams};
+use netser_transport::netcode::{generate_key, ConnectToken, Key, TokenParams};
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::snapshot::EntityConfig;
 use netser_transport::udp::{UdpClient, UdpClientConfig, UdpConfig, UdpServer, UdpServerConfig};
 use snapshot_support::{Body, World, WorldGen, SLOTS};
+
+/// The protocol these tests speak: `u8` messages each way, snapshots of `S`, the default
+/// connection settings.
+fn protocol<S: netser::NetDelta>() -> netser_transport::netcode::Protocol<u8, u8, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 fn lossy(seed: u64) -> UdpConfig {
     UdpConfig {
@@ -29,23 +37,20 @@ fn pair<S: netser::NetDelta + PartialEq + Clone>(
 ) -> (UdpServer<u8, u8, S>, UdpClient<u8, u8, S>) {
     let config = UdpServerConfig {
         udp: lossy(1),
-        ..UdpServerConfig::new(protocol_id::<u8, u8>(), key)
+        ..UdpServerConfig::new(key)
     };
-    let server = UdpServer::bind("127.0.0.1:0", config).unwrap();
-    let unix_now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let protocol = protocol::<S>();
+    let server = UdpServer::bind("127.0.0.1:0", &protocol, config).unwrap();
     let params = TokenParams {
         client_id: 1,
-        ..TokenParams::new(protocol_id::<u8, u8>(), vec![server.local_addr()], unix_now)
+        ..protocol.token_params(vec![server.local_addr()], SystemTime::now())
     };
     let token = ConnectToken::generate(&params, &key).unwrap();
-    let config = UdpClientConfig {
-        udp: lossy(2),
-        ..UdpClientConfig::default()
-    };
-    (server, UdpClient::connect(token, config).unwrap())
+    let config = UdpClientConfig { udp: lossy(2) };
+    (
+        server,
+        UdpClient::connect(token, &protocol, config).unwrap(),
+    )
 }
 
 /// One frame: the client receives and sends, the server receives, `send` runs, the

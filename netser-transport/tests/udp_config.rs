@@ -5,13 +5,22 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use netser_transport::netcode::{
-    generate_key, protocol_id, ConnectToken, Key, Layout, Refusal, ServerConfigError, SetupError,
-    TokenParams, MAX_CLIENTS, MAX_PACKET_BYTES, MAX_PENDING,
+    generate_key, ConnectToken, Key, Layout, Refusal, ServerConfigError, SetupError, TokenParams,
+    MAX_CLIENTS, MAX_PACKET_BYTES, MAX_PENDING,
 };
 use netser_transport::udp::{
     StartError, UdpClient, UdpClientConfig, UdpConfig, UdpConfigError, UdpDriver, UdpServer,
     UdpServerConfig, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
@@ -23,23 +32,23 @@ fn token(key: &Key, server: SocketAddr, client_id: u64) -> ConnectToken {
         .as_secs();
     let params = TokenParams {
         client_id,
-        ..TokenParams::new(protocol_id::<u32, u32>(), vec![server], now)
+        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
     };
     ConnectToken::generate(&params, key).unwrap()
 }
 
 fn config(key: Key) -> UdpServerConfig {
-    UdpServerConfig::new(protocol_id::<u32, u32>(), key)
+    UdpServerConfig::new(key)
 }
 
 /// Two clients send their connection requests in the same frame; returns the server
 /// after it read both.
 fn two_requests(config: UdpServerConfig, key: &Key) -> Server {
-    let mut server: Server = UdpServer::bind("127.0.0.1:0", config).unwrap();
+    let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
     let mut clients: Vec<Client> = (1..=2)
         .map(|id| {
             let token = token(key, server.local_addr(), id);
-            UdpClient::connect(token, UdpClientConfig::default()).unwrap()
+            UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap()
         })
         .collect();
     for client in &mut clients {
@@ -66,6 +75,7 @@ fn the_layout_reaches_the_netcode_server() {
     for layout in [Layout::Standard, Layout::Renetcode] {
         let server = UdpServer::<u8, u8>::bind(
             "127.0.0.1:0",
+            &protocol(),
             UdpServerConfig {
                 layout,
                 ..config([2; 32])
@@ -116,7 +126,7 @@ fn max_outbox_bytes_reaches_the_netcode_server() {
 }
 
 fn refused(config: UdpServerConfig) -> StartError {
-    match Server::bind("127.0.0.1:0", config) {
+    match Server::bind("127.0.0.1:0", &protocol(), config) {
         Ok(_) => panic!("accepted"),
         Err(e) => e,
     }
@@ -182,7 +192,7 @@ fn netcode_settings_out_of_bounds_are_refused() {
             ..config(key)
         },
     ] {
-        Server::bind("127.0.0.1:0", config).unwrap();
+        Server::bind("127.0.0.1:0", &protocol(), config).unwrap();
     }
 }
 
@@ -228,13 +238,7 @@ fn socket_settings_out_of_bounds_are_refused() {
         }
         // The client refuses the same settings.
         let token = token(&key, "127.0.0.1:40000".parse().unwrap(), 1);
-        let client = Client::connect(
-            token,
-            UdpClientConfig {
-                udp: config,
-                ..UdpClientConfig::default()
-            },
-        );
+        let client = Client::connect(token, &protocol(), UdpClientConfig { udp: config });
         assert!(matches!(client, Err(StartError::Config(got)) if got == want));
     }
     // A server on a driver of the caller's is checked against the driver's settings.
@@ -248,7 +252,7 @@ fn socket_settings_out_of_bounds_are_refused() {
     )
     .unwrap();
     assert!(matches!(
-        Server::with_driver(driver, config(key)),
+        Server::with_driver(driver, &protocol(), config(key)),
         Err(StartError::Config(UdpConfigError::MaxReceivePerPoll))
     ));
 }

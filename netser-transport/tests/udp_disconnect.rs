@@ -7,14 +7,21 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netser_transport::netcode::{
-    generate_key, protocol_id, ConnectToken, DisconnectReason, Key, TokenParams,
-};
+use netser_transport::netcode::{generate_key, ConnectToken, DisconnectReason, Key, TokenParams};
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::udp::{
     UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
     UdpServerEvent,
 };
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
@@ -43,7 +50,7 @@ fn token(key: &Key, server: SocketAddr) -> ConnectToken {
     let params = TokenParams {
         client_id: 9,
         timeout_seconds: TIMEOUT_SECONDS,
-        ..TokenParams::new(protocol_id::<u32, u32>(), vec![server], now)
+        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
     };
     ConnectToken::generate(&params, key).unwrap()
 }
@@ -52,14 +59,12 @@ fn connected_pair(server_udp: UdpConfig, client_udp: UdpConfig) -> (Server, Clie
     let key = generate_key().unwrap();
     let config = UdpServerConfig {
         udp: server_udp,
-        ..UdpServerConfig::new(protocol_id::<u32, u32>(), key)
+        ..UdpServerConfig::new(key)
     };
-    let mut server: Server = UdpServer::bind("127.0.0.1:0", config).unwrap();
-    let config = UdpClientConfig {
-        udp: client_udp,
-        ..UdpClientConfig::default()
-    };
-    let mut client: Client = UdpClient::connect(token(&key, server.local_addr()), config).unwrap();
+    let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
+    let config = UdpClientConfig { udp: client_udp };
+    let token = token(&key, server.local_addr());
+    let mut client: Client = UdpClient::connect(token, &protocol(), config).unwrap();
     let start = Instant::now();
     while !(client.is_connected() && server.connected_clients() == 1) {
         assert!(start.elapsed() < Duration::from_secs(5), "no connection");

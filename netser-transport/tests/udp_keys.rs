@@ -9,8 +9,17 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netser_transport::netcode::{protocol_id, ConnectToken, Key, TokenParams};
+use netser_transport::netcode::{ConnectToken, Key, TokenParams};
 use netser_transport::udp::{UdpClient, UdpClientConfig, UdpServer, UdpServerConfig};
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
@@ -34,7 +43,7 @@ fn token(server: SocketAddr) -> ConnectToken {
         .as_secs();
     let params = TokenParams {
         client_id: 7,
-        ..TokenParams::new(protocol_id::<u32, u32>(), vec![server], now)
+        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
     };
     ConnectToken::generate(&params, &PRIVATE_KEY).unwrap()
 }
@@ -139,17 +148,17 @@ fn the_checker_finds_keys_in_debug_output() {
 
 #[test]
 fn udp_server_config_debug_hides_the_private_key() {
-    let config = UdpServerConfig::new(0x1234, PRIVATE_KEY);
+    let config = UdpServerConfig::new(PRIVATE_KEY);
     check("UdpServerConfig", &config, &[PRIVATE_KEY]);
     let text = format!("{config:?}");
     assert!(text.contains("max_clients"), "{text}");
-    assert!(text.contains("protocol_id"), "{text}");
+    assert!(text.contains("layout"), "{text}");
 }
 
 #[test]
 fn udp_server_and_client_debug_hide_every_key() {
-    let config = UdpServerConfig::new(protocol_id::<u32, u32>(), PRIVATE_KEY);
-    let mut server: Server = UdpServer::bind("127.0.0.1:0", config).unwrap();
+    let config = UdpServerConfig::new(PRIVATE_KEY);
+    let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
     check("UdpServer (no clients)", &server, &[PRIVATE_KEY]);
 
     let token = token(server.local_addr());
@@ -158,7 +167,8 @@ fn udp_server_and_client_debug_hide_every_key() {
         *token.client_to_server_key(),
         *token.server_to_client_key(),
     ];
-    let mut client: Client = UdpClient::connect(token, UdpClientConfig::default()).unwrap();
+    let mut client: Client =
+        UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap();
     check("UdpClient (connecting)", &client, &session_keys);
 
     let start = Instant::now();

@@ -7,12 +7,21 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser::NetSerialize;
 use netser_transport::netcode::{
-    generate_key, protocol_id, ConnectToken, DisconnectReason, Key, SetupError, TokenParams,
+    generate_key, ConnectToken, DisconnectReason, Key, SetupError, TokenParams,
 };
 use netser_transport::udp::{
     BlockProgress, StartError, UdpClient, UdpClientConfig, UdpClientEvent, UdpServer,
     UdpServerConfig, UdpServerEvent,
 };
+
+/// The protocol these tests speak: the message types given, the default connection
+/// settings.
+fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
+) -> netser_transport::netcode::Protocol<C, S> {
+    netser_transport::netcode::Protocol::with_connection(
+        netser_transport::connection::ConnectionConfig::default(),
+    )
+}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum Msg {
@@ -41,7 +50,7 @@ fn token(key: &Key, server: SocketAddr, client_id: u64, timeout_seconds: i32) ->
     let params = TokenParams {
         client_id,
         timeout_seconds,
-        ..TokenParams::new(protocol_id::<Msg, Msg>(), vec![server], unix_now())
+        ..TokenParams::new(protocol::<Msg, Msg>().id(), vec![server], unix_now())
     };
     ConnectToken::generate(&params, key).unwrap()
 }
@@ -49,14 +58,14 @@ fn token(key: &Key, server: SocketAddr, client_id: u64, timeout_seconds: i32) ->
 fn server(key: Key, max_clients: usize) -> Server {
     let config = UdpServerConfig {
         max_clients,
-        ..UdpServerConfig::new(protocol_id::<Msg, Msg>(), key)
+        ..UdpServerConfig::new(key)
     };
-    UdpServer::bind("127.0.0.1:0", config).unwrap()
+    UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap()
 }
 
 fn client(key: &Key, server: &Server, client_id: u64, timeout_seconds: i32) -> Client {
     let token = token(key, server.local_addr(), client_id, timeout_seconds);
-    UdpClient::connect(token, UdpClientConfig::default()).unwrap()
+    UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap()
 }
 
 /// One frame of everyone; events are collected into the given vectors.
@@ -567,13 +576,13 @@ fn a_full_server_denies_and_a_bad_protocol_is_refused() {
     let other = TokenParams {
         client_id: 3,
         ..TokenParams::new(
-            protocol_id::<u8, Msg>(),
+            protocol::<u8, Msg>().id(),
             vec![server.local_addr()],
             unix_now(),
         )
     };
     let token = ConnectToken::generate(&other, &key).unwrap();
-    let refused = UdpClient::<Msg, Msg>::connect(token, UdpClientConfig::default());
+    let refused = UdpClient::connect(token, &protocol::<Msg, Msg>(), UdpClientConfig::default());
     assert!(matches!(
         refused,
         Err(StartError::Setup(SetupError::ProtocolMismatch { .. }))
@@ -633,12 +642,13 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     let config = UdpServerConfig {
         max_clients: 4,
         public_addresses: vec![tap.front.local_addr().unwrap()],
-        ..UdpServerConfig::new(protocol_id::<Msg, Msg>(), key)
+        ..UdpServerConfig::new(key)
     };
     let driver = netser_transport::udp::UdpDriver::from_socket(socket, config.udp.clone()).unwrap();
-    let mut server: Server = UdpServer::with_driver(driver, config).unwrap();
+    let mut server: Server = UdpServer::with_driver(driver, &protocol(), config).unwrap();
     let token = token(&key, tap.front.local_addr().unwrap(), 5, 5);
-    let mut clients = vec![UdpClient::connect(token, UdpClientConfig::default()).unwrap()];
+    let mut clients =
+        vec![UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap()];
     let (mut sev, mut cev) = (Vec::new(), HashMap::new());
     let start = Instant::now();
     while !(clients[0].is_connected() && server.connected_clients() == 1) {

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
+use netser_transport::netcode::{ConnectToken, TokenParams};
 use netser_transport::udp::{UdpClient, UdpClientConfig, UdpClientEvent};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    let protocol = protocol_id::<ClientMessage, ServerMessage>();
+    let protocol = game::protocol();
     let token = match (token_file, key) {
         (Some(path), _) => ConnectToken::from_bytes(&std::fs::read(path)?)?,
         (None, key) => {
@@ -48,16 +48,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // for 5 minutes, the connection timing out after 15 s of silence.
             let params = TokenParams {
                 client_id,
-                ..TokenParams::new(protocol, vec![server], unix_now.as_secs())
+                ..protocol.token_params(vec![server], SystemTime::now())
             };
             ConnectToken::generate(&params, &key.unwrap_or(game::DEV_KEY))?
         }
     };
-    let config = UdpClientConfig {
-        connection: game::connection_config(),
-        ..UdpClientConfig::default()
-    };
-    let mut client: UdpClient<ClientMessage, ServerMessage> = UdpClient::connect(token, config)?;
+    let mut client = UdpClient::connect(token, &protocol, UdpClientConfig::default())?;
     println!("client {} connecting to {server}", client.client_id());
 
     let start = Instant::now();

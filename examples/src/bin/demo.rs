@@ -19,13 +19,13 @@
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
 use netser_transport::netcode::{
-    generate_key, protocol_id, ConnectToken, DisconnectReason, TokenParams,
+    generate_key, ConnectToken, DisconnectReason, Protocol, TokenParams,
 };
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::snapshot::SendOutcome;
@@ -221,34 +221,30 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
 
     // The server. The key is shared with the backend that issues connect tokens; the
-    // protocol id comes from the message schemas, so an incompatible client is refused.
+    // protocol id covers the message and snapshot types and the channels, so an
+    // incompatible client is refused.
     let key = generate_key()?;
-    let protocol = protocol_id::<ClientMessage, ServerMessage>();
+    let protocol =
+        Protocol::<ClientMessage, ServerMessage, Frame>::with_connection(game::connection_config());
     let config = UdpServerConfig {
         max_clients: args.clients as usize,
-        connection: game::connection_config(),
         udp: network(args.seed),
-        ..UdpServerConfig::new(protocol, key)
+        ..UdpServerConfig::new(key)
     };
-    let mut server: UdpServer<ServerMessage, ClientMessage, Frame> =
-        UdpServer::bind("127.0.0.1:0", config)?;
+    let mut server = UdpServer::bind("127.0.0.1:0", &protocol, config)?;
 
     // The clients, each with a token the "backend" (here, this process) issued.
-    let unix_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
     let mut clients = Vec::new();
     for client_id in 1..=args.clients {
         let params = TokenParams {
             client_id,
-            ..TokenParams::new(protocol, vec![server.local_addr()], unix_now)
+            ..protocol.token_params(vec![server.local_addr()], SystemTime::now())
         };
         let token = ConnectToken::generate(&params, &key)?;
         let config = UdpClientConfig {
-            connection: game::connection_config(),
             udp: network(args.seed + client_id),
         };
-        let client: UdpClient<ClientMessage, ServerMessage, Frame> =
-            UdpClient::connect(token, config)?;
-        clients.push(client);
+        clients.push(UdpClient::connect(token, &protocol, config)?);
     }
     println!(
         "netser demo: {} clients and a server on {}, over UDP with {}% loss, {} ms latency, {} ms jitter each way, for {} s",

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use netser::NetSerialize;
 use netser_examples::game::{self, ClientMessage, ServerMessage, SEQUENCED};
 use netser_transport::connection::ConnectionConfig;
-use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
+use netser_transport::netcode::{generate_key, ConnectToken, Protocol, TokenParams};
 use netser_transport::udp::{
     UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
     UdpServerEvent,
@@ -533,19 +533,18 @@ struct NetserLoad {
 impl NetserLoad {
     fn start(clients: u64, server_preset: bool) -> Result<Self, Error> {
         let key = generate_key()?;
-        let protocol = protocol_id::<ClientMessage, ServerMessage>();
+        let protocol = Protocol::with_connection(connection_config(server_preset));
         let config = UdpServerConfig {
             max_clients: clients as usize,
-            connection: connection_config(server_preset),
             udp: UdpConfig {
                 socket_buffer_size: SOCKET_BUFFER,
                 max_receive_per_poll: 1 << 16,
                 max_send_queue: 1 << 16,
                 ..UdpConfig::default()
             },
-            ..UdpServerConfig::new(protocol, key)
+            ..UdpServerConfig::new(key)
         };
-        let server = UdpServer::bind("127.0.0.1:0", config)?;
+        let server = UdpServer::bind("127.0.0.1:0", &protocol, config)?;
         let mode = if server_preset {
             "--drive-preset"
         } else {
@@ -833,22 +832,19 @@ fn drive_args(args: &[String]) -> Result<(SocketAddr, [u8; 32], u64), Error> {
 /// `--drive-preset`, with the server preset's settings).
 fn drive(args: &[String], server_preset: bool) -> Result<(), Error> {
     let (server, key, count) = drive_args(args)?;
-    let protocol = protocol_id::<ClientMessage, ServerMessage>();
-    let unix_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let protocol = Protocol::with_connection(connection_config(server_preset));
     let mut clients = Vec::new();
     for client_id in 1..=count {
         let params = TokenParams {
             client_id,
             timeout_seconds: 30,
-            ..TokenParams::new(protocol, vec![server], unix_now)
+            ..protocol.token_params(vec![server], SystemTime::now())
         };
         let token = ConnectToken::generate(&params, &key)?;
-        let config = UdpClientConfig {
-            connection: connection_config(server_preset),
-            ..UdpClientConfig::default()
-        };
         clients.push(UdpClient::<ClientMessage, ServerMessage>::connect(
-            token, config,
+            token,
+            &protocol,
+            UdpClientConfig::default(),
         )?);
     }
     let control = Control::listen();

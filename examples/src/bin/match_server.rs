@@ -31,7 +31,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::protocol_id;
 use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
 
 type Error = Box<dyn std::error::Error>;
@@ -62,11 +61,10 @@ fn main() -> Result<(), Error> {
 
     let config = UdpServerConfig {
         max_clients,
-        connection: game::connection_config(),
         public_addresses: vec![listen],
-        ..UdpServerConfig::new(protocol_id::<ClientMessage, ServerMessage>(), key)
+        ..UdpServerConfig::new(key)
     };
-    let mut server: UdpServer<ServerMessage, ClientMessage> = UdpServer::bind(listen, config)?;
+    let mut server = UdpServer::bind(listen, &game::protocol(), config)?;
     println!("ready {}", server.local_addr());
     let health = |tick: u32| {
         if let Some(path) = &health_file {
@@ -133,9 +131,9 @@ fn run_match(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netser_transport::netcode::{ConnectToken, DisconnectReason, TokenParams};
+    use netser_transport::netcode::{ConnectToken, DisconnectReason};
     use netser_transport::udp::{UdpClient, UdpClientConfig, UdpClientEvent};
-    use std::time::{SystemTime, UNIX_EPOCH};
+    use std::time::SystemTime;
 
     /// Several matches in one process run a server per thread (the README's second way).
     #[test]
@@ -153,13 +151,8 @@ mod tests {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let flag = stop.clone();
         let match_thread = std::thread::spawn(move || {
-            let protocol = protocol_id::<ClientMessage, ServerMessage>();
-            let config = UdpServerConfig {
-                connection: game::connection_config(),
-                ..UdpServerConfig::new(protocol, game::DEV_KEY)
-            };
-            let mut server: UdpServer<ServerMessage, ClientMessage> =
-                UdpServer::bind("127.0.0.1:0", config).unwrap();
+            let config = UdpServerConfig::new(game::DEV_KEY);
+            let mut server = UdpServer::bind("127.0.0.1:0", &game::protocol(), config).unwrap();
             addr_tx.send(server.local_addr()).unwrap();
             let mut healths = 0;
             let clean =
@@ -167,21 +160,11 @@ mod tests {
             (clean, healths, server.connected_clients())
         });
         let addr = addr_rx.recv().unwrap();
-        let unix_now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        let protocol = protocol_id::<ClientMessage, ServerMessage>();
-        let token = ConnectToken::generate(
-            &TokenParams::new(protocol, vec![addr], unix_now),
-            &game::DEV_KEY,
-        )
-        .unwrap();
-        let config = UdpClientConfig {
-            connection: game::connection_config(),
-            ..UdpClientConfig::default()
-        };
-        let mut client = UdpClient::<ClientMessage, ServerMessage>::connect(token, config).unwrap();
+        let protocol = game::protocol();
+        let params = protocol.token_params(vec![addr], SystemTime::now());
+        let token = ConnectToken::generate(&params, &game::DEV_KEY).unwrap();
+        let config = UdpClientConfig::default();
+        let mut client = UdpClient::connect(token, &protocol, config).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut reason = None;
         while reason.is_none() && Instant::now() < deadline {

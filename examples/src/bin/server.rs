@@ -33,7 +33,6 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use netser_examples::game::{self, ClientMessage, ServerMessage, RELIABLE, SEQUENCED};
-use netser_transport::netcode::protocol_id;
 use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
 use tracing_subscriber::filter::LevelFilter;
 
@@ -68,13 +67,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let config = UdpServerConfig {
         max_clients,
-        connection: game::connection_config(),
         // Clients must find this address in their token. Behind NAT or bound to 0.0.0.0,
         // list the address players reach instead.
         public_addresses: vec![listen],
-        ..UdpServerConfig::new(protocol_id::<ClientMessage, ServerMessage>(), key)
+        ..UdpServerConfig::new(key)
     };
-    let mut server: UdpServer<ServerMessage, ClientMessage> = UdpServer::bind(listen, config)?;
+    let mut server = UdpServer::bind(listen, &game::protocol(), config)?;
     if key == game::DEV_KEY {
         println!("using the public development key: anyone can connect");
     }

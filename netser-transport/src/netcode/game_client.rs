@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use netser::{NetDelta, NetSerialize};
 
 use crate::channel::ChannelId;
-use crate::connection::{Connection, ConnectionConfig};
+use crate::connection::Connection;
 use crate::endpoint::Stats;
 use crate::snapshot::{
     ClientReceivers, EntityConfig, EntityCounters, EntityReceiver, ReceiverCounters,
@@ -14,17 +14,18 @@ use crate::snapshot::{
 };
 
 use super::client::{ClientState, NetcodeClient};
+use super::protocol::Protocol;
 use super::token::ConnectToken;
-use super::{protocol_id, ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError};
+use super::{ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError};
 
 /// A game client: connects with a [`ConnectToken`] (netcode 1.02) and exchanges typed
 /// messages with the server over a [`Connection`] carried in netcode's encrypted payload
 /// packets.
 ///
 /// `Out` is the type of the messages the client sends, `In` of those it receives. The
-/// token's protocol id must be [`protocol_id::<Out, In>()`](super::protocol_id), so a
-/// client built from another schema than the server's is refused before it sends a byte
-/// ([`Client::with_protocol_id`] for games that choose their own id). Sans-IO: datagrams
+/// token's protocol id must be its [`Protocol`]'s [`id`](Protocol::id), so a client built
+/// from another protocol than the server's (message types, channels, settings) is
+/// refused before it sends a byte. Sans-IO: datagrams
 /// in with [`Client::handle_datagram`], out with [`Client::poll_transmit`] after
 /// [`Client::handle_timeout`]; `now` in seconds from any clock that does not go back.
 ///
@@ -44,32 +45,23 @@ pub struct Client<Out, In = Out, S = ()> {
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Client<Out, In, S> {
     /// A client that starts connecting at the next [`Client::handle_timeout`]. Messages sent before
-    /// it is connected are queued (reliable ones) and go out once it is.
+    /// it is connected are queued (reliable ones) and go out once it is. `protocol` gives
+    /// the channels and connection settings: the server's [`Protocol`].
     ///
     /// # Errors
     /// [`SetupError::ProtocolMismatch`] if the token is for another protocol id than
-    /// this client's message schemas give; [`SetupError::Connection`] or
+    /// [`Protocol::id`] (the server was built from another protocol: other message types,
+    /// channels or settings); [`SetupError::Connection`] or
     /// [`SetupError::MtuTooLarge`] for an invalid connection configuration (the MTU's
     /// limit is the token's layout's
     /// [`max_payload_bytes`](super::Layout::max_payload_bytes)).
     pub fn new(
         now: f64,
         token: ConnectToken,
-        connection: ConnectionConfig,
+        protocol: &Protocol<Out, In, S>,
     ) -> Result<Self, SetupError> {
-        Self::with_protocol_id(now, token, connection, protocol_id::<Out, In>())
-    }
-
-    /// [`Client::new`] for a game that chose its own protocol id.
-    ///
-    /// # Errors
-    /// As [`Client::new`], comparing the token with `protocol_id`.
-    pub fn with_protocol_id(
-        now: f64,
-        token: ConnectToken,
-        connection: ConnectionConfig,
-        protocol_id: u64,
-    ) -> Result<Self, SetupError> {
+        let protocol_id = protocol.id();
+        let connection = protocol.connection().clone();
         if token.protocol_id() != protocol_id {
             return Err(SetupError::ProtocolMismatch {
                 token: token.protocol_id(),

@@ -17,6 +17,7 @@ use crate::snapshot::{
 };
 
 use super::events::EventQueue;
+use super::protocol::Protocol;
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
 use super::{
     BroadcastError, ClientId, DisconnectReason, MessageError, NetworkInfo, SetupError,
@@ -113,28 +114,29 @@ pub enum ServerEvent {
 /// accumulator per client).
 ///
 /// ```
-/// use netser_transport::connection::ConnectionConfig;
 /// use netser_transport::netcode::{
-///     generate_key, protocol_id, Client, ConnectToken, Server, ServerConfig, ServerEvent, TokenParams,
+///     generate_key, Client, ConnectToken, DefaultChannel, Protocol, Server, ServerEvent,
+///     TokenParams,
 /// };
 /// use std::net::SocketAddr;
-/// use std::time::{SystemTime, UNIX_EPOCH};
+/// use std::time::SystemTime;
 ///
+/// // Clients send u16, the server sends u32, on the default channels: one description
+/// // for both sides and the backend.
+/// let protocol = Protocol::<u16, u32>::new();
 /// let key = generate_key().unwrap();
 /// let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
 /// let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
 /// let unix_now = SystemTime::now();
-/// // Clients send u16, the server sends u32: the protocol id comes from both schemas.
-/// let config = ServerConfig::new(protocol_id::<u16, u32>(), key, vec![server_addr]);
-/// let mut server: Server<u32, u16> =
-///     Server::new(0.0, unix_now, config, ConnectionConfig::default()).unwrap();
+/// let config = protocol.server_config(key, vec![server_addr]);
+/// let mut server = Server::new(0.0, unix_now, config, &protocol).unwrap();
 ///
 /// // The backend issues a token; the client connects with it.
-/// let unix_seconds = unix_now.duration_since(UNIX_EPOCH).unwrap().as_secs();
-/// let params = TokenParams { client_id: 9, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server_addr], unix_seconds) };
+/// let params = TokenParams { client_id: 9, ..protocol.token_params(vec![server_addr], unix_now) };
 /// let token = ConnectToken::generate(&params, &key).unwrap();
-/// let mut client: Client<u16, u32> = Client::new(0.0, token, ConnectionConfig::default()).unwrap();
-/// client.send_message(0, &7).unwrap(); // queued until connected
+/// let mut client = Client::new(0.0, token, &protocol).unwrap();
+/// let reliable = DefaultChannel::ReliableOrdered;
+/// client.send_message(reliable, &7).unwrap(); // queued until connected
 ///
 /// let mut t = 0.0;
 /// let mut got = None;
@@ -147,7 +149,7 @@ pub enum ServerEvent {
 ///     while let Some(transmit) = server.poll_transmit() {
 ///         client.handle_datagram(t, server_addr, transmit.data);
 ///     }
-///     got = server.receive_message(9, 0);
+///     got = server.receive_message(9, reliable);
 ///     t += 0.02;
 /// }
 /// assert_eq!(got, Some(7));
@@ -181,20 +183,27 @@ pub struct Server<Out, In = Out, S = ()> {
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Server<Out, In, S> {
     /// A server with no clients, at `now` on the game's clock when the Unix time is
     /// `unix_now` (usually [`SystemTime::now`]; connect tokens are checked against it).
-    /// Use [`ServerConfig::new`] with
-    /// [`protocol_id::<In, Out>()`](super::protocol_id) (client messages first) unless the
-    /// game has its own protocol id.
+    /// `protocol` gives the channels and connection settings (the clients use the same
+    /// [`Protocol`]); `config` comes from [`Protocol::server_config`].
     ///
     /// # Errors
-    /// [`SetupError`] if the netcode or connection configuration is invalid, or the
+    /// [`SetupError::ConfigProtocolMismatch`] if `config` names another protocol id than
+    /// `protocol`; [`SetupError`] if the netcode or connection configuration is invalid, or the
     /// connection's MTU exceeds what a payload packet carries in the configured layout
     /// ([`Layout::max_payload_bytes`](super::Layout::max_payload_bytes)).
     pub fn new(
         now: f64,
         unix_now: SystemTime,
         config: ServerConfig,
-        connection: ConnectionConfig,
+        protocol: &Protocol<In, Out, S>,
     ) -> Result<Self, SetupError> {
+        if config.protocol_id != protocol.id() {
+            return Err(SetupError::ConfigProtocolMismatch {
+                config: config.protocol_id,
+                protocol: protocol.id(),
+            });
+        }
+        let connection = protocol.connection().clone();
         connection.validate().map_err(SetupError::Connection)?;
         if connection.mtu > config.layout.max_payload_bytes() {
             return Err(SetupError::MtuTooLarge {
@@ -342,12 +351,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// [`handle_timeout`](Self::handle_timeout) freed their connections.
     ///
     /// ```
-    /// use netser_transport::connection::ConnectionConfig;
-    /// use netser_transport::netcode::{Server, ServerConfig};
-    /// let config = ServerConfig::new(1, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
-    /// let server: Server<u8> =
-    ///     Server::new(0.0, std::time::SystemTime::now(), config, ConnectionConfig::default())
-    ///         .unwrap();
+    /// use netser_transport::netcode::{Protocol, Server};
+    /// let protocol = Protocol::<u8, u8>::new();
+    /// let config = protocol.server_config([7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let server = Server::new(0.0, std::time::SystemTime::now(), config, &protocol).unwrap();
     /// assert_eq!(server.dropped_closing_messages(), 0);
     /// ```
     pub fn dropped_closing_messages(&self) -> u64 {
@@ -780,7 +787,7 @@ fn flush<Out: NetSerialize, In: NetSerialize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::netcode::{generate_key, protocol_id, Client, ConnectToken, TokenParams};
+    use crate::netcode::{generate_key, Client, ConnectToken, TokenParams};
 
     const CLIENT_ADDR: &str = "127.0.0.1:50000";
 
@@ -790,20 +797,16 @@ mod tests {
         let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         let client_addr: SocketAddr = CLIENT_ADDR.parse().unwrap();
         let unix = std::time::SystemTime::now();
-        let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let mut server: Server<u8> =
-            Server::new(0.0, unix, config, ConnectionConfig::default()).unwrap();
+        let protocol = Protocol::<u8, u8>::new();
+        let config = protocol.server_config(key, vec![server_addr]);
+        let mut server: Server<u8> = Server::new(0.0, unix, config, &protocol).unwrap();
         server.events = EventQueue::new(capacity);
-        let unix_seconds = unix
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
         let params = TokenParams {
             client_id: 9,
-            ..TokenParams::new(protocol_id::<u8, u8>(), vec![server_addr], unix_seconds)
+            ..protocol.token_params(vec![server_addr], unix)
         };
         let token = ConnectToken::generate(&params, &key).unwrap();
-        let mut client: Client<u8> = Client::new(0.0, token, ConnectionConfig::default()).unwrap();
+        let mut client: Client<u8> = Client::new(0.0, token, &protocol).unwrap();
         let mut t = 0.0;
         while server.connected_clients() == 0 && t < 5.0 {
             client.handle_timeout(t);

@@ -11,27 +11,26 @@ use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpDriver};
 use super::server::StartError;
 use crate::channel::ChannelId;
-use crate::connection::{Connection, ConnectionConfig};
+use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
 use crate::netcode::{
     Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
-    NetworkInfo,
+    NetworkInfo, Protocol,
 };
 use crate::snapshot::{
     EntityConfig, EntityCounters, ReceiverCounters, SnapshotConfig, SnapshotConfigError,
 };
 
-/// Settings of a [`UdpClient`]: the connection (the same as the server's) and the socket.
+/// Settings of a [`UdpClient`]'s socket. The channels and connection settings are not
+/// here: they come from the [`Protocol`] the client is given, the server's.
 ///
 /// ```
 /// use netser_transport::udp::UdpClientConfig;
 /// let config = UdpClientConfig::default();
-/// assert_eq!(config.connection.mtu, 1200);
+/// assert!(config.udp.send_simulator.is_none());
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct UdpClientConfig {
-    /// Channels, MTU and blocks: must match the server's.
-    pub connection: ConnectionConfig,
     /// Socket buffers and optional simulators.
     pub udp: UdpConfig,
 }
@@ -72,24 +71,30 @@ pub enum UdpClientEvent<In> {
 /// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
 /// ```no_run
-/// use netser_transport::netcode::{generate_key, protocol_id, ConnectToken, TokenParams};
+/// use netser_transport::netcode::{generate_key, ConnectToken, DefaultChannel, Protocol, TokenParams};
 /// use netser_transport::udp::{UdpClientEvent, UdpClient, UdpClientConfig};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // One protocol for the server, the client and the backend: clients send u16, the
+/// // server u32, on the default channels.
+/// let protocol = Protocol::<u16, u32>::new();
 /// // In a real game the backend issues the token and sends it to the client over HTTPS.
 /// let key = generate_key()?;
 /// let server = "127.0.0.1:40000".parse()?;
-/// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-/// // This client sends u16 and receives u32.
-/// let params = TokenParams { client_id: 42, ..TokenParams::new(protocol_id::<u16, u32>(), vec![server], now) };
+/// let params = TokenParams {
+///     client_id: 42,
+///     ..protocol.token_params(vec![server], std::time::SystemTime::now())
+/// };
 /// let token = ConnectToken::generate(&params, &key)?;
 ///
-/// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
+/// let mut client = UdpClient::connect(token, &protocol, UdpClientConfig::default())?;
 /// loop {
 ///     client.receive();
 ///     while let Some(event) = client.poll_event() {
 ///         match event {
-///             UdpClientEvent::Connected { .. } => client.send_message(0, &7)?,
+///             UdpClientEvent::Connected { .. } => {
+///                 client.send_message(DefaultChannel::ReliableOrdered, &7)?
+///             }
 ///             UdpClientEvent::Message { message, .. } => println!("{message}"),
 ///             UdpClientEvent::Disconnected { reason } => return Ok(println!("{reason}")),
 ///             _ => {}
@@ -130,18 +135,24 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// and starts connecting with `token` at the next [`transmit`](Self::transmit).
     ///
     /// # Errors
-    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
-    /// for another protocol than `Out` and `In` give, or the connection settings are
-    /// refused; [`StartError::Config`] if a socket setting is out of the bounds
+    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] with
+    /// [`SetupError::ProtocolMismatch`](crate::netcode::SetupError::ProtocolMismatch) if the
+    /// token is for another protocol than `protocol` (the server's differs: message
+    /// types, channels or settings), or if the connection settings are refused;
+    /// [`StartError::Config`] if a socket setting is out of the bounds
     /// [`UdpConfig::validate`] gives.
-    pub fn connect(token: ConnectToken, config: UdpClientConfig) -> Result<Self, StartError> {
+    pub fn connect(
+        token: ConnectToken,
+        protocol: &Protocol<Out, In, S>,
+        config: UdpClientConfig,
+    ) -> Result<Self, StartError> {
         config.udp.validate()?;
         let any: SocketAddr = match token.server_addresses().first() {
             Some(SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
             _ => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
         };
         let driver = UdpDriver::from_socket(UdpSocket::bind(any)?, config.udp)?;
-        Self::with_driver(driver, token, config.connection)
+        Self::with_driver(driver, token, protocol)
     }
 
     /// A client on a driver the caller set up (its own socket, simulators).
@@ -152,14 +163,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     pub fn with_driver(
         driver: UdpDriver,
         token: ConnectToken,
-        connection: ConnectionConfig,
+        protocol: &Protocol<Out, In, S>,
     ) -> Result<Self, StartError> {
         driver.config().validate()?;
-        let channels = connection.channels.len();
+        let channels = protocol.connection().channels.len();
         let server = token.server_addresses().first().copied();
         let client_id = token.client_id();
         // Constructed at zero: the clock (the driver's or the game's) starts at the first frame.
-        let client = Client::new(0.0, token, connection)?;
+        let client = Client::new(0.0, token, protocol)?;
         info!(client_id, ?server, "udp client: connecting");
         Ok(Self {
             client,
@@ -297,14 +308,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// (`false` too if the connection ended, or never started, with messages unacked).
     ///
     /// ```
-    /// use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
+    /// use netser_transport::netcode::{ConnectToken, Protocol};
     /// use netser_transport::udp::{UdpClient, UdpClientConfig};
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let protocol = Protocol::<u16, u32>::new();
     /// let server = "127.0.0.1:9".parse()?; // nobody answers here
-    /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-    /// let params = TokenParams::new(protocol_id::<u16, u32>(), vec![server], now);
+    /// let params = protocol.token_params(vec![server], std::time::SystemTime::now());
     /// let token = ConnectToken::generate(&params, &[1; 32])?;
-    /// let mut client: UdpClient<u16, u32> = UdpClient::connect(token, UdpClientConfig::default())?;
+    /// let mut client = UdpClient::connect(token, &protocol, UdpClientConfig::default())?;
     /// assert!(client.shutdown(std::time::Duration::from_millis(100))); // nothing queued
     /// assert!(client.disconnect_reason().is_some());
     /// # Ok(())

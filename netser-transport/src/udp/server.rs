@@ -12,12 +12,12 @@ use tracing::info;
 use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
 use crate::channel::ChannelId;
-use crate::connection::{Connection, ConnectionConfig};
+use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
 use crate::netcode::USER_DATA_BYTES;
 use crate::netcode::{
     self, BroadcastError, ClientId, DisconnectReason, Key, MessageError, NetcodeServer,
-    NetworkInfo, Server, ServerConfig, SetupError,
+    NetworkInfo, Protocol, Server, ServerConfig, SetupError,
 };
 use crate::snapshot::{
     EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
@@ -32,24 +32,21 @@ use crate::snapshot::{
 pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
 /// Settings of a [`UdpServer`]: every setting of the netcode [`ServerConfig`], the
-/// connection's and the socket's. Each is checked when the server starts; one out of its
-/// bounds is refused with a [`StartError`] that names it.
+/// socket's. The protocol (message types, channels, connection settings) is the
+/// [`Protocol`] given to [`UdpServer::bind`]. Each setting is checked when the server
+/// starts; one out of its bounds is refused with a [`StartError`] that names it.
 ///
 /// `Debug` leaves the private key out.
 ///
 /// ```
 /// use netser_transport::udp::UdpServerConfig;
-/// let config = UdpServerConfig { max_clients: 32, ..UdpServerConfig::new(0x1234, [7; 32]) };
+/// let config = UdpServerConfig { max_clients: 32, ..UdpServerConfig::new([7; 32]) };
 /// assert!(config.public_addresses.is_empty()); // the bound address
 /// assert_eq!(config.max_pending, 256);
 /// assert!(!format!("{config:?}").contains("7, 7"));
 /// ```
 #[derive(Clone)]
 pub struct UdpServerConfig {
-    /// The game's protocol id: tokens for another are refused. Usually
-    /// [`netcode::protocol_id::<ClientMessage, ServerMessage>()`](crate::netcode::protocol_id),
-    /// so a client built from other message schemas is refused at connect.
-    pub protocol_id: u64,
     /// The key shared with the backend that issues connect tokens (32 bytes).
     pub private_key: Key,
     /// Addresses clients reach the server at, as their connect tokens list them. Empty
@@ -76,8 +73,6 @@ pub struct UdpServerConfig {
     /// at most 1200 bytes), or [`Layout::Renetcode`](netcode::Layout::Renetcode) to serve
     /// clients built on the `renetcode` crate. Clients read theirs from their token.
     pub layout: netcode::Layout,
-    /// The connection settings (channels, MTU, blocks); clients must use the same.
-    pub connection: ConnectionConfig,
     /// The socket settings (buffers, optional simulators, linger), in the bounds
     /// [`UdpConfig::validate`] gives; otherwise [`StartError::Config`].
     pub udp: UdpConfig,
@@ -85,30 +80,29 @@ pub struct UdpServerConfig {
 
 impl UdpServerConfig {
     /// The defaults: those of [`ServerConfig::new`] (64 clients, 256 pending
-    /// handshakes, a 4 MiB outbox), the default connection and socket settings.
-    pub fn new(protocol_id: u64, private_key: Key) -> Self {
-        let netcode = ServerConfig::new(protocol_id, private_key, Vec::new());
+    /// handshakes, a 4 MiB outbox), the default socket settings.
+    pub fn new(private_key: Key) -> Self {
+        let netcode = ServerConfig::new(0, private_key, Vec::new());
         Self {
-            protocol_id,
             private_key,
             public_addresses: Vec::new(),
             max_clients: netcode.max_clients,
             max_pending: netcode.max_pending,
             max_outbox_bytes: netcode.max_outbox_bytes,
             layout: netcode.layout,
-            connection: ConnectionConfig::default(),
             udp: UdpConfig::default(),
         }
     }
 
-    /// The netcode server's settings, with `public_addresses` if none are set.
-    fn netcode(&self, public_addresses: Vec<SocketAddr>) -> ServerConfig {
+    /// The netcode server's settings for `protocol_id`, with `public_addresses` if none
+    /// are set.
+    fn netcode(&self, protocol_id: u64, public_addresses: Vec<SocketAddr>) -> ServerConfig {
         ServerConfig {
             max_clients: self.max_clients,
             max_pending: self.max_pending,
             max_outbox_bytes: self.max_outbox_bytes,
             layout: self.layout,
-            ..ServerConfig::new(self.protocol_id, self.private_key, public_addresses)
+            ..ServerConfig::new(protocol_id, self.private_key, public_addresses)
         }
     }
 }
@@ -117,13 +111,11 @@ impl fmt::Debug for UdpServerConfig {
     // The private key stays out of logs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UdpServerConfig")
-            .field("protocol_id", &self.protocol_id)
             .field("public_addresses", &self.public_addresses)
             .field("max_clients", &self.max_clients)
             .field("max_pending", &self.max_pending)
             .field("max_outbox_bytes", &self.max_outbox_bytes)
             .field("layout", &self.layout)
-            .field("connection", &self.connection)
             .field("udp", &self.udp)
             .finish_non_exhaustive()
     }
@@ -229,11 +221,14 @@ pub enum UdpServerEvent<In> {
 /// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
 /// ```
+/// use netser_transport::netcode::Protocol;
 /// use netser_transport::udp::{UdpServerEvent, UdpServer, UdpServerConfig};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let config = UdpServerConfig::new(0x1234, [7; 32]);
-/// let mut server: UdpServer<u32, u16> = UdpServer::bind("127.0.0.1:0", config)?;
+/// // Clients send u16, the server sends u32; the default channels.
+/// let protocol = Protocol::<u16, u32>::new();
+/// let config = UdpServerConfig::new([7; 32]);
+/// let mut server = UdpServer::bind("127.0.0.1:0", &protocol, config)?;
 /// for _frame in 0..3 {
 ///     server.receive();
 ///     while let Some(event) = server.poll_event() {
@@ -284,14 +279,19 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpServer<Out, In, S> {
-    /// Binds a UDP socket to `addr` and starts a server on it.
+    /// Binds a UDP socket to `addr` and starts a server of `protocol` on it (its clients
+    /// use the same [`Protocol`]).
     ///
     /// # Errors
     /// [`StartError`] if the socket cannot be bound or a setting is refused.
-    pub fn bind(addr: impl ToSocketAddrs, config: UdpServerConfig) -> Result<Self, StartError> {
+    pub fn bind(
+        addr: impl ToSocketAddrs,
+        protocol: &Protocol<In, Out, S>,
+        config: UdpServerConfig,
+    ) -> Result<Self, StartError> {
         config.udp.validate()?;
         let driver = UdpDriver::bind(addr, config.udp.clone())?;
-        Self::with_driver(driver, config)
+        Self::with_driver(driver, protocol, config)
     }
 
     /// A server on a driver the caller set up (its own socket, options, simulators);
@@ -300,17 +300,21 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// # Errors
     /// [`StartError::Setup`] if a setting is refused, [`StartError::Config`] if the
     /// driver's settings are out of the bounds [`UdpConfig::validate`] gives.
-    pub fn with_driver(driver: UdpDriver, config: UdpServerConfig) -> Result<Self, StartError> {
+    pub fn with_driver(
+        driver: UdpDriver,
+        protocol: &Protocol<In, Out, S>,
+        config: UdpServerConfig,
+    ) -> Result<Self, StartError> {
         driver.config().validate()?;
         let public_addresses = if config.public_addresses.is_empty() {
             vec![driver.local_addr()]
         } else {
             config.public_addresses.clone()
         };
-        let netcode = config.netcode(public_addresses);
-        let channels = config.connection.channels.len();
+        let netcode = config.netcode(protocol.id(), public_addresses);
+        let channels = protocol.connection().channels.len();
         // Constructed at zero: the clock (the driver's or the game's) starts at the first frame.
-        let server = Server::new(0.0, SystemTime::now(), netcode, config.connection)?;
+        let server = Server::new(0.0, SystemTime::now(), netcode, protocol)?;
         info!(addr = %driver.local_addr(), max_clients = config.max_clients, "udp server: listening");
         Ok(Self {
             server,
@@ -340,8 +344,9 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     /// ```
     /// use netser_transport::udp::{UdpServer, UdpServerConfig};
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let config = UdpServerConfig::new(0x1234, [7; 32]);
-    /// let mut server: UdpServer<u32, u16> = UdpServer::bind("127.0.0.1:0", config)?;
+    /// let protocol = netser_transport::netcode::Protocol::<u16, u32>::new();
+    /// let config = UdpServerConfig::new([7; 32]);
+    /// let mut server = UdpServer::bind("127.0.0.1:0", &protocol, config)?;
     /// let engine_time = 1000.0;
     /// server.receive_at(engine_time);
     /// server.transmit_at(engine_time + 0.001);
