@@ -189,6 +189,9 @@ fn denied_by_a_full_server_then_accepted_by_the_next() {
     assert_eq!(second.client_index(), (0, 1));
     assert_eq!(a.connected_clients(), 1);
     assert_eq!(b.connected_clients(), 1);
+    // The slot belongs to the connected state: gone with it.
+    second.disconnect();
+    assert_eq!(second.client_index(), (0, 0));
 }
 
 #[test]

@@ -45,6 +45,23 @@ impl ClientState {
     }
 }
 
+/// Where a [`NetcodeClient`] is, with the data of that step only: the challenge it
+/// echoes, the slot it was given, the reason it stopped.
+#[derive(Debug)]
+enum Phase {
+    /// Sending connection requests to the current server.
+    SendingRequest,
+    /// Echoing the challenge token the current server sent.
+    SendingResponse {
+        token_sequence: u64,
+        token_data: Box<[u8; CHALLENGE_TOKEN_BYTES]>,
+    },
+    /// Connected, in the server's slot `client_index` of `max_clients`.
+    Connected { client_index: u32, max_clients: u32 },
+    /// Not connected, and why.
+    Disconnected(DisconnectReason),
+}
+
 /// The netcode client: connects with a [`ConnectToken`] to the first of its servers that
 /// accepts, then carries payloads.
 ///
@@ -64,16 +81,14 @@ impl ClientState {
 #[derive(Debug)]
 pub struct NetcodeClient {
     token: ConnectToken,
-    state: ClientState,
+    /// Where the client is, with what that step needs.
+    phase: Phase,
     server_index: usize,
     sequence: u64,
     /// When connecting started: the first `handle_timeout`'s `now` (`None` before it).
     connect_start: Option<f64>,
     last_received: f64,
     last_sent: Option<f64>,
-    challenge: Option<(u64, Box<[u8; CHALLENGE_TOKEN_BYTES]>)>,
-    client_index: u32,
-    max_clients: u32,
     replay: ReplayProtection,
     outbox: Outbox,
     refusals: RefusalCounters,
@@ -90,22 +105,19 @@ impl NetcodeClient {
     /// sequence passed the first one's. To connect again with the same token, call
     /// [`NetcodeClient::reconnect`] on this client.
     pub fn new(now: f64, token: ConnectToken) -> Self {
-        let state = if token.create_timestamp() > token.expire_timestamp() {
-            ClientState::Disconnected(DisconnectReason::InvalidConnectToken)
+        let phase = if token.create_timestamp() > token.expire_timestamp() {
+            Phase::Disconnected(DisconnectReason::InvalidConnectToken)
         } else {
-            ClientState::SendingConnectionRequest
+            Phase::SendingRequest
         };
         Self {
             token,
-            state,
+            phase,
             server_index: 0,
             sequence: 0,
             connect_start: None,
             last_received: now,
             last_sent: None,
-            challenge: None,
-            client_index: 0,
-            max_clients: 0,
             replay: ReplayProtection::new(),
             // Handshake packets and payloads between drains; 64 full packets.
             outbox: Outbox::new(64 * super::MAX_PACKET_BYTES),
@@ -116,25 +128,30 @@ impl NetcodeClient {
 
     /// The current state.
     pub fn state(&self) -> ClientState {
-        self.state
+        match self.phase {
+            Phase::SendingRequest => ClientState::SendingConnectionRequest,
+            Phase::SendingResponse { .. } => ClientState::SendingConnectionResponse,
+            Phase::Connected { .. } => ClientState::Connected,
+            Phase::Disconnected(reason) => ClientState::Disconnected(reason),
+        }
     }
 
     /// Whether payloads can flow.
     pub fn is_connected(&self) -> bool {
-        self.state == ClientState::Connected
+        self.state() == ClientState::Connected
     }
 
     /// Whether the handshake is in progress.
     pub fn is_connecting(&self) -> bool {
         matches!(
-            self.state,
+            self.state(),
             ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse
         )
     }
 
     /// Why the client is disconnected, if it is.
     pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
-        match self.state {
+        match self.state() {
             ClientState::Disconnected(reason) => Some(reason),
             _ => None,
         }
@@ -154,9 +171,15 @@ impl NetcodeClient {
     }
 
     /// The slot the server gave this client and the server's number of slots (both 0
-    /// before connected).
+    /// when not connected).
     pub fn client_index(&self) -> (u32, u32) {
-        (self.client_index, self.max_clients)
+        match self.phase {
+            Phase::Connected {
+                client_index,
+                max_clients,
+            } => (client_index, max_clients),
+            _ => (0, 0),
+        }
     }
 
     /// Seconds since the last packet from the server, at the last `now` seen.
@@ -197,8 +220,8 @@ impl NetcodeClient {
     }
 
     fn send_handshake(&mut self) {
-        match (self.state, &self.challenge) {
-            (ClientState::SendingConnectionRequest, _) => {
+        match &self.phase {
+            Phase::SendingRequest => {
                 let to = self.server_addr();
                 let token = &self.token;
                 let request = Packet::ConnectionRequest {
@@ -217,20 +240,23 @@ impl NetcodeClient {
                 );
                 self.last_sent = Some(self.now);
             }
-            (ClientState::SendingConnectionResponse, Some((token_sequence, token_data))) => {
-                let token_data = token_data.clone();
+            Phase::SendingResponse {
+                token_sequence,
+                token_data,
+            } => {
+                let (token_sequence, token_data) = (*token_sequence, token_data.clone());
                 self.send(&Packet::Response {
-                    token_sequence: *token_sequence,
+                    token_sequence,
                     token_data: &token_data,
                 });
             }
-            (ClientState::Connected, _) => {
+            Phase::Connected { .. } => {
                 self.send(&Packet::KeepAlive {
                     client_index: 0,
                     max_clients: 0,
                 });
             }
-            _ => {}
+            Phase::Disconnected(_) => {}
         }
     }
 
@@ -243,13 +269,12 @@ impl NetcodeClient {
     fn next_server_or(&mut self, reason: DisconnectReason) {
         if self.server_index + 1 < self.token.server_addresses().len() {
             self.server_index += 1;
-            self.state = ClientState::SendingConnectionRequest;
+            self.phase = Phase::SendingRequest;
             self.last_received = self.now;
             self.last_sent = None;
-            self.challenge = None;
             self.replay = ReplayProtection::new();
         } else {
-            self.state = ClientState::Disconnected(reason);
+            self.phase = Phase::Disconnected(reason);
         }
     }
 
@@ -266,14 +291,14 @@ impl NetcodeClient {
         }
         let timeout = self.token.timeout_seconds();
         let timed_out = timeout > 0 && self.now - self.last_received > f64::from(timeout);
-        match self.state {
+        match self.state() {
             ClientState::SendingConnectionRequest | ClientState::SendingConnectionResponse => {
                 if self.now - self.connect_start.unwrap_or(self.now) >= self.token_lifetime() {
-                    self.state = ClientState::Disconnected(DisconnectReason::ConnectTokenExpired);
+                    self.phase = Phase::Disconnected(DisconnectReason::ConnectTokenExpired);
                     return;
                 }
                 if timed_out {
-                    let reason = if self.state == ClientState::SendingConnectionRequest {
+                    let reason = if self.state() == ClientState::SendingConnectionRequest {
                         DisconnectReason::ConnectionRequestTimedOut
                     } else {
                         DisconnectReason::ConnectionResponseTimedOut
@@ -286,7 +311,7 @@ impl NetcodeClient {
             }
             ClientState::Connected => {
                 if timed_out {
-                    self.state = ClientState::Disconnected(DisconnectReason::ConnectionTimedOut);
+                    self.phase = Phase::Disconnected(DisconnectReason::ConnectionTimedOut);
                     return;
                 }
             }
@@ -355,14 +380,14 @@ impl NetcodeClient {
                 return Err(Refusal::UnexpectedPacketType)
             }
             PacketType::ConnectionDenied => self.is_connecting(),
-            PacketType::Challenge => self.state == ClientState::SendingConnectionRequest,
+            PacketType::Challenge => self.state() == ClientState::SendingConnectionRequest,
             PacketType::KeepAlive => {
                 matches!(
-                    self.state,
+                    self.state(),
                     ClientState::SendingConnectionResponse | ClientState::Connected
                 )
             }
-            PacketType::Payload | PacketType::Disconnect => self.state == ClientState::Connected,
+            PacketType::Payload | PacketType::Disconnect => self.state() == ClientState::Connected,
         };
         if !expected {
             return Err(Refusal::UnexpectedInState);
@@ -373,7 +398,7 @@ impl NetcodeClient {
             if packet::open(bytes, kind, sequence, self.token.protocol_id(), key, None).is_err() {
                 return Err(refusal);
             }
-            self.state = ClientState::Disconnected(DisconnectReason::LayoutMismatch);
+            self.phase = Phase::Disconnected(DisconnectReason::LayoutMismatch);
             return Err(Refusal::LayoutMismatch);
         }
         let packet = packet::open(
@@ -391,24 +416,26 @@ impl NetcodeClient {
                 token_sequence,
                 token_data,
             } => {
-                self.challenge = Some((token_sequence, Box::new(*token_data)));
-                self.state = ClientState::SendingConnectionResponse;
+                self.phase = Phase::SendingResponse {
+                    token_sequence,
+                    token_data: Box::new(*token_data),
+                };
                 self.send_handshake();
             }
             Packet::KeepAlive {
                 client_index,
                 max_clients,
             } => {
-                if self.state == ClientState::SendingConnectionResponse {
-                    self.client_index = client_index;
-                    self.max_clients = max_clients;
-                    self.state = ClientState::Connected;
-                    self.challenge = None;
+                if matches!(self.phase, Phase::SendingResponse { .. }) {
+                    self.phase = Phase::Connected {
+                        client_index,
+                        max_clients,
+                    };
                 }
             }
             Packet::Payload(payload) => return Ok(Some(payload)),
             Packet::Disconnect => {
-                self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByServer)
+                self.phase = Phase::Disconnected(DisconnectReason::DisconnectedByServer)
             }
             Packet::ConnectionRequest { .. } | Packet::Response { .. } => {
                 return Err(Refusal::UnexpectedPacketType)
@@ -486,8 +513,8 @@ impl NetcodeClient {
                 self.send(&Packet::Disconnect);
             }
         }
-        if !matches!(self.state, ClientState::Disconnected(_)) {
-            self.state = ClientState::Disconnected(DisconnectReason::DisconnectedByClient);
+        if !matches!(self.phase, Phase::Disconnected(_)) {
+            self.phase = Phase::Disconnected(DisconnectReason::DisconnectedByClient);
         }
     }
 }
