@@ -180,12 +180,10 @@ impl UnixAnchor {
 /// A client's id: the one the backend put in its connect token.
 pub type ClientId = u64;
 
-/// The protocol id of a game whose clients send `ClientMessage` and whose server sends
-/// `ServerMessage`: a hash of the netcode version and both message types' schema hashes.
-/// A client and a server built from different message schemas have different ids, so the
-/// server refuses the client's connect token (and [`Client::new`] refuses a token issued
-/// for another schema). A game that sends snapshots uses
-/// [`protocol_id_with_snapshot`], which covers the snapshot type too.
+/// The part of a protocol id that comes from the message types: a hash of the netcode
+/// version and both message types' schema hashes (clients' first). A game uses
+/// [`Protocol::id`], which starts from it and covers the snapshot type and the channels
+/// too; this is the building block, for a game with a netcode stack of its own.
 ///
 /// ```
 /// use netser_transport::netcode::protocol_id;
@@ -203,16 +201,11 @@ pub const fn protocol_id<
     )
 }
 
-/// The protocol id of a game that also synchronizes a world state `Snapshot` (the `S`
-/// of [`Server<Out, In, S>`](Server) and [`Client<Out, In, S>`](Client)):
-/// [`protocol_id`] with the snapshot type's schema hash mixed in, so a client built
-/// from another snapshot schema is refused at connect instead of misreading
-/// snapshots. A game without snapshots (`Snapshot = ()`) gets [`protocol_id`]'s id.
-///
-/// Which to use: `protocol_id` when the game sends messages only; this one when it
-/// sends snapshots, on the backend (for [`TokenParams`]), the server
-/// ([`ServerConfig::new`]) and the client ([`Client::with_protocol_id`]: [`Client::new`]
-/// checks the token against `protocol_id`).
+/// [`protocol_id`] with the schema hash of a world state `Snapshot` (the `S` of
+/// [`Server<Out, In, S>`](Server) and [`Client<Out, In, S>`](Client)) mixed in, so a
+/// client built from another snapshot schema is refused at connect instead of
+/// misreading snapshots; a game without snapshots (`Snapshot = ()`) gets
+/// [`protocol_id`]'s id. [`Protocol::id`] starts from it.
 ///
 /// ```
 /// use netser_transport::netcode::{protocol_id, protocol_id_with_snapshot};
