@@ -822,4 +822,48 @@ mod tests {
         assert_eq!(source.kind(), io::ErrorKind::AddrInUse);
         assert!(!io.to_string().contains("port taken"));
     }
+
+    /// A client whose connect event the full queue dropped stays unknown to the game:
+    /// its messages and its disconnect are not reported either (the disconnect counted).
+    #[test]
+    fn a_client_whose_connect_was_dropped_stays_unknown() {
+        use crate::netcode::{ConnectToken, TokenParams};
+        use crate::udp::{UdpClient, UdpClientConfig};
+        let key = [9; 32];
+        let protocol = Protocol::<u8, u8>::new();
+        let mut server =
+            UdpServer::bind("127.0.0.1:0", &protocol, UdpServerConfig::new(key)).unwrap();
+        server.events = EventQueue::new(0);
+        let params = TokenParams {
+            client_id: 3,
+            ..protocol.token_params(vec![server.local_addr()], SystemTime::now())
+        };
+        let token = ConnectToken::generate(&params, &key).unwrap();
+        let mut client = UdpClient::connect(token, &protocol, UdpClientConfig::default()).unwrap();
+        let start = Instant::now();
+        let frame = |server: &mut UdpServer<u8, u8>, client: &mut UdpClient<u8, u8>| {
+            assert!(start.elapsed() < Duration::from_secs(5));
+            client.receive();
+            client.transmit();
+            std::thread::sleep(Duration::from_millis(2));
+            server.receive();
+            server.transmit();
+        };
+        while server.connected_clients() == 0 || !client.is_connected() {
+            frame(&mut server, &mut client);
+        }
+        assert_eq!(server.dropped_events(), 1);
+        server.events = EventQueue::new(16);
+        client.send_message(0, &1).unwrap();
+        while server
+            .connection(3)
+            .is_some_and(|c| c.received_messages(0) == 0)
+        {
+            frame(&mut server, &mut client);
+        }
+        assert_eq!(server.poll_event(), None);
+        assert!(server.disconnect(3));
+        assert_eq!(server.poll_event(), None);
+        assert_eq!(server.dropped_events(), 1);
+    }
 }
