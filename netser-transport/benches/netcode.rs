@@ -60,17 +60,14 @@ fn netser_pair(clients: u16) -> (NetcodeClient, NetcodeServer) {
             client.handle_timeout(t);
             let mut out = Vec::new();
             while let Some(transmit) = client.poll_transmit() {
-                let b = transmit.data;
-                out.push(b.to_vec());
+                out.push(transmit.data.to_vec());
             }
             for mut b in out {
                 server.handle_datagram(T0 + t, client_addr(i), &mut b);
             }
             let mut out = Vec::new();
             while let Some(transmit) = server.poll_transmit() {
-                let to = transmit.to;
-                let b = transmit.data;
-                out.push((to, b.to_vec()));
+                out.push((transmit.to, transmit.data.to_vec()));
             }
             for (_, mut b) in out.into_iter().filter(|(to, _)| *to == client_addr(i)) {
                 client.handle_datagram(t, server_addr(), &mut b);

@@ -69,9 +69,7 @@ impl Rng {
 fn drain(server: &mut NetcodeServer) -> Vec<(SocketAddr, Vec<u8>)> {
     let mut out = Vec::new();
     while let Some(transmit) = server.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        out.push((to, bytes.to_vec()));
+        out.push((transmit.to, transmit.data.to_vec()));
     }
     out
 }
@@ -79,9 +77,7 @@ fn drain(server: &mut NetcodeServer) -> Vec<(SocketAddr, Vec<u8>)> {
 fn drain_client(client: &mut NetcodeClient) -> Vec<(SocketAddr, Vec<u8>)> {
     let mut out = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        out.push((to, bytes.to_vec()));
+        out.push((transmit.to, transmit.data.to_vec()));
     }
     out
 }

@@ -74,8 +74,7 @@ impl Harness {
     fn client_datagrams(&mut self) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         while let Some(transmit) = self.client.poll_transmit() {
-            let bytes = transmit.data;
-            out.push(bytes.to_vec());
+            out.push(transmit.data.to_vec());
         }
         out
     }
@@ -218,8 +217,7 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
         client.handle_timeout(t);
         let mut out = Vec::new();
         while let Some(transmit) = client.poll_transmit() {
-            let bytes = transmit.data;
-            out.push(bytes.to_vec());
+            out.push(transmit.data.to_vec());
         }
         for bytes in &out {
             server.handle_datagram(now + t, client_addr, bytes);
@@ -227,8 +225,7 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
         server.handle_timeout(now + t);
         let mut back = Vec::new();
         while let Some(transmit) = server.poll_transmit() {
-            let bytes = transmit.data;
-            back.push(bytes.to_vec());
+            back.push(transmit.data.to_vec());
         }
         for bytes in &back {
             client.handle_datagram(t, server_addr, bytes);
@@ -246,8 +243,7 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     client.disconnect();
     let mut out = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let bytes = transmit.data;
-        out.push(bytes.to_vec());
+        out.push(transmit.data.to_vec());
     }
     for bytes in &out {
         server.handle_datagram(now + t, client_addr, bytes);

@@ -282,9 +282,7 @@ fn step_netser_server(
     }
     server.handle_timeout(T0 + t);
     while let Some(transmit) = server.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        sim.send(t, server_addr(), to, bytes);
+        sim.send(t, server_addr(), transmit.to, transmit.data);
     }
 }
 
@@ -302,9 +300,7 @@ fn step_netser_client(
     }
     client.handle_timeout(t);
     while let Some(transmit) = client.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        sim.send(t, client_addr(), to, bytes);
+        sim.send(t, client_addr(), transmit.to, transmit.data);
     }
 }
 
@@ -356,9 +352,7 @@ fn renetcode_client_connects_to_netser_server_with_our_token_scenario() {
                 client.send(t, &mut sim, &[sent as u8 + 1; 100]);
                 server.send_payload(11, &[sent as u8 + 101; 200]).unwrap();
                 while let Some(transmit) = server.poll_transmit() {
-                    let to = transmit.to;
-                    let bytes = transmit.data;
-                    sim.send(t, server_addr(), to, bytes);
+                    sim.send(t, server_addr(), transmit.to, transmit.data);
                 }
                 sent += 1;
             }
@@ -447,9 +441,7 @@ fn netser_server_disconnect_reaches_renetcode_client_scenario() {
     // 20% loss each way; our ten redundant disconnect packets get through.
     assert!(server.disconnect(12));
     while let Some(transmit) = server.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        sim.send(t, server_addr(), to, bytes);
+        sim.send(t, server_addr(), transmit.to, transmit.data);
     }
     let end = t + 1.0;
     while t < end {
@@ -491,9 +483,7 @@ fn netser_client_connects_to_renetcode_server_with_its_token_scenario() {
         if client.is_connected() && sent < 100 && ((t * 100.0).round() as u64).is_multiple_of(5) {
             client.send_payload(&[sent as u8 + 1; 300]).unwrap();
             while let Some(transmit) = client.poll_transmit() {
-                let to = transmit.to;
-                let bytes = transmit.data;
-                sim.send(t, client_addr(), to, bytes);
+                sim.send(t, client_addr(), transmit.to, transmit.data);
             }
             let (to, bytes) = server
                 .inner
@@ -523,9 +513,7 @@ fn netser_client_connects_to_renetcode_server_with_its_token_scenario() {
         Some(DisconnectReason::DisconnectedByClient)
     );
     while let Some(transmit) = client.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        sim.send(t, client_addr(), to, bytes);
+        sim.send(t, client_addr(), transmit.to, transmit.data);
     }
     let end = t + 1.0;
     while t < end {
@@ -688,9 +676,7 @@ fn full_renetcode_server_denies_netser_client_scenario() {
             }
             second.handle_timeout(t);
             while let Some(transmit) = second.poll_transmit() {
-                let to = transmit.to;
-                let bytes = transmit.data;
-                sim.send(t, second_addr, to, bytes);
+                sim.send(t, second_addr, transmit.to, transmit.data);
             }
         }
         t += STEP;
@@ -740,9 +726,7 @@ fn renetcode_layout_carries_1300_byte_payloads_scenario() {
             );
             client.send_payload(&[7; 1300]).unwrap();
             while let Some(transmit) = client.poll_transmit() {
-                let to = transmit.to;
-                let bytes = transmit.data;
-                sim.send(t, client_addr(), to, bytes);
+                sim.send(t, client_addr(), transmit.to, transmit.data);
             }
             let (to, bytes) = server
                 .inner

@@ -49,8 +49,7 @@ fn exchange(
     client.handle_timeout(t);
     let mut out = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let b = transmit.data;
-        out.push(b.to_vec());
+        out.push(transmit.data.to_vec());
     }
     for mut b in out {
         if let Some(p) = server.handle_datagram(T0 + t, client_addr(), &mut b) {
@@ -60,8 +59,7 @@ fn exchange(
     server.handle_timeout(T0 + t);
     let mut back = Vec::new();
     while let Some(transmit) = server.poll_transmit() {
-        let b = transmit.data;
-        back.push(b.to_vec());
+        back.push(transmit.data.to_vec());
     }
     for mut b in back {
         if let Some(p) = client.handle_datagram(t, server_addr(), &mut b) {

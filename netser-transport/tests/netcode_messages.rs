@@ -108,16 +108,12 @@ impl World {
         self.server.handle_timeout(T0 + t);
         let sim = &mut self.sim;
         while let Some(transmit) = self.server.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            sim.send(t, server_addr(), to, bytes);
+            sim.send(t, server_addr(), transmit.to, transmit.data);
         }
         for (i, client) in self.clients.iter_mut().enumerate() {
             client.handle_timeout(t);
             while let Some(transmit) = client.poll_transmit() {
-                let to = transmit.to;
-                let bytes = transmit.data;
-                sim.send(t, client_addr(i), to, bytes);
+                sim.send(t, client_addr(i), transmit.to, transmit.data);
             }
         }
         self.t += FRAME;
@@ -294,8 +290,7 @@ fn a_client_built_from_another_schema_is_refused() {
         client.handle_timeout(t);
         let mut out = Vec::new();
         while let Some(transmit) = client.poll_transmit() {
-            let bytes = transmit.data;
-            out.push(bytes.to_vec());
+            out.push(transmit.data.to_vec());
         }
         for bytes in out {
             server.handle_datagram(T0 + t, client_addr(0), &bytes);

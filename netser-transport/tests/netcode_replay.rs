@@ -200,8 +200,7 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
         let mut out = Vec::new();
         client.handle_timeout(t);
         while let Some(transmit) = client.poll_transmit() {
-            let bytes = transmit.data;
-            out.push(bytes.to_vec());
+            out.push(transmit.data.to_vec());
         }
         let mut payloads = 0;
         for bytes in out {
@@ -216,8 +215,7 @@ fn a_recorded_session_replayed_sans_io_opens_no_ghost_session() {
         server.handle_timeout(T0 + t);
         let mut back = Vec::new();
         while let Some(transmit) = server.poll_transmit() {
-            let bytes = transmit.data;
-            back.push(bytes.to_vec());
+            back.push(transmit.data.to_vec());
         }
         for mut bytes in back {
             client.handle_datagram(t, server_addr, &mut bytes);

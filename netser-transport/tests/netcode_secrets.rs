@@ -111,8 +111,7 @@ fn no_netcode_type_prints_a_key() {
         client.handle_timeout(t);
         let mut out = Vec::new();
         while let Some(transmit) = client.poll_transmit() {
-            let b = transmit.data;
-            out.push(b.to_vec());
+            out.push(transmit.data.to_vec());
         }
         for mut b in out {
             server.handle_datagram(T0 + t, client_addr(), &mut b);
@@ -121,8 +120,7 @@ fn no_netcode_type_prints_a_key() {
         server.handle_timeout(T0 + t);
         let mut back = Vec::new();
         while let Some(transmit) = server.poll_transmit() {
-            let b = transmit.data;
-            back.push(b.to_vec());
+            back.push(transmit.data.to_vec());
         }
         for mut b in back {
             client.handle_datagram(t, server_addr(), &mut b);

@@ -66,9 +66,7 @@ fn step_recording(
     client.handle_timeout(t);
     let mut outgoing = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        outgoing.push((to, bytes.to_vec()));
+        outgoing.push((transmit.to, transmit.data.to_vec()));
     }
     for (to, mut bytes) in outgoing {
         if let Some((_, server)) = servers.iter_mut().find(|(a, _)| *a == to) {
@@ -79,9 +77,7 @@ fn step_recording(
         server.handle_timeout(T0 + t);
         let mut replies = Vec::new();
         while let Some(transmit) = server.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            replies.push((to, bytes.to_vec()));
+            replies.push((transmit.to, transmit.data.to_vec()));
         }
         for (to, mut bytes) in replies {
             if to == from {
@@ -102,9 +98,7 @@ fn request_timed_out_after_every_server() {
     while client.is_connecting() {
         client.handle_timeout(t);
         while let Some(transmit) = client.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            requests.push((to, bytes.len()));
+            requests.push((transmit.to, transmit.data.len()));
         }
         t += STEP;
     }
@@ -132,14 +126,12 @@ fn response_timed_out_when_the_server_stops_answering() {
     client.handle_timeout(0.0);
     let mut request = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let bytes = transmit.data;
-        request = bytes.to_vec();
+        request = transmit.data.to_vec();
     }
     server.handle_datagram(T0, client_addr(2), &mut request);
     let mut challenge = Vec::new();
     while let Some(transmit) = server.poll_transmit() {
-        let bytes = transmit.data;
-        challenge = bytes.to_vec();
+        challenge = transmit.data.to_vec();
     }
     client.handle_datagram(0.0, server_a(), &mut challenge);
     assert_eq!(client.state(), ClientState::SendingConnectionResponse);
@@ -293,8 +285,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     );
     let mut packets = Vec::new();
     while let Some(transmit) = client.poll_transmit() {
-        let bytes = transmit.data;
-        packets.push(bytes.to_vec());
+        packets.push(transmit.data.to_vec());
     }
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     // Only the last one arrives: enough.
@@ -330,8 +321,7 @@ fn redundant_disconnects_both_ways_and_reconnect_with_the_same_token() {
     assert!(server.disconnect(6));
     let mut packets = Vec::new();
     while let Some(transmit) = server.poll_transmit() {
-        let bytes = transmit.data;
-        packets.push(bytes.to_vec());
+        packets.push(transmit.data.to_vec());
     }
     assert_eq!(packets.len(), DISCONNECT_PACKETS);
     for bytes in &packets {
@@ -408,15 +398,11 @@ fn handshake_takes_two_round_trips() {
         }
         client.handle_timeout(t);
         while let Some(transmit) = client.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            sim.send(t, client_addr(8), to, bytes);
+            sim.send(t, client_addr(8), transmit.to, transmit.data);
         }
         server.handle_timeout(T0 + t);
         while let Some(transmit) = server.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            sim.send(t, server_a(), to, bytes);
+            sim.send(t, server_a(), transmit.to, transmit.data);
         }
         t += 0.001;
     }

@@ -417,9 +417,7 @@ fn every_packet_writes_byte_identical_and_reads_with_the_c_fields() {
                 assert_eq!(server.pending_clients(), 1, "{name}");
                 let mut replies = Vec::new();
                 while let Some(transmit) = server.poll_transmit() {
-                    let to = transmit.to;
-                    let bytes = transmit.data;
-                    replies.push((to, bytes.to_vec()));
+                    replies.push((transmit.to, transmit.data.to_vec()));
                 }
                 assert_eq!(replies.len(), 1);
                 assert_eq!(peek(&replies[0].1).unwrap().0, PacketType::Challenge);

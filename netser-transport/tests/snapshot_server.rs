@@ -66,8 +66,7 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
             client.handle_timeout(now);
             let mut out = Vec::new();
             while let Some(transmit) = client.poll_transmit() {
-                let bytes = transmit.data;
-                out.push(bytes.to_vec());
+                out.push(transmit.data.to_vec());
             }
             for bytes in &out {
                 self.server.handle_datagram(now, *addr, bytes);
@@ -77,9 +76,7 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         send(self);
         let mut out = Vec::new();
         while let Some(transmit) = self.server.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            out.push((to, bytes.to_vec()));
+            out.push((transmit.to, transmit.data.to_vec()));
         }
         for (to, bytes) in &out {
             for (addr, client) in &mut self.clients {

@@ -361,9 +361,7 @@ impl Harness {
         }
         let mut out = Vec::new();
         while let Some(transmit) = self.server.poll_transmit() {
-            let to = transmit.to;
-            let bytes = transmit.data;
-            out.push((to, bytes.to_vec()));
+            out.push((transmit.to, transmit.data.to_vec()));
         }
         for (to, bytes) in out {
             push_bounded(&mut self.history[1], bytes.clone());

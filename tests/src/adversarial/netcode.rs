@@ -411,9 +411,7 @@ fn request_to_server(
     assert!(server.handle_datagram(now, from, &mut request).is_none());
     let mut answers = Vec::new();
     while let Some(transmit) = server.poll_transmit() {
-        let to = transmit.to;
-        let bytes = transmit.data;
-        answers.push((to, bytes.to_vec()));
+        answers.push((transmit.to, transmit.data.to_vec()));
     }
     let welcome = opened.is_some_and(|token| {
         protocol_id == PROTOCOL_ID
