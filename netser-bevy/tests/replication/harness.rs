@@ -62,12 +62,17 @@ impl Game {
     /// A server and `clients` clients (ids 1, 2, ...), with `max_entities` ids and every
     /// socket with `udp`'s settings (each simulator seeded on its own).
     pub fn new(clients: u64, max_entities: usize, udp: UdpConfig) -> Self {
-        let key = generate_key().unwrap();
-        let config = ReplicationConfig::new(EntityConfig {
+        let entities = EntityConfig {
             max_entities,
             ..EntityConfig::default()
-        })
-        .unwrap();
+        };
+        Self::with_config(clients, entities, udp)
+    }
+
+    /// As [`Game::new`], with entity sets set by `entities`.
+    pub fn with_config(clients: u64, entities: EntityConfig, udp: UdpConfig) -> Self {
+        let key = generate_key().unwrap();
+        let config = ReplicationConfig::new(entities).unwrap();
         let server = Server::bind(
             "127.0.0.1:0",
             UdpServerConfig {

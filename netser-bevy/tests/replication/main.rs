@@ -255,3 +255,71 @@ fn max_entities_bound_and_refusals() {
     let stats = game.server.world().resource::<ReplicationStats>();
     assert_eq!((stats.entities, stats.waiting), (50, 0));
 }
+
+/// An entity that stops being replicated despawns on the client; marked again, it comes
+/// back under the same server entity (perhaps another id on the wire), once.
+#[test]
+fn replicated_removed_and_added_again() {
+    let mut game = Game::new(1, 4096, UdpConfig::default());
+    game.connect_all();
+    let entities = spawn_many(&mut game, 0, 40);
+    let expected = server_world(&mut game.server);
+    game.run_until_client_holds(0, &expected);
+    for &e in &entities[..10] {
+        game.server.world_mut().entity_mut(e).remove::<Replicated>();
+    }
+    let expected = server_world(&mut game.server);
+    assert_eq!(expected.len(), 30);
+    game.run_until_client_holds(0, &expected);
+    // Back, in the next frame for half of them: the client may hear of the removal and
+    // the return in either order.
+    for &e in &entities[..10] {
+        game.server.world_mut().entity_mut(e).insert(Replicated);
+    }
+    step_all(&mut game);
+    let expected = server_world(&mut game.server);
+    game.run_until_client_holds(0, &expected);
+    let stats = game.clients[0].world().resource::<ClientReplicationStats>();
+    assert_eq!(stats.spawned - stats.despawned, 40, "{stats:?}");
+    assert_eq!(stats.invalid + stats.respawned, 0, "{stats:?}");
+}
+
+/// Under a budget too small for every change, an entity of high priority is updated far
+/// more often than the others.
+#[test]
+fn priority_under_a_small_budget() {
+    let mut game = Game::with_config(
+        1,
+        netser_transport::snapshot::EntityConfig {
+            max_entities: 256,
+            packet_budget: 120,
+            ..Default::default()
+        },
+        UdpConfig::default(),
+    );
+    game.connect_all();
+    let entities = spawn_many(&mut game, 0, 200);
+    let (important, plain) = (entities[7], entities[8]);
+    game.server
+        .world_mut()
+        .entity_mut(important)
+        .insert(ReplicationPriority(1000.0));
+    let expected = server_world(&mut game.server);
+    game.run_until_client_holds(0, &expected);
+    let mut changes = [0u32; 2];
+    let mut last = [None, None];
+    for _ in 0..120 {
+        step_all(&mut game);
+        game.frame();
+        let held = client_world(&mut game.clients[0]);
+        for (k, e) in [important, plain].into_iter().enumerate() {
+            let now = held.get(&e).copied();
+            if now != last[k] {
+                changes[k] += 1;
+                last[k] = now;
+            }
+        }
+    }
+    assert!(changes[0] > 60, "{changes:?}");
+    assert!(changes[0] > 3 * changes[1], "{changes:?}");
+}
