@@ -32,6 +32,10 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 /// transport tells the server when the client is dropped), and insert a new one, with a
 /// new connect token, to connect again.
 ///
+/// `C` is the set of replicated components (`()`, none, by default; see
+/// [`replication`](crate::replication)): the transport underneath carries
+/// [`C::State`](crate::ComponentSet::State) for each replicated entity.
+///
 /// ```no_run
 /// use bevy_ecs::prelude::*;
 /// use netser_bevy::NetClient;

@@ -30,6 +30,10 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 /// dropping it disconnects every client at once (the transport tells them), without the
 /// wait of [`UdpServer::shutdown`].
 ///
+/// `C` is the set of replicated components (`()`, none, by default; see
+/// [`replication`](crate::replication)): the transport underneath carries
+/// [`C::State`](crate::ComponentSet::State) for each replicated entity.
+///
 /// ```
 /// use bevy_ecs::prelude::*;
 /// use netser_bevy::NetServer;
