@@ -355,3 +355,124 @@ fn release(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EntityState;
+    use netser::NetSerialize;
+
+    #[derive(Component, NetSerialize, Debug, Clone, PartialEq)]
+    #[net(delta)]
+    struct Hp(#[net(range = 0..=100)] u8);
+
+    type Set = (Hp,);
+
+    struct Client {
+        world: World,
+        map: ServerEntityMap,
+        stats: ClientReplicationStats,
+        by_id: Vec<Option<Applied>>,
+        version: u64,
+    }
+
+    impl Client {
+        fn new() -> Self {
+            Self {
+                world: World::new(),
+                map: ServerEntityMap::default(),
+                stats: ClientReplicationStats::default(),
+                by_id: vec![None; 4],
+                version: 0,
+            }
+        }
+
+        fn apply(&mut self, id: u32, state: Option<EntityState<Set>>) {
+            self.version += 1;
+            let held = self.by_id[id as usize];
+            self.by_id[id as usize] = apply_one::<Set>(
+                &mut self.world,
+                &mut self.map,
+                &mut self.stats,
+                held,
+                id,
+                state.as_ref(),
+                self.version,
+            );
+        }
+
+        fn hp(&self, server: Entity) -> Option<&Hp> {
+            self.world.get::<Hp>(self.map.client_entity(server)?)
+        }
+    }
+
+    fn entity(index: u32) -> Entity {
+        Entity::from_bits(u64::from(index))
+    }
+
+    fn state(server: Entity, hp: Option<u8>) -> Option<EntityState<Set>> {
+        Some(EntityState::from_parts(server.to_bits(), (hp.map(Hp),)))
+    }
+
+    /// Bits that are no entity's, or the placeholder, are refused and counted; what the id
+    /// held goes.
+    #[test]
+    fn invalid_server_entities_are_refused() {
+        let mut c = Client::new();
+        c.apply(0, state(entity(5), Some(3)));
+        assert_eq!(c.hp(entity(5)), Some(&Hp(3)));
+        // Bits 0 are no entity's (Bevy keeps an index's complement, never all ones).
+        c.apply(0, Some(EntityState::from_parts(0, (None,))));
+        c.apply(
+            1,
+            Some(EntityState::from_parts(
+                Entity::PLACEHOLDER.to_bits(),
+                (None,),
+            )),
+        );
+        assert_eq!(c.stats.invalid, 2);
+        assert!(c.map.is_empty());
+        assert_eq!((c.stats.spawned, c.stats.despawned), (1, 1));
+        assert_eq!(c.world.query::<&Remote>().iter(&c.world).count(), 0);
+    }
+
+    /// A server entity that moves to another id keeps its client entity; the old id's
+    /// removal, arriving after, does not despawn it.
+    #[test]
+    fn an_entity_moving_to_another_id_stays() {
+        let mut c = Client::new();
+        let server = entity(9);
+        c.apply(0, state(server, Some(1)));
+        let client = c.map.client_entity(server).unwrap();
+        c.apply(2, state(server, Some(2)));
+        c.apply(0, None);
+        assert_eq!(c.map.client_entity(server), Some(client));
+        assert_eq!(c.hp(server), Some(&Hp(2)));
+        assert_eq!((c.stats.spawned, c.stats.despawned), (1, 0));
+        // Its removal under the id that holds it despawns it.
+        c.apply(2, None);
+        assert!(c.map.is_empty());
+        assert!(c.world.get_entity(client).is_err());
+    }
+
+    /// Another server entity in the same id: the old one despawns, the new one spawns; a
+    /// client entity the game despawned comes back, counted.
+    #[test]
+    fn ids_reused_and_entities_despawned_by_the_game() {
+        let mut c = Client::new();
+        c.apply(1, state(entity(3), Some(1)));
+        c.apply(1, state(entity(4), None));
+        assert_eq!(c.map.client_entity(entity(3)), None);
+        let client = c.map.client_entity(entity(4)).unwrap();
+        assert_eq!(c.world.get::<Hp>(client), None);
+        assert_eq!((c.stats.spawned, c.stats.despawned), (2, 1));
+        c.world.despawn(client);
+        c.apply(1, state(entity(4), Some(7)));
+        assert_eq!(c.hp(entity(4)), Some(&Hp(7)));
+        assert_eq!(c.stats.respawned, 1);
+        assert_eq!(c.map.len(), 1);
+        assert_eq!(c.map.iter().count(), 1);
+        let client = c.map.client_entity(entity(4)).unwrap();
+        assert_eq!(c.map.server_entity(client), Some(entity(4)));
+    }
+}

@@ -179,6 +179,17 @@ impl<C: ComponentSet> EntityState<C> {
     }
 }
 
+impl<C: ComponentSet> EntityState<C> {
+    /// A state with any bits as the server's entity (what a hostile server could send).
+    #[cfg(test)]
+    pub(crate) fn from_parts(server_entity: u64, slots: C::Slots) -> Self {
+        Self {
+            server_entity,
+            slots,
+        }
+    }
+}
+
 impl<C: ComponentSet> Clone for EntityState<C> {
     fn clone(&self) -> Self {
         Self {
