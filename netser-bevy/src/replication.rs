@@ -16,7 +16,10 @@
 //! the protocol: an entity's state is one type, [`EntityState<C>`], whose layout, worst
 //! case and schema hash the compiler knows, so the transport's bounds hold for it and the
 //! server and its clients cannot register different components in different orders by
-//! accident: both name the same type.
+//! accident: both name the same type. (The connect token's protocol id does not carry the
+//! set's schema: a client built with another set than the server's is not refused at
+//! connect; it refuses the entity sets it cannot decode, counted in
+//! [`ClientReplicationStats::counters`], or misreads those it can.)
 //!
 //! # What goes
 //!
@@ -42,6 +45,16 @@
 //! [`ReplicationStats::refused`] counts each frame an entity waited. A client holds at most
 //! `max_entities` remote entities. The transport's memory follows from the configuration
 //! ([`EntitySender::memory_bound`](netser_transport::snapshot::EntitySender::memory_bound)).
+//! [`ClientVisibility`] holds a list per connected client of live entities at most.
+//!
+//! # Cost
+//!
+//! Each frame the server reads every replicated entity's components of the set (a clone
+//! of each) and walks each client's `max_entities` records; a client that does not see
+//! everything costs a copy of the states. A client walks its `max_entities` ids in a
+//! frame in which something arrived, and writes a component only when it differs, so
+//! Bevy's change detection (`Changed<Position>`) fires on real changes only. To replicate
+//! less often than every frame, give [`ReplicationSystems::Send`] a run condition.
 
 mod client;
 mod server;
