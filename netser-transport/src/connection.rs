@@ -52,6 +52,7 @@
 //! channels' messages), slices (`0xc1`) and slice acks (`0xc2`) of blocks. See WIRE.md
 //! for the bits.
 
+mod acks;
 mod build;
 mod config;
 mod error;
@@ -59,7 +60,8 @@ mod packet;
 pub(crate) mod section;
 
 pub use config::{
-    ConfigError, ConnectionConfig, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
+    ConfigError, ConnectionConfig, DEFAULT_ACK_DELAY, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU,
+    MAX_CHANNELS,
 };
 pub use error::{ConnectionCounters, ReceiveError, SendError};
 pub use section::{ReceivedSection, SectionError};
@@ -79,9 +81,11 @@ use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
 use crate::endpoint::{Endpoint, Stats};
+use crate::sequence::sequence_less_than;
 
 /// Bytes charged per datagram for the IP and UDP headers.
 const UDP_IP_HEADER_BYTES: usize = 28;
+use acks::{AckReport, AcksOwed};
 use packet::{Incoming, IncomingItem};
 
 #[derive(Debug)]
@@ -110,8 +114,10 @@ pub struct Connection<Out, In = Out> {
     max_message_bits: Vec<u64>,
     received_blocks: VecDeque<ReceivedChunk>,
     counters: ConnectionCounters,
-    /// A packet with messages arrived since we last sent one: its ack is owed.
-    ack_owed: bool,
+    /// Acks owed: packets with messages arrived since we last sent a packet.
+    acks_owed: AcksOwed,
+    /// Whether the peer still needs the delay of the newest ack (see `AckReport`).
+    ack_report: AckReport,
     /// The channel that packs first in the next packet.
     rotation: usize,
     /// Scratch: the packet being built, the channel plan, a datagram copied out,
@@ -205,7 +211,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             max_message_bits,
             received_blocks: VecDeque::new(),
             counters: ConnectionCounters::default(),
-            ack_owed: false,
+            acks_owed: AcksOwed::default(),
+            ack_report: AckReport::default(),
             rotation: 0,
             packet: vec![
                 0;
@@ -239,8 +246,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message.
-    /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 10 - 16 - 1));
+    /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message and
+    /// // room for an ack delay (18 bits).
+    /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 18 - 10 - 16 - 1));
     /// ```
     pub fn max_message_bits(&self, channel: impl Into<ChannelId>) -> Option<u64> {
         self.max_message_bits
@@ -485,27 +493,29 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((header, header_len)) => {
                         let payload = &bytes[header_len..];
-                        let start = packet::parse(
+                        let parsed = packet::parse(
                             payload,
                             &self.config.channels,
                             &self.receivers,
                             &mut self.incoming,
                         )?;
-                        section::hand_up(header.sequence, payload, start, on_section)?;
-                        Some(start.is_some())
+                        section::hand_up(header.sequence, payload, parsed.section, on_section)?;
+                        Some(parsed)
                     }
                     Err(_) => None, // the endpoint reports it
                 }
             }
             _ => None,
         };
+        let ack_delay = parsed_early.map_or(0.0, |parsed| parsed.ack_delay);
         let received = self
             .endpoint
-            .handle_datagram(now, bytes)
+            .handle_datagram_with_ack_delay(now, bytes, ack_delay)
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
+            let sequence = received.sequence;
             let had_section = match parsed_early {
-                Some(had_section) => had_section,
+                Some(parsed) => parsed.section.is_some(),
                 None => {
                     // A reassembled packet: already recorded as received by the endpoint,
                     // so a refused section can no longer hold back its ack (the
@@ -516,14 +526,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                         &self.config.channels,
                         &self.receivers,
                         &mut self.incoming,
-                    )?;
+                    )?
+                    .section;
                     section::hand_up(received.sequence, received.payload, start, on_section)?;
                     start.is_some()
                 }
             };
             self.counters.packets_received += 1;
             if !self.incoming.is_empty() || had_section {
-                self.ack_owed = true;
+                self.owe_ack(now, sequence);
             }
             self.deliver_incoming();
         }
@@ -567,6 +578,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Turns the endpoint's packet acks into message acks.
     fn process_acks(&mut self) {
         for sequence in self.endpoint.drain_acks() {
+            if let Some(first) = self.ack_report.first_carrier {
+                if !sequence_less_than(sequence, first) {
+                    self.ack_report.delivered = true;
+                }
+            }
             for (sender, counters) in self.senders.iter_mut().zip(&mut self.channel_counters) {
                 if let Sender::Reliable(sender) = sender {
                     counters.messages_acked += sender.on_packet_acked(sequence) as u64;
@@ -682,8 +698,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     pub fn poll_timeout(&self) -> Option<f64> {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w: f64| w.min(t)));
-        if self.ack_owed {
-            at(self.time);
+        if let Some(deadline) = self.ack_deadline() {
+            at(deadline.max(self.time));
         }
         let budget = self.budget_time();
         for sender in &self.senders {
@@ -793,7 +809,24 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         self.endpoint.stats()
     }
 
-    /// The round-trip time estimate, seconds (0 until the first ack).
+    /// The round-trip time of the network path, seconds, smoothed (RFC 6298); 0 until
+    /// the first ack. The time the peer held each ack is reported with it and taken
+    /// off (see [`Stats`]), so with acks riding on the peer's packets this is the
+    /// path's round trip, not the path's plus the peer's send interval.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default();
+    /// let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
+    /// a.send_message(0, &1).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
+    /// b.handle_datagram(0.05, &datagram).unwrap(); // 50 ms one way
+    /// assert!(b.poll_transmit(0.05).is_none()); // the ack waits for a packet of b's
+    /// let ack = b.poll_transmit(0.1).unwrap().to_vec(); // none came: acks only, 50 ms late
+    /// a.handle_datagram(0.15, &ack).unwrap();
+    /// assert!((a.rtt() - 0.1).abs() < 1e-9); // 150 ms less the 50 ms b held the ack
+    /// ```
     pub fn rtt(&self) -> f64 {
         self.endpoint.stats().rtt
     }

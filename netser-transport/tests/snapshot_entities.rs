@@ -24,8 +24,8 @@ struct Run {
 impl Run {
     fn new(config: EntityConfig, net: SimulatorConfig) -> Self {
         Self {
-            server: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
-            client: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
+            server: Connection::new(0.0, immediate_acks()).unwrap(),
+            client: Connection::new(0.0, immediate_acks()).unwrap(),
             sender: EntitySender::new(config.clone()).unwrap(),
             receiver: EntityReceiver::new(config).unwrap(),
             net: Simulator::new(net),
@@ -226,8 +226,8 @@ fn unknown_baseline_refused() {
         max_entities: 16,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut sender = EntitySender::<Body>::new(config.clone()).unwrap();
     let mut receiver = EntityReceiver::<Body>::new(config.clone()).unwrap();
     let world: Vec<Option<Body>> = (0..16).map(|i| Some(body(i, 0))).collect();
@@ -240,7 +240,7 @@ fn unknown_baseline_refused() {
     sender.send(0.1, &mut server, &moved, |_, _| 1.0).unwrap();
     assert_eq!(sender.stats().delta_sent, 16);
     let d1 = server.poll_transmit(0.1).unwrap().to_vec();
-    let mut other: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut other: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut fresh = EntityReceiver::<Body>::new(config).unwrap();
     assert_eq!(
         fresh.handle_datagram(0.1, &mut other, &d1),
@@ -251,4 +251,14 @@ fn unknown_baseline_refused() {
     assert!(other.poll_transmit(0.1).is_none());
     receiver.handle_datagram(0.1, &mut client, &d1).unwrap();
     assert_eq!(receiver.entity(5), moved[5].as_ref());
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> ConnectionConfig {
+    ConnectionConfig {
+        ack_delay: 0.0,
+        ..ConnectionConfig::default()
+    }
 }

@@ -27,7 +27,7 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
         let key = generate_key().unwrap();
         let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         let config = ServerConfig::new(protocol_id::<u8, u8>(), key, vec![server_addr]);
-        let server = Server::new(NOW, config, ConnectionConfig::default()).unwrap();
+        let server = Server::new(NOW, config, immediate_acks()).unwrap();
         let clients = (0..clients)
             .map(|i| {
                 let params = TokenParams {
@@ -36,10 +36,7 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
                 };
                 let token = ConnectToken::generate(&params, &key).unwrap();
                 let addr: SocketAddr = format!("127.0.0.1:{}", 50_000 + i).parse().unwrap();
-                (
-                    addr,
-                    Client::new(NOW, token, ConnectionConfig::default()).unwrap(),
-                )
+                (addr, Client::new(NOW, token, immediate_acks()).unwrap())
             })
             .collect();
         let mut game = Self {
@@ -185,4 +182,14 @@ fn entities_to_all() {
         stats.delta_sent > 0 && stats.packets_sent > 100,
         "{stats:?}"
     );
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> ConnectionConfig {
+    ConnectionConfig {
+        ack_delay: 0.0,
+        ..ConnectionConfig::default()
+    }
 }

@@ -35,16 +35,23 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if self.budget <= 0.0 {
             pending = 0; // over budget: acks (and a section) only
         }
-        if pending == 0 && !self.ack_owed && section.is_none() {
+        let ack_due = self.ack_deadline().is_some_and(|deadline| now >= deadline);
+        if pending == 0 && !ack_due && section.is_none() {
             return None;
         }
+        let ack_delay = self.ack_delay_to_report(now);
+        let ack_delay_bits = if ack_delay > 0 {
+            packet::ACK_DELAY_BITS
+        } else {
+            0
+        };
         // Each channel in turn, from a rotating start, gets its weighted share of what is
         // left, and at least room for its oldest message if that fits what is left; so
         // every channel moves and none starves the others. A section takes its room
         // first (the `section follows` bit and its bits); one larger than a packet
         // (fragmented by the endpoint) leaves the messages for the next packet.
         self.plan.clear();
-        let section_bits = section.map_or(0, |(_, bits)| 1 + bits);
+        let section_bits = section.map_or(0, |(_, bits)| 1 + bits) + ack_delay_bits;
         let mut remaining = (payload_bits - 1).saturating_sub(section_bits); // and `no more channels`
         if remaining == 0 {
             pending = 0;
@@ -81,8 +88,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
         }
         let packet_sequence = self.endpoint.next_sequence();
-        let len = if self.plan.is_empty() && section.is_none() {
+        if self.plan.is_empty() && section.is_none() {
+            if !ack_due {
+                return None; // messages due, none fit: no packet for nothing
+            }
             self.counters.ack_only_packets_sent += 1;
+        }
+        let len = if self.plan.is_empty() && section.is_none() && ack_delay == 0 {
             0
         } else {
             let mut w = WriteStream::new(&mut self.packet);
@@ -93,12 +105,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &self.config.channels,
                 &mut self.senders,
                 &self.plan,
+                ack_delay,
                 section,
             )
             .expect("the plan fits the packet budget");
             w.finish()
         };
-        self.ack_owed = false;
+        if ack_delay > 0 && self.ack_report.first_carrier.is_none() {
+            self.ack_report.first_carrier = Some(packet_sequence);
+        }
+        self.acks_owed = Default::default();
         self.counters.packets_sent += 1;
         if len > 0 {
             self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;

@@ -11,6 +11,9 @@ pub const DEFAULT_MTU: usize = 1200;
 /// The default largest block message: 256 KiB.
 pub const DEFAULT_MAX_BLOCK_SIZE: usize = 256 * 1024;
 
+/// The default [`ConnectionConfig::ack_delay`]: 50 ms.
+pub const DEFAULT_ACK_DELAY: f64 = 0.05;
+
 /// Most channels per connection.
 pub const MAX_CHANNELS: usize = 64;
 
@@ -68,6 +71,20 @@ pub struct ConnectionConfig {
     /// Most budget saved up while idle, in seconds of `bandwidth` (at least one
     /// packet). Default 0.1.
     pub budget_window: f64,
+    /// Longest the connection holds an ack for a packet of messages, in seconds, waiting
+    /// for a packet of its own to carry it, before it sends a packet of acks only (as
+    /// TCP's delayed ack and QUIC's `max_ack_delay`). Default 0.05: a server sending 20
+    /// or more packets a second, or a client sending inputs every frame, acks in its
+    /// own packets and sends no packet of acks only. The ack goes at once when 16
+    /// packets wait for it (acks older than 32 packets cannot be sent at all).
+    /// `0.0..=1.0`. The time held is reported to the peer with the ack (18 bits in a
+    /// packet that acks something new), which subtracts it from its RTT. 0 acks every
+    /// packet of messages at once and reports nothing: the packets are bit for bit those
+    /// of a connection without ack delays. It is checked when the
+    /// connection is polled: a driver polls by
+    /// [`poll_timeout`](super::Connection::poll_timeout), or each frame, so an ack waits
+    /// at most this plus a frame.
+    pub ack_delay: f64,
     /// The packet endpoint's settings. `fragment_above` must be at least
     /// `mtu - 9` (the connection never fragments at the endpoint).
     pub endpoint: endpoint::Config,
@@ -91,6 +108,7 @@ impl Default for ConnectionConfig {
             resend_rtt_factor: 1.25,
             bandwidth: 256_000.0,
             budget_window: 0.1,
+            ack_delay: DEFAULT_ACK_DELAY,
             endpoint: endpoint::Config {
                 max_packet_size: payload,
                 fragment_above: payload,
@@ -208,6 +226,9 @@ impl ConnectionConfig {
         if !(self.budget_window.is_finite() && self.budget_window > 0.0) {
             return Err(ConfigError::field("budget_window", "finite and positive"));
         }
+        if !(0.0..=1.0).contains(&self.ack_delay) {
+            return Err(ConfigError::field("ack_delay", "in 0.0..=1.0 seconds"));
+        }
         if self.max_received_blocks == 0 {
             return Err(ConfigError::field("max_received_blocks", "at least 1"));
         }
@@ -300,6 +321,28 @@ mod tests {
         let chunk = ChunkError::EmptyChunk;
         crate::assert_source(&ConfigError::Chunk(chunk.clone()), &chunk);
         assert!(ConfigError::field("mtu", "x").source().is_none());
+    }
+
+    /// An ack delay outside `0.0..=1.0` (or NaN) is refused and named.
+    #[test]
+    fn ack_delay_is_checked() {
+        for ack_delay in [0.0, 0.05, 1.0] {
+            let config = ConnectionConfig {
+                ack_delay,
+                ..ConnectionConfig::default()
+            };
+            assert_eq!(config.validate(), Ok(()));
+        }
+        for ack_delay in [-0.01, 1.5, f64::NAN, f64::INFINITY] {
+            let config = ConnectionConfig {
+                ack_delay,
+                ..ConnectionConfig::default()
+            };
+            assert_eq!(
+                config.validate(),
+                Err(ConfigError::field("ack_delay", "in 0.0..=1.0 seconds"))
+            );
+        }
     }
 
     /// `with_mtu` gives a valid config across the mtu range, and the reasons read as

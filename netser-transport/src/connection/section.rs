@@ -183,10 +183,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// assert_eq!(a.max_section_bits(), 1191 * 8 - 2);
+    /// // Less the end of the channel entries, the section flag and an ack delay.
+    /// assert_eq!(a.max_section_bits(), 1191 * 8 - 2 - 18);
     /// ```
     pub fn max_section_bits(&self) -> u64 {
-        (self.config.endpoint.max_packet_size as u64 * 8).saturating_sub(2)
+        (self.config.endpoint.max_packet_size as u64 * 8)
+            .saturating_sub(2 + super::packet::ACK_DELAY_BITS)
     }
 
     /// The sequence the next packet will have (the one [`send_section`](Self::send_section)
@@ -255,8 +257,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// let sequence = a.send_section(0.0, &[1], 1).unwrap();
     /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
     /// b.handle_datagram_with(0.05, &datagram, |_| true).unwrap();
-    /// let ack = b.poll_transmit(0.05).unwrap().to_vec(); // the ack it owes
-    /// a.handle_datagram(0.1, &ack).unwrap();
+    /// // The ack it owes, once no packet of b's carried it within its ack delay.
+    /// let ack = b.poll_transmit(0.1).unwrap().to_vec();
+    /// a.handle_datagram(0.15, &ack).unwrap();
     /// assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     /// ```
     pub fn drain_acked_sections(&mut self) -> std::collections::vec_deque::Drain<'_, u16> {
@@ -295,8 +298,15 @@ mod tests {
         b.handle_datagram_with(0.06, &datagram, |s| s.reader().read_bits(2).unwrap() == 3)
             .unwrap();
         assert_eq!(b.receive_message(0), Some(5));
-        let ack = b.poll_transmit(0.06).unwrap().to_vec();
-        a.handle_datagram(0.1, &ack).unwrap();
+        assert!(
+            b.poll_transmit(0.06).is_none(),
+            "the ack waits for a packet of b's"
+        );
+        let ack = b
+            .poll_transmit(0.06 + b.config().ack_delay)
+            .unwrap()
+            .to_vec();
+        a.handle_datagram(0.2, &ack).unwrap();
         assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     }
 
