@@ -54,6 +54,7 @@
 
 mod acks;
 mod build;
+mod channels;
 mod config;
 mod error;
 mod packet;
@@ -71,34 +72,20 @@ use std::marker::PhantomData;
 
 use netser::{NetSerialize, ReadStream};
 
-use crate::channel::reliable::{BlockState, Item, Payload};
+use crate::channel::reliable::{BlockState, Payload};
 use crate::channel::wire::EncodedMessage;
-use crate::channel::{
-    ChannelCounters, ChannelId, ChannelKind, ReliableReceiver, ReliableSender, UnreliableReceiver,
-    UnreliableSender,
-};
+use crate::channel::{ChannelCounters, ChannelId};
 use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
 use crate::endpoint::{Endpoint, Stats};
 use crate::sequence::sequence_less_than;
+use channels::{Channel, Receiver};
 
 /// Bytes charged per datagram for the IP and UDP headers.
 const UDP_IP_HEADER_BYTES: usize = 28;
 use acks::{AckReport, AcksOwed};
-use packet::{Incoming, IncomingItem};
-
-#[derive(Debug)]
-pub(crate) enum Sender {
-    Reliable(ReliableSender),
-    Unreliable(UnreliableSender),
-}
-
-#[derive(Debug)]
-pub(crate) enum Receiver<In> {
-    Reliable(ReliableReceiver<In>),
-    Unreliable(UnreliableReceiver<In>),
-}
+use packet::Incoming;
 
 /// A connection to one peer. See the [module docs](self).
 #[derive(Debug)]
@@ -107,11 +94,7 @@ pub struct Connection<Out, In = Out> {
     endpoint: Endpoint,
     chunk_sender: ChunkSender,
     chunk_receiver: ChunkReceiver,
-    senders: Vec<Sender>,
-    receivers: Vec<Receiver<In>>,
-    channel_counters: Vec<ChannelCounters>,
-    /// Per channel: the largest message that fits one packet, in bits.
-    max_message_bits: Vec<u64>,
+    channels: Vec<Channel<In>>,
     received_blocks: VecDeque<ReceivedChunk>,
     counters: ConnectionCounters,
     /// Acks owed: packets with messages arrived since we last sent a packet.
@@ -155,60 +138,18 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let chunk_receiver =
             ChunkReceiver::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
         let sent_packets = config.endpoint.sent_packets_buffer_size;
-        let channels = config.channels.len();
         let payload_bits = config.packet_payload_bytes() as u64 * 8;
-        let mut senders = Vec::with_capacity(channels);
-        let mut receivers = Vec::with_capacity(channels);
-        let mut max_message_bits = Vec::with_capacity(channels);
-        for channel in &config.channels {
-            let (sender, receiver) = match channel.kind {
-                ChannelKind::ReliableOrdered { resend_delay }
-                | ChannelKind::ReliableUnordered { resend_delay } => (
-                    Sender::Reliable({
-                        let mut sender = ReliableSender::new(
-                            channel.send_queue_size,
-                            channel.receive_queue_size,
-                            sent_packets,
-                            resend_delay,
-                            channel.max_messages_per_packet,
-                        );
-                        // A block holds the window until its bytes are all with the
-                        // peer, so the window never runs past a receiver waiting for them.
-                        sender.hold_window_for_blocks();
-                        sender
-                    }),
-                    Receiver::Reliable(ReliableReceiver::new(
-                        channel.receive_queue_size,
-                        matches!(channel.kind, ChannelKind::ReliableOrdered { .. }),
-                    )),
-                ),
-                ChannelKind::UnreliableSequenced | ChannelKind::Unreliable => {
-                    let sequenced = channel.kind == ChannelKind::UnreliableSequenced;
-                    (
-                        Sender::Unreliable(UnreliableSender::new(
-                            sequenced,
-                            channel.send_queue_size,
-                            channel.max_messages_per_packet,
-                        )),
-                        Receiver::Unreliable(UnreliableReceiver::new(
-                            sequenced,
-                            channel.receive_queue_size,
-                        )),
-                    )
-                }
-            };
-            senders.push(sender);
-            receivers.push(receiver);
-            max_message_bits.push(packet::max_message_bits(payload_bits, channels, channel));
-        }
+        let channels: Vec<Channel<In>> = config
+            .channels
+            .iter()
+            .map(|channel| Channel::new(channel, config.channels.len(), payload_bits, sent_packets))
+            .collect();
         Ok(Self {
             endpoint,
             chunk_sender,
             chunk_receiver,
-            senders,
-            receivers,
-            channel_counters: vec![ChannelCounters::default(); channels],
-            max_message_bits,
+            plan: Vec::with_capacity(channels.len()),
+            channels,
             received_blocks: VecDeque::new(),
             counters: ConnectionCounters::default(),
             acks_owed: AcksOwed::default(),
@@ -220,7 +161,6 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .packet_payload_bytes()
                     .max(config.endpoint.max_packet_size)
             ],
-            plan: Vec::with_capacity(channels),
             datagram: Vec::new(),
             incoming: Vec::new(),
             sections: section::SectionAcks::new(sent_packets),
@@ -251,9 +191,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 18 - 10 - 16 - 1));
     /// ```
     pub fn max_message_bits(&self, channel: impl Into<ChannelId>) -> Option<u64> {
-        self.max_message_bits
+        self.channels
             .get(usize::from(channel.into().0))
-            .copied()
+            .map(|channel| channel.max_message_bits)
     }
 
     /// Queues `message` on `channel`. It is measured and encoded now; the bits are kept
@@ -287,15 +227,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// The index of `channel` if its send queue has room.
     fn check_room(&self, channel: ChannelId) -> Result<usize, SendError> {
         let index = usize::from(channel.0);
-        let full = match self.senders.get(index) {
-            None => return Err(SendError::InvalidChannel { channel }),
-            Some(Sender::Reliable(s)) => s.is_full(),
-            Some(Sender::Unreliable(s)) => s.is_full(),
+        let Some(state) = self.channels.get(index) else {
+            return Err(SendError::InvalidChannel { channel });
         };
-        if full {
+        if state.is_full() {
             return Err(SendError::SendQueueFull {
                 channel,
-                capacity: self.config.channels[index].send_queue_size,
+                capacity: state.config.send_queue_size,
             });
         }
         Ok(index)
@@ -309,54 +247,35 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         encoded: EncodedMessage,
     ) -> Result<(), SendError> {
         let index = self.check_room(channel)?;
-        let sender = &mut self.senders[index];
-        let max_bits = self.max_message_bits[index];
-        let counters = &mut self.channel_counters[index];
-        match sender {
-            // A message with alignment is sized at its worst offset (at most 7 bits more
-            // than from bit 0), so it fits a packet wherever it lands.
-            Sender::Unreliable(sender) => {
-                if encoded.max_bits() > max_bits {
-                    return Err(SendError::MessageTooLarge {
-                        channel,
-                        bits: encoded.max_bits(),
-                        max_bits,
-                    });
-                }
-                sender.push(encoded);
+        let state = &mut self.channels[index];
+        // A message with alignment is sized at its worst offset (at most 7 bits more than
+        // from bit 0), so it fits a packet wherever it lands.
+        if !state.is_block(&encoded) {
+            state.push_message(encoded);
+        } else if let channels::Sender::Reliable(sender) = &mut state.sender {
+            let size = encoded.bytes.len();
+            let max = self.config.max_block_size;
+            if size > max {
+                return Err(SendError::BlockTooLarge { channel, size, max });
             }
-            Sender::Reliable(sender) => {
-                if encoded.max_bits() <= max_bits {
-                    sender.push(Payload::Message(encoded));
-                } else {
-                    let size = encoded.bytes.len();
-                    if size > self.config.max_block_size {
-                        return Err(SendError::BlockTooLarge {
-                            channel,
-                            size,
-                            max: self.config.max_block_size,
-                        });
-                    }
-                    let chunk =
-                        self.chunk_sender
-                            .send(encoded.bytes.into_vec())
-                            .map_err(|error| match error {
-                                ChunkError::QueueFull { capacity } => {
-                                    SendError::BlockQueueFull { capacity }
-                                }
-                                // Sizes were checked against the chunk limits by the config.
-                                _ => SendError::BlockTooLarge {
-                                    channel,
-                                    size,
-                                    max: self.config.max_block_size,
-                                },
-                            })?;
-                    sender.push(Payload::Block(chunk));
-                    counters.blocks_sent += 1;
-                }
-            }
+            let chunk = self
+                .chunk_sender
+                .send(encoded.bytes.into_vec())
+                .map_err(|error| match error {
+                    ChunkError::QueueFull { capacity } => SendError::BlockQueueFull { capacity },
+                    // Sizes were checked against the chunk limits by the config.
+                    _ => SendError::BlockTooLarge { channel, size, max },
+                })?;
+            sender.push(Payload::Block(chunk));
+            state.counters.blocks_sent += 1;
+        } else {
+            return Err(SendError::MessageTooLarge {
+                channel,
+                bits: encoded.max_bits(),
+                max_bits: state.max_message_bits,
+            });
         }
-        counters.messages_sent += 1;
+        state.counters.messages_sent += 1;
         Ok(())
     }
 
@@ -370,8 +289,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
         let index = usize::from(channel.into().0);
-        let counters = self.channel_counters.get_mut(index)?;
-        let message = match self.receivers.get_mut(index)? {
+        let state = self.channels.get_mut(index)?;
+        let counters = &mut state.counters;
+        let message = match &mut state.receiver {
             Receiver::Unreliable(receiver) => receiver.next(),
             Receiver::Reliable(receiver) => {
                 let blocks = &mut self.received_blocks;
@@ -381,7 +301,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
         };
         if message.is_some() {
-            self.channel_counters[index].messages_delivered += 1;
+            self.channels[index].counters.messages_delivered += 1;
         }
         message
     }
@@ -493,12 +413,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((header, header_len)) => {
                         let payload = &bytes[header_len..];
-                        let parsed = packet::parse(
-                            payload,
-                            &self.config.channels,
-                            &self.receivers,
-                            &mut self.incoming,
-                        )?;
+                        let parsed = packet::parse(payload, &self.channels, &mut self.incoming)?;
                         section::hand_up(header.sequence, payload, parsed.section, on_section)?;
                         Some(parsed)
                     }
@@ -521,13 +436,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     // so a refused section can no longer hold back its ack (the
                     // connection never fragments its own packets; only a peer with a
                     // larger `endpoint.max_packet_size` sends these).
-                    let start = packet::parse(
-                        received.payload,
-                        &self.config.channels,
-                        &self.receivers,
-                        &mut self.incoming,
-                    )?
-                    .section;
+                    let start =
+                        packet::parse(received.payload, &self.channels, &mut self.incoming)?
+                            .section;
                     section::hand_up(received.sequence, received.payload, start, on_section)?;
                     start.is_some()
                 }
@@ -545,33 +456,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Hands parsed messages to their channels.
     fn deliver_incoming(&mut self) {
         for Incoming { channel, id, item } in self.incoming.drain(..) {
-            let counters = &mut self.channel_counters[channel];
-            match &mut self.receivers[channel] {
-                Receiver::Reliable(receiver) => {
-                    let item = match item {
-                        IncomingItem::Message(message) => Item::Message(message),
-                        IncomingItem::Block(chunk) => Item::Block(chunk),
-                    };
-                    match receiver.accept(id, item) {
-                        Ok(()) => counters.messages_received += 1,
-                        Err(_) => counters.duplicates_dropped += 1,
-                    }
-                }
-                Receiver::Unreliable(receiver) => {
-                    let IncomingItem::Message(message) = item else {
-                        continue; // unreliable channels carry no blocks
-                    };
-                    match receiver.accept(id, message) {
-                        Ok(()) => counters.messages_received += 1,
-                        Err(crate::channel::unreliable::Dropped::Stale) => {
-                            counters.stale_dropped += 1
-                        }
-                        Err(crate::channel::unreliable::Dropped::QueueFull) => {
-                            counters.receive_queue_full_dropped += 1
-                        }
-                    }
-                }
-            }
+            self.channels[channel].accept(id, item);
         }
     }
 
@@ -583,10 +468,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     self.ack_report.delivered = true;
                 }
             }
-            for (sender, counters) in self.senders.iter_mut().zip(&mut self.channel_counters) {
-                if let Sender::Reliable(sender) = sender {
-                    counters.messages_acked += sender.on_packet_acked(sequence) as u64;
-                }
+            for channel in &mut self.channels {
+                channel.on_packet_acked(sequence);
             }
             if self.sections.on_packet_acked(sequence) {
                 self.counters.acked_sections_dropped += 1;
@@ -672,13 +555,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         // a first sample from a stalled peer for minutes.
         self.chunk_sender.set_rtt(has_rtt.then_some(stats.rto));
         let completed = self.chunk_sender.last_completed().map(|(chunk, _)| chunk);
-        for sender in &mut self.senders {
-            if let Sender::Reliable(sender) = sender {
-                sender.set_rtt_stats(has_rtt.then_some(stats));
-                if let Some(chunk) = completed {
-                    sender.on_block_delivered(chunk);
-                }
-            }
+        for channel in &mut self.channels {
+            channel.update(has_rtt.then_some(stats), completed);
         }
     }
 
@@ -702,18 +580,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             at(deadline.max(self.time));
         }
         let budget = self.budget_time();
-        for sender in &self.senders {
-            match sender {
-                Sender::Reliable(s) => {
-                    if let Some(t) = s.next_due_time() {
-                        at(t.max(self.time).max(budget));
-                    }
-                }
-                Sender::Unreliable(s) => {
-                    if s.len() > 0 {
-                        at(budget);
-                    }
-                }
+        for channel in &self.channels {
+            if let Some(t) = channel.next_due_time(self.time, budget) {
+                at(t);
             }
         }
         if let Some(t) = self.chunk_sender.next_send_time() {
@@ -756,19 +625,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .saturating_mul(core::mem::size_of::<u16>()),
             )
             .saturating_add(config.mtu);
-        let mut channels: usize = 0;
         let mut incoming: usize = 0;
-        for (index, (sender, receiver)) in self.senders.iter().zip(&self.receivers).enumerate() {
-            let max_message_bytes = self.max_message_bits[index].div_ceil(8) as usize;
-            channels = channels.saturating_add(match sender {
-                Sender::Reliable(s) => s.memory_bound(max_message_bytes),
-                Sender::Unreliable(s) => s.memory_bound(max_message_bytes),
-            });
-            channels = channels.saturating_add(match receiver {
-                Receiver::Reliable(r) => r.memory_bound(),
-                Receiver::Unreliable(r) => r.memory_bound(),
-            });
-            incoming = incoming.saturating_add(config.channels[index].max_messages_per_packet);
+        // The channels themselves, then what each holds.
+        let mut channels = self
+            .channels
+            .len()
+            .saturating_mul(core::mem::size_of::<Channel<In>>());
+        for channel in &self.channels {
+            channels = channels.saturating_add(channel.memory_bound());
+            incoming = incoming.saturating_add(channel.incoming_bytes());
         }
         let blocks = config
             .chunk
@@ -787,7 +652,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .max(config.endpoint.max_packet_size)
             .saturating_add(sections)
             .saturating_add(config.mtu)
-            .saturating_add(incoming.saturating_mul(core::mem::size_of::<Incoming<In>>()))
+            .saturating_add(incoming)
             .saturating_add(config.channels.len() * core::mem::size_of::<(usize, usize)>());
         endpoint
             .saturating_add(channels)
@@ -847,7 +712,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// What `channel` has done; `None` for an unknown channel.
     pub fn channel_counters(&self, channel: impl Into<ChannelId>) -> Option<&ChannelCounters> {
-        self.channel_counters.get(usize::from(channel.into().0))
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map(|channel| &channel.counters)
     }
 
     /// The packet endpoint (its counters, drop reasons, memory).
@@ -867,20 +734,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).
     pub fn queued_messages(&self, channel: impl Into<ChannelId>) -> usize {
-        match self.senders.get(usize::from(channel.into().0)) {
-            Some(Sender::Reliable(s)) => s.len(),
-            Some(Sender::Unreliable(s)) => s.len(),
-            None => 0,
-        }
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map_or(0, Channel::queued)
     }
 
     /// Messages received on `channel` and not yet taken.
     pub fn received_messages(&self, channel: impl Into<ChannelId>) -> usize {
-        match self.receivers.get(usize::from(channel.into().0)) {
-            Some(Receiver::Reliable(r)) => r.len(),
-            Some(Receiver::Unreliable(r)) => r.len(),
-            None => 0,
-        }
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map_or(0, Channel::received)
     }
 }
 

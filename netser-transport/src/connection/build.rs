@@ -3,7 +3,7 @@
 
 use netser::{NetSerialize, WriteStream};
 
-use super::{packet, Connection, Sender, UDP_IP_HEADER_BYTES};
+use super::{packet, Connection, UDP_IP_HEADER_BYTES};
 use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
 
 impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
@@ -16,19 +16,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         now: f64,
         section: Option<(&[u8], u64)>,
     ) -> Option<u16> {
-        let channels = self.config.channels.len();
+        let channels = self.channels.len();
         let payload_bits = self.config.packet_payload_bytes() as u64 * 8;
         // Which channels have something to send, and their weights.
         let mut weights = 0u64;
         let mut pending = 0u64; // bit mask of channels with messages due
-        for (index, sender) in self.senders.iter().enumerate() {
-            let due = match sender {
-                Sender::Reliable(s) => s.has_due(now),
-                Sender::Unreliable(s) => s.len() > 0,
-            };
-            if due {
+        for (index, channel) in self.channels.iter().enumerate() {
+            if channel.has_due(now) {
                 pending |= 1 << index;
-                weights += u64::from(self.config.channels[index].priority);
+                weights += u64::from(channel.config.priority);
             }
         }
         self.refill_budget(now);
@@ -63,27 +59,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             if pending & (1 << index) == 0 {
                 continue;
             }
-            let config = &self.config.channels[index];
-            let weight = u64::from(config.priority);
+            let channel = &mut self.channels[index];
+            let weight = u64::from(channel.config.priority);
             let share = remaining * weight / weights;
             weights -= weight;
-            let overhead = packet::entry_overhead(channels, config);
+            let overhead = packet::entry_overhead(channels, &channel.config);
             if overhead >= remaining {
                 continue;
             }
             // Where this entry begins: messages with alignment are sized where they land.
             let start = payload_bits - 1 - section_bits.min(payload_bits - 1) - remaining;
-            let (count, bits) = match &mut self.senders[index] {
-                Sender::Reliable(s) => {
-                    let selection = s.select(now, start, overhead, share, remaining);
-                    self.channel_counters[index].messages_resent += selection.resent as u64;
-                    (selection.count, selection.bits)
-                }
-                Sender::Unreliable(s) => s.select(start, overhead, share, remaining),
-            };
+            let (count, bits) = channel.select(now, start, overhead, share, remaining);
             if count > 0 {
                 remaining -= overhead + bits;
-                self.channel_counters[index].messages_packed += count as u64;
+                channel.counters.messages_packed += count as u64;
                 self.plan.push((index, count));
             }
         }
@@ -102,8 +91,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &mut w,
                 now,
                 packet_sequence,
-                &self.config.channels,
-                &mut self.senders,
+                &mut self.channels,
                 &self.plan,
                 ack_delay,
                 section,

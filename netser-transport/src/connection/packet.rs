@@ -25,8 +25,8 @@
 
 use netser::{Decoder, Encoder, NetSerialize, ReadStream};
 
+use super::channels::Channel;
 use super::error::ReceiveError;
-use super::{Receiver, Sender};
 use crate::channel::wire::read_id_relative;
 use crate::channel::{ChannelConfig, ChannelId};
 use crate::chunk::ChunkId;
@@ -105,8 +105,7 @@ pub(crate) struct Parsed {
 /// packet that fails anywhere delivers nothing.
 pub(crate) fn parse<In: NetSerialize>(
     payload: &[u8],
-    configs: &[ChannelConfig],
-    receivers: &[Receiver<In>],
+    channels: &[Channel<In>],
     out: &mut Vec<Incoming<In>>,
 ) -> Result<Parsed, ReceiveError> {
     out.clear();
@@ -115,11 +114,11 @@ pub(crate) fn parse<In: NetSerialize>(
         return Ok(parsed);
     }
     let mut r = ReadStream::new(payload);
-    let index_bits = index_bits(configs.len());
+    let index_bits = index_bits(channels.len());
     let mut seen = 0u64; // a bit per channel (at most 64)
     while r.read_bool().map_err(ReceiveError::Malformed)? {
         let index = r.read_bits(index_bits).map_err(ReceiveError::Malformed)? as usize;
-        let Some(config) = configs.get(index) else {
+        let Some(config) = channels.get(index).map(|channel| &channel.config) else {
             return Err(ReceiveError::UnknownChannel {
                 channel: index as u8,
             });
@@ -161,10 +160,8 @@ pub(crate) fn parse<In: NetSerialize>(
             } else {
                 IncomingItem::Message(In::decode(&mut r).map_err(ReceiveError::Malformed)?)
             };
-            if let Receiver::Reliable(receiver) = &receivers[index] {
-                if !receiver.can_accept(id, count) {
-                    return Err(ReceiveError::ReceiveQueueFull { channel });
-                }
+            if !channels[index].can_accept(id, count) {
+                return Err(ReceiveError::ReceiveQueueFull { channel });
             }
             out.push(Incoming {
                 channel: index,
@@ -202,25 +199,22 @@ pub(crate) fn parse<In: NetSerialize>(
 /// then the ack delay if it is not 0 (in the wire's units), then the section of the
 /// layer above, if any (its bytes and length in bits).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn write<E: Encoder>(
+pub(crate) fn write<E: Encoder, In: NetSerialize>(
     e: &mut E,
     now: f64,
     packet_sequence: u16,
-    configs: &[ChannelConfig],
-    senders: &mut [Sender],
+    channels: &mut [Channel<In>],
     plan: &[(usize, usize)],
     ack_delay: u16,
     section: Option<(&[u8], u64)>,
 ) -> netser::Result<()> {
-    let index_bits = index_bits(configs.len());
+    let index_bits = index_bits(channels.len());
     for &(index, count) in plan {
+        let channel = &mut channels[index];
         e.write_bool(true)?;
         e.write_bits(index as u64, index_bits)?;
-        e.write_bits(count as u64 - 1, count_bits(&configs[index]))?;
-        match &mut senders[index] {
-            Sender::Reliable(sender) => sender.write(e, now, packet_sequence)?,
-            Sender::Unreliable(sender) => sender.write(e)?,
-        }
+        e.write_bits(count as u64 - 1, count_bits(&channel.config))?;
+        channel.write(e, now, packet_sequence)?;
     }
     e.write_bool(false)?;
     if ack_delay > 0 {
@@ -241,18 +235,25 @@ mod tests {
     use netser::WriteStream;
 
     /// A payload with no channel entries: the tail alone.
+    fn channels() -> Vec<Channel<u8>> {
+        vec![Channel::new(
+            &ChannelConfig::reliable_ordered(),
+            1,
+            8000,
+            256,
+        )]
+    }
+
     fn tail(ack_delay: u16, section: Option<(&[u8], u64)>) -> Vec<u8> {
         let mut buf = [0u8; 16];
         let mut w = WriteStream::new(&mut buf);
-        let configs = [ChannelConfig::reliable_ordered()];
-        write(&mut w, 0.0, 0, &configs, &mut [], &[], ack_delay, section).unwrap();
+        write(&mut w, 0.0, 0, &mut channels(), &[], ack_delay, section).unwrap();
         let len = w.finish();
         buf[..len].to_vec()
     }
 
     fn read(payload: &[u8]) -> Result<Parsed, ReceiveError> {
-        let configs = [ChannelConfig::reliable_ordered()];
-        parse::<u8>(payload, &configs, &[], &mut Vec::new())
+        parse(payload, &channels(), &mut Vec::new())
     }
 
     #[test]
