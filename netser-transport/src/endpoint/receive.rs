@@ -5,7 +5,7 @@ use super::header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES, MAX_PAC
 use super::reassembly::{Fragment, Stored};
 use super::stats;
 use super::{Endpoint, Payload, ReceiveError};
-use crate::sequence::sequence_difference;
+use crate::sequence::{sequence_difference, sequence_less_than};
 
 impl Endpoint {
     pub(super) fn process_datagram(
@@ -213,7 +213,7 @@ impl Endpoint {
         self.reassembly.advance(sequence);
         self.sync_reassembly_drops();
 
-        let mut bits = header.ack_bits;
+        let mut bits = self.unseen_acks(header.ack, header.ack_bits);
         while bits != 0 {
             let back = bits.trailing_zeros() as u16;
             bits &= bits - 1;
@@ -239,6 +239,33 @@ impl Endpoint {
             }
         }
         Ok(())
+    }
+
+    /// The bits of an ack header (`ack`, `ack_bits`) that no earlier header set: a
+    /// peer repeats each ack in up to 32 headers, and looking each one up in the sent
+    /// window again was most of the cost of taking a packet in. Only a header whose
+    /// `ack` names a packet already sent joins the seen acks, so a forged header that
+    /// acks packets not yet sent cannot hide their real acks later.
+    fn unseen_acks(&mut self, ack: u16, ack_bits: u32) -> u32 {
+        if !sequence_less_than(ack, self.sequence) {
+            return ack_bits;
+        }
+        let (seen_ack, seen_bits) = self.seen_acks;
+        let newer_by = sequence_difference(ack, seen_ack);
+        // The seen bits in the header's alignment (bit `n` is `ack - n`).
+        let seen = match newer_by {
+            0 => seen_bits,
+            1..=31 => seen_bits << newer_by,
+            -31..=-1 => seen_bits >> -newer_by,
+            _ => 0,
+        };
+        let unseen = ack_bits & !seen;
+        self.seen_acks = match newer_by {
+            d if d >= 0 => (ack, seen | ack_bits),
+            d if d > -32 => (seen_ack, seen_bits | (ack_bits << -d)),
+            _ => (seen_ack, seen_bits),
+        };
+        unseen
     }
 
     /// Takes an RTT sample (`rtt` from send to ack, of which the peer held the ack
