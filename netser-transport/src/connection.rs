@@ -478,9 +478,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The next datagram to send at `now`, each at most `mtu` bytes: slice acks, then
-    /// slices of the block in flight, then a packet of messages (or of acks only, when
-    /// a packet with messages arrived since the last one sent). Call until `None` once
-    /// per frame after [`handle_timeout`](Self::handle_timeout).
+    /// slices of the block in flight, then a packet of messages (it carries every ack
+    /// owed), or of acks only when an ack has waited
+    /// [`ack_delay`](ConnectionConfig::ack_delay) for a packet to carry it. Call until
+    /// `None` once per frame after [`handle_timeout`](Self::handle_timeout).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -551,8 +552,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let stats = self.endpoint.stats();
         let has_rtt = self.endpoint.counters().packets_acked > 0;
         // The block sender waits `chunk.resend_rtt_factor` x the RTO between two sends of
-        // a slice: the RTO follows the path within a few samples, where `stats.rtt` keeps
-        // a first sample from a stalled peer for minutes.
+        // a slice: the RTO follows the path within a few samples and allows for the
+        // peer's ack delay.
         self.chunk_sender.set_rtt(has_rtt.then_some(stats.rto));
         let completed = self.chunk_sender.last_completed().map(|(chunk, _)| chunk);
         for channel in &mut self.channels {
