@@ -58,6 +58,7 @@ mod channels;
 mod config;
 mod error;
 mod packet;
+pub(crate) use packet::ACK_DELAY_BITS;
 pub(crate) mod section;
 
 pub use config::{
