@@ -1,5 +1,5 @@
 //! A headless client with netser-bevy: connects to the `server` example, shows the world
-//! block arriving, keeps the bodies it sees as entities, sends inputs and chat, and after
+//! block arriving, sees the bodies replicated as entities, sends inputs and chat, and after
 //! `--seconds` (default 10) leaves gracefully.
 //!
 //! ```sh
@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bevy_app::{App, AppExit, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlugin};
 use bevy_time::TimePlugin;
-use common::{Args, Client, ClientMessage, GameClientPlugin, ServerMessage};
+use common::{Args, Client, ClientMessage, Components, GameClientPlugin, ServerMessage};
 use netser_bevy::prelude::*;
 use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
 use netser_transport::udp::UdpClientConfig;
@@ -50,11 +50,11 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
         ScheduleRunnerPlugin::run_loop(Duration::from_secs_f64(1.0 / 60.0)),
         TimePlugin,
         TerminalCtrlCHandlerPlugin,
-        NetClientPlugin::<ClientMessage, ServerMessage>::default(),
+        NetClientPlugin::<ClientMessage, ServerMessage, Components>::default(),
         GameClientPlugin,
     ))
     .insert_resource(client);
     common::exit_after(&mut app, args.seconds);
-    // A failing status if the world or the snapshots did not arrive.
+    // A failing status if the world or the bodies did not arrive.
     Ok(app.run())
 }

@@ -5,7 +5,7 @@
 //! 127.0.0.1, so more clients can join from other terminals
 //! (`cargo run -p netser-bevy --example client`). After `--seconds` (default 5) the app
 //! exits: the client leaves, the server shuts down, and a summary says whether the world,
-//! snapshots, chat and inputs arrived (the exit status is 0 only if they did).
+//! bodies, chat and inputs arrived (the exit status is 0 only if they did).
 
 mod common;
 
@@ -15,8 +15,8 @@ use bevy_app::{App, AppExit, Last, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlu
 use bevy_ecs::prelude::*;
 use bevy_time::TimePlugin;
 use common::{
-    Args, Client, ClientMessage, ClientTally, GameClientPlugin, GameServerPlugin, Server,
-    ServerMessage, ServerTally,
+    Args, Client, ClientMessage, ClientTally, Components, GameClientPlugin, GameServerPlugin,
+    Server, ServerMessage, ServerTally,
 };
 use netser_bevy::prelude::*;
 use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
@@ -52,8 +52,8 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
         ScheduleRunnerPlugin::run_loop(Duration::from_secs_f64(1.0 / 60.0)),
         TimePlugin,
         TerminalCtrlCHandlerPlugin,
-        NetServerPlugin::<ServerMessage, ClientMessage>::default(),
-        NetClientPlugin::<ClientMessage, ServerMessage>::default(),
+        NetServerPlugin::<ServerMessage, ClientMessage, Components>::default(),
+        NetClientPlugin::<ClientMessage, ServerMessage, Components>::default(),
         GameServerPlugin,
         GameClientPlugin,
     ))
@@ -69,7 +69,7 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
     Ok(app.run())
 }
 
-/// On exit: the client's summary checks the world and the snapshots; this adds chat both
+/// On exit: the client's summary checks the world and the bodies; this adds chat both
 /// ways and inputs.
 fn check_chat_and_inputs(
     client: Res<ClientTally>,

@@ -10,7 +10,7 @@
 //! Ctrl+C is an `AppExit`: the plugin shuts the server down gracefully, telling every
 //! client.
 //!
-//! The game (in `common/`): 16 bodies moving, sent 30 times a second; chat relayed; a
+//! The game (in `common/`): 16 bodies moving, replicated each frame; chat relayed; a
 //! 64 KiB world block to each client on join. Clients issue their own connect tokens with
 //! the examples' public development key, standing in for a game's backend (see the
 //! workspace's `examples/src/bin/server.rs` for how a real backend does it).
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use bevy_app::{App, AppExit, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlugin};
 use bevy_time::TimePlugin;
-use common::{Args, ClientMessage, GameServerPlugin, Server, ServerMessage};
+use common::{Args, ClientMessage, Components, GameServerPlugin, Server, ServerMessage};
 use netser_bevy::prelude::*;
 use netser_transport::netcode::protocol_id;
 use netser_transport::udp::UdpServerConfig;
@@ -47,7 +47,7 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
         ScheduleRunnerPlugin::run_loop(Duration::from_secs_f64(1.0 / 60.0)),
         TimePlugin,
         TerminalCtrlCHandlerPlugin,
-        NetServerPlugin::<ServerMessage, ClientMessage>::default(),
+        NetServerPlugin::<ServerMessage, ClientMessage, Components>::default(),
         GameServerPlugin,
     ))
     .insert_resource(server);

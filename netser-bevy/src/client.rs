@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use bevy_app::{App, AppExit, Last, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
+use netser::NetDelta;
 use netser_transport::channel::ChannelId;
 use netser_transport::netcode::{
     ClientId, ClientState, ConnectToken, DisconnectReason, NetworkInfo, RefusalCounters,
@@ -17,7 +18,8 @@ use netser_transport::udp::{
     BlockProgress, ClientEvent, StartError, UdpClient, UdpClientConfig, UdpStats,
 };
 
-use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
+use crate::replication::{ComponentSet, ReplicationConfig, add_client_systems};
+use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 
 /// The game client as a Bevy resource: a [`UdpClient`] sending `Out` and receiving `In`,
 /// run by [`NetClientPlugin<Out, In>`](NetClientPlugin). Every method of `UdpClient` is
@@ -29,6 +31,10 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 /// [`FromServer`] instead. Insert the resource to connect; remove it to leave (the
 /// transport tells the server when the client is dropped), and insert a new one, with a
 /// new connect token, to connect again.
+///
+/// `C` is the set of replicated components (`()`, none, by default; see
+/// [`replication`](crate::replication)): the transport underneath carries
+/// [`C::State`](crate::ComponentSet::State) for each replicated entity.
 ///
 /// ```no_run
 /// use bevy_ecs::prelude::*;
@@ -52,11 +58,11 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 /// # }
 /// ```
 #[derive(Resource)]
-pub struct NetClient<Out: NetMessage, In: NetMessage> {
-    client: UdpClient<Out, In>,
+pub struct NetClient<Out: NetMessage, In: NetMessage, C: ComponentSet = ()> {
+    client: UdpClient<Out, In, C::State>,
 }
 
-impl<Out: NetMessage, In: NetMessage> NetClient<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetClient<Out, In, C> {
     /// Binds a socket and starts connecting with `token` (see [`UdpClient::connect`]).
     ///
     /// ```
@@ -81,6 +87,8 @@ impl<Out: NetMessage, In: NetMessage> NetClient<Out, In> {
 
     /// A resource around a client the caller built (its own driver, socket options or
     /// simulators: [`UdpClient::with_driver`]).
+    /// Name the resource's type (`NetClient::<Out, In, C>::new`): the component set
+    /// `C` cannot be told from the client's entity type.
     ///
     /// ```
     /// use netser_bevy::NetClient;
@@ -92,29 +100,29 @@ impl<Out: NetMessage, In: NetMessage> NetClient<Out, In> {
     /// let token = ConnectToken::generate(&params, &[7; 32]).unwrap();
     /// let driver = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
     /// let client: UdpClient<u8, u8> = UdpClient::with_driver(driver, token, ConnectionConfig::default()).unwrap();
-    /// let client = NetClient::new(client);
+    /// let client = NetClient::<u8, u8>::new(client);
     /// assert!(!client.is_connected());
     /// ```
-    pub fn new(client: UdpClient<Out, In>) -> Self {
+    pub fn new(client: UdpClient<Out, In, C::State>) -> Self {
         Self { client }
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> Deref for NetClient<Out, In> {
-    type Target = UdpClient<Out, In>;
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> Deref for NetClient<Out, In, C> {
+    type Target = UdpClient<Out, In, C::State>;
 
     fn deref(&self) -> &Self::Target {
         &self.client
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> DerefMut for NetClient<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> DerefMut for NetClient<Out, In, C> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.client
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> fmt::Debug for NetClient<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> fmt::Debug for NetClient<Out, In, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NetClient")
             .field("client_id", &self.client.client_id())
@@ -246,7 +254,10 @@ pub struct ClientStats {
 }
 
 impl ClientStats {
-    fn refresh<Out: NetMessage, In: NetMessage>(&mut self, client: &UdpClient<Out, In>) {
+    fn refresh<Out: NetMessage, In: NetMessage, S: NetDelta + Clone>(
+        &mut self,
+        client: &UdpClient<Out, In, S>,
+    ) {
         self.state = Some(client.state());
         self.client_id = Some(client.client_id());
         self.local_addr = Some(client.local_addr());
@@ -370,14 +381,54 @@ pub fn client_just_disconnected(mut disconnected: MessageReader<DisconnectedFrom
 /// app.update();
 /// assert_eq!(app.world().resource::<ClientStats>().state, None);
 /// ```
-pub struct NetClientPlugin<Out, In> {
+///
+/// `C` is the set of replicated components, `()` (none) by default, the same as the
+/// server's: see the [`replication`](crate#replication) section of the crate's docs. The
+/// client then also spawns, updates and despawns the server's entities each frame in
+/// `PreUpdate` ([`ReplicationSystems::Apply`](crate::ReplicationSystems)), and keeps
+/// [`ServerEntityMap`](crate::ServerEntityMap) and
+/// [`ClientReplicationStats`](crate::ClientReplicationStats).
+pub struct NetClientPlugin<Out, In, C = ()> {
     /// How long the leave on `AppExit` keeps sending, at most, until the server acked
     /// every reliable message; then the client disconnects. Default 1 s.
     pub shutdown_timeout: Duration,
-    messages: PhantomData<fn() -> (Out, In)>,
+    replication: ReplicationConfig,
+    messages: PhantomData<Types<Out, In, C>>,
 }
 
-impl<Out, In> NetClientPlugin<Out, In> {
+impl<Out, In, C> NetClientPlugin<Out, In, C> {
+    /// The plugin with entity sets configured other than by default: the same
+    /// `max_entities`, `max_per_packet` and `window` as the server's.
+    ///
+    /// ```
+    /// use bevy_ecs::prelude::*;
+    /// use netser::NetSerialize;
+    /// use netser_bevy::{NetClientPlugin, ReplicationConfig};
+    /// use netser_transport::snapshot::EntityConfig;
+    ///
+    /// #[derive(Component, NetSerialize, Clone, PartialEq)]
+    /// #[net(delta)]
+    /// struct Health(#[net(range = 0..=100)] u8);
+    ///
+    /// let config = ReplicationConfig::new(EntityConfig { max_entities: 1024, ..EntityConfig::default() }).unwrap();
+    /// let plugin = NetClientPlugin::<u8, u8, (Health,)>::default().with_replication(config.clone());
+    /// assert_eq!(plugin.replication(), &config);
+    /// ```
+    pub fn with_replication(mut self, replication: ReplicationConfig) -> Self {
+        self.replication = replication;
+        self
+    }
+
+    /// How entities are replicated.
+    ///
+    /// ```
+    /// use netser_bevy::NetClientPlugin;
+    /// assert_eq!(NetClientPlugin::<u8, u8>::default().replication().entities().window, 256);
+    /// ```
+    pub fn replication(&self) -> &ReplicationConfig {
+        &self.replication
+    }
+
     /// The plugin with a shutdown timeout other than the default 1 s.
     ///
     /// ```
@@ -388,26 +439,28 @@ impl<Out, In> NetClientPlugin<Out, In> {
     pub fn with_shutdown_timeout(shutdown_timeout: Duration) -> Self {
         Self {
             shutdown_timeout,
+            replication: ReplicationConfig::default(),
             messages: PhantomData,
         }
     }
 }
 
-impl<Out, In> Default for NetClientPlugin<Out, In> {
+impl<Out, In, C> Default for NetClientPlugin<Out, In, C> {
     fn default() -> Self {
         Self::with_shutdown_timeout(Duration::from_secs(1))
     }
 }
 
-impl<Out, In> fmt::Debug for NetClientPlugin<Out, In> {
+impl<Out, In, C> fmt::Debug for NetClientPlugin<Out, In, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NetClientPlugin")
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("replication", &self.replication)
             .finish()
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> Plugin for NetClientPlugin<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> Plugin for NetClientPlugin<Out, In, C> {
     fn build(&self, app: &mut App) {
         let timeout = self.shutdown_timeout;
         app.add_message::<ConnectedToServer>()
@@ -415,12 +468,12 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetClientPlugin<Out, In> {
             .add_message::<FromServer<In>>()
             .add_message::<BlockFromServer>()
             .init_resource::<ClientStats>()
-            .add_systems(PreUpdate, receive::<Out, In>.in_set(NetReceive))
-            .add_systems(PostUpdate, send::<Out, In>.in_set(NetSend))
+            .add_systems(PreUpdate, receive::<Out, In, C>.in_set(NetReceive))
+            .add_systems(PostUpdate, send::<Out, In, C>.in_set(NetSend))
             .add_systems(
                 Last,
                 (move |exit: MessageReader<AppExit>,
-                       client: Option<ResMut<NetClient<Out, In>>>,
+                       client: Option<ResMut<NetClient<Out, In, C>>>,
                        writers: ClientWriters<In>,
                        stats: ResMut<ClientStats>,
                        commands: Commands| {
@@ -429,6 +482,7 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetClientPlugin<Out, In> {
                 .in_set(ExitSet::Client),
             );
         configure_exit(app);
+        add_client_systems::<Out, In, C>(app, self.replication.clone());
     }
 }
 
@@ -443,7 +497,10 @@ struct ClientWriters<'w, In: NetMessage> {
 
 impl<In: NetMessage> ClientWriters<'_, In> {
     /// Writes every event the client holds; returns how many were messages.
-    fn drain<Out: NetMessage>(&mut self, client: &mut UdpClient<Out, In>) -> u64 {
+    fn drain<Out: NetMessage, S: NetDelta + Clone>(
+        &mut self,
+        client: &mut UdpClient<Out, In, S>,
+    ) -> u64 {
         let mut messages = 0;
         while let Some(event) = client.poll_event() {
             match event {
@@ -469,8 +526,8 @@ impl<In: NetMessage> ClientWriters<'_, In> {
 }
 
 /// `PreUpdate`: takes what arrived and writes the events.
-fn receive<Out: NetMessage, In: NetMessage>(
-    client: Option<ResMut<NetClient<Out, In>>>,
+fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
+    client: Option<ResMut<NetClient<Out, In, C>>>,
     mut writers: ClientWriters<In>,
     mut stats: ResMut<ClientStats>,
 ) {
@@ -490,8 +547,8 @@ fn receive<Out: NetMessage, In: NetMessage>(
 }
 
 /// `PostUpdate`: advances the handshake and timers, sends what the frame queued.
-fn send<Out: NetMessage, In: NetMessage>(
-    client: Option<ResMut<NetClient<Out, In>>>,
+fn send<Out: NetMessage, In: NetMessage, C: ComponentSet>(
+    client: Option<ResMut<NetClient<Out, In, C>>>,
     mut writers: ClientWriters<In>,
     mut stats: ResMut<ClientStats>,
 ) {
@@ -505,10 +562,10 @@ fn send<Out: NetMessage, In: NetMessage>(
 }
 
 /// `Last`: on `AppExit`, the graceful leave, then the resource goes.
-fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
+fn shutdown_on_exit<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     timeout: Duration,
     mut exit: MessageReader<AppExit>,
-    client: Option<ResMut<NetClient<Out, In>>>,
+    client: Option<ResMut<NetClient<Out, In, C>>>,
     mut writers: ClientWriters<In>,
     mut stats: ResMut<ClientStats>,
     mut commands: Commands,
@@ -523,5 +580,5 @@ fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);
     stats.clean_shutdown = Some(clean);
-    commands.remove_resource::<NetClient<Out, In>>();
+    commands.remove_resource::<NetClient<Out, In, C>>();
 }

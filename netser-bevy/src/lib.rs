@@ -106,21 +106,101 @@
 //! `bevy_time`. Frame rate is the game's: a headless server runs its `App` in a loop of
 //! its choosing (the examples use a fixed sleep between frames).
 //!
-//! # Adding replication
+//! # Replication
 //!
-//! Component replication through the snapshot layer is a separate plugin to add beside
-//! these: its systems go in `PreUpdate` `.after(NetReceive)` (apply what arrived) and in
-//! `PostUpdate` `.before(NetSend)` (encode the frame's state into the resources'
-//! connections), so the game's systems in `Update` see replicated state and their changes
-//! leave the same frame.
+//! Components registered with both plugins are replicated from the server to its clients:
+//! give the set of them, a tuple, as the plugins' third type parameter (both sides the
+//! same), mark the server's entities to send with [`Replicated`], and the clients spawn,
+//! update and despawn them. Each component derives `NetSerialize` with `#[net(delta)]`,
+//! `PartialEq` and `Clone`; a component not in the set is never sent. Under the hood each
+//! client has an entity sender of the transport ([`EntitySender`](netser_transport::snapshot::EntitySender)):
+//! every entity that changed accumulates priority, each frame one packet is filled to the
+//! byte budget in that order, and each entity goes against the last state of it the client
+//! acked. [`ClientVisibility`] hides entities per client; [`ServerEntityMap`] maps the
+//! server's entities to the client's and back. See [`replication`] for the details and
+//! the bounds.
+//!
+//! ```
+//! use bevy_app::{App, Startup, Update};
+//! use bevy_ecs::prelude::*;
+//! use netser::NetSerialize;
+//! use netser_bevy::prelude::*;
+//! use netser_transport::netcode::{ConnectToken, TokenParams};
+//! use netser_transport::udp::{UdpClientConfig, UdpServerConfig};
+//!
+//! #[derive(Component, NetSerialize, Debug, Clone, PartialEq)]
+//! #[net(delta)]
+//! struct Position(#[net(quantize(min = -512.0, max = 512.0, res = 0.01))] [f32; 2]);
+//!
+//! /// Server-side only: never sent, as it is not in the set.
+//! #[derive(Component)]
+//! struct Brain;
+//!
+//! // What is replicated, one type for both sides.
+//! type Replicated = (Position,);
+//! type Server = NetServer<u8, u8, Replicated>;
+//! type Client = NetClient<u8, u8, Replicated>;
+//!
+//! fn spawn(mut commands: Commands) {
+//!     commands.spawn((netser_bevy::Replicated, Position([1.0, 2.0]), Brain));
+//! }
+//! fn walk(mut positions: Query<&mut Position, With<netser_bevy::Replicated>>) {
+//!     for mut p in &mut positions {
+//!         p.0[0] = (p.0[0] + 0.25).min(10.0);
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let key = netser_transport::netcode::generate_key()?;
+//! let protocol = netser_transport::netcode::protocol_id::<u8, u8>();
+//! let server = Server::bind("127.0.0.1:0", UdpServerConfig::new(protocol, key))?;
+//! let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+//! let token = ConnectToken::generate(&TokenParams::new(protocol, vec![server.local_addr()], now), &key)?;
+//! let client = Client::connect(token, UdpClientConfig::default())?;
+//!
+//! let mut server_app = App::new();
+//! server_app
+//!     .add_plugins(NetServerPlugin::<u8, u8, Replicated>::default())
+//!     .insert_resource(server)
+//!     .add_systems(Startup, spawn)
+//!     .add_systems(Update, walk);
+//! let mut client_app = App::new();
+//! client_app.add_plugins(NetClientPlugin::<u8, u8, Replicated>::default()).insert_resource(client);
+//!
+//! let arrived = |app: &mut App| {
+//!     let mut query = app.world_mut().query_filtered::<&Position, With<Remote>>();
+//!     query.iter(app.world()).next().cloned()
+//! };
+//! for _ in 0..5000 {
+//!     server_app.update();
+//!     client_app.update();
+//!     if arrived(&mut client_app) == Some(Position([10.0, 2.0])) {
+//!         break;
+//!     }
+//!     std::thread::sleep(std::time::Duration::from_millis(1));
+//! }
+//! assert_eq!(arrived(&mut client_app), Some(Position([10.0, 2.0])));
+//! // The client's entity knows the server's; `Brain` stayed on the server.
+//! let mut remote = client_app.world_mut().query_filtered::<Entity, With<Brain>>();
+//! assert_eq!(remote.iter(client_app.world()).count(), 0);
+//! assert_eq!(client_app.world().resource::<ServerEntityMap>().len(), 1);
+//! # Ok(())
+//! # }
+//! ```
 
 mod client;
+pub mod replication;
 mod server;
 
 pub use client::{
     BlockFromServer, ClientStats, ConnectedToServer, DisconnectedFromServer, FromServer, NetClient,
     NetClientPlugin, client_connected, client_connecting, client_disconnected,
     client_just_connected, client_just_disconnected,
+};
+pub use replication::{
+    ClientReplicationStats, ClientVisibility, ComponentSet, EntityState, Remote, Replicated,
+    ReplicatedComponent, ReplicationConfig, ReplicationPriority, ReplicationStats,
+    ReplicationSystems, ServerEntityMap, VisibilityPolicy,
 };
 pub use server::{
     BlockToClient, ClientConnected, ClientDisconnected, ClientNetwork, FromClient, NetServer,
@@ -187,6 +267,9 @@ enum ExitSet {
     Server,
 }
 
+/// The types a plugin is generic over, held without owning a value of any.
+type Types<Out, In, C> = fn() -> (Out, In, C);
+
 /// Orders the exit sets; both plugins call it (configuring twice is harmless).
 fn configure_exit(app: &mut bevy_app::App) {
     app.configure_sets(
@@ -213,6 +296,10 @@ pub mod prelude {
         NetClientPlugin, NetMessage, NetReceive, NetSend, NetServer, NetServerPlugin, ServerStats,
         client_connected, client_connecting, client_disconnected, client_just_connected,
         client_just_disconnected, server_running,
+    };
+    pub use crate::{
+        ClientReplicationStats, ClientVisibility, Remote, Replicated, ReplicationPriority,
+        ReplicationStats, ReplicationSystems, ServerEntityMap, VisibilityPolicy,
     };
     pub use netser_transport::channel::ChannelId;
     pub use netser_transport::netcode::{ClientId, ClientState, DisconnectReason, NetworkInfo};

@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use bevy_app::{App, AppExit, Last, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
+use netser::NetDelta;
 use netser_transport::channel::ChannelId;
 use netser_transport::netcode::{ClientId, DisconnectReason, NetworkInfo, RefusalCounters};
 use netser_transport::udp::{
     BlockProgress, ServerEvent, StartError, UdpServer, UdpServerConfig, UdpStats,
 };
 
-use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
+use crate::replication::{ComponentSet, ReplicationConfig, add_server_systems};
+use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 
 /// The game server as a Bevy resource: a [`UdpServer`] sending `Out` and receiving `In`,
 /// run by [`NetServerPlugin<Out, In>`](NetServerPlugin). Every method of `UdpServer` is
@@ -27,6 +29,10 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 /// [`FromClient`] instead. Insert the resource to start serving, remove it to stop:
 /// dropping it disconnects every client at once (the transport tells them), without the
 /// wait of [`UdpServer::shutdown`].
+///
+/// `C` is the set of replicated components (`()`, none, by default; see
+/// [`replication`](crate::replication)): the transport underneath carries
+/// [`C::State`](crate::ComponentSet::State) for each replicated entity.
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
@@ -46,11 +52,11 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, configure_exit};
 /// # }
 /// ```
 #[derive(Resource)]
-pub struct NetServer<Out: NetMessage, In: NetMessage> {
-    server: UdpServer<Out, In>,
+pub struct NetServer<Out: NetMessage, In: NetMessage, C: ComponentSet = ()> {
+    server: UdpServer<Out, In, C::State>,
 }
 
-impl<Out: NetMessage, In: NetMessage> NetServer<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetServer<Out, In, C> {
     /// Binds a UDP socket to `addr` and starts a server on it (see [`UdpServer::bind`]).
     ///
     /// ```
@@ -69,6 +75,8 @@ impl<Out: NetMessage, In: NetMessage> NetServer<Out, In> {
 
     /// A resource around a server the caller built (its own driver, socket options or
     /// simulators: [`UdpServer::with_driver`]).
+    /// Name the resource's type (`NetServer::<Out, In, C>::new`): the component set
+    /// `C` cannot be told from the server's entity type.
     ///
     /// ```
     /// use netser_bevy::NetServer;
@@ -76,29 +84,29 @@ impl<Out: NetMessage, In: NetMessage> NetServer<Out, In> {
     ///
     /// let driver = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
     /// let server: UdpServer<u8, u8> = UdpServer::with_driver(driver, UdpServerConfig::new(1, [0; 32])).unwrap();
-    /// let server = NetServer::new(server);
+    /// let server = NetServer::<u8, u8>::new(server);
     /// assert_eq!(server.max_clients(), 64);
     /// ```
-    pub fn new(server: UdpServer<Out, In>) -> Self {
+    pub fn new(server: UdpServer<Out, In, C::State>) -> Self {
         Self { server }
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> Deref for NetServer<Out, In> {
-    type Target = UdpServer<Out, In>;
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> Deref for NetServer<Out, In, C> {
+    type Target = UdpServer<Out, In, C::State>;
 
     fn deref(&self) -> &Self::Target {
         &self.server
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> DerefMut for NetServer<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> DerefMut for NetServer<Out, In, C> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.server
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> fmt::Debug for NetServer<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> fmt::Debug for NetServer<Out, In, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NetServer")
             .field("local_addr", &self.server.local_addr())
@@ -271,7 +279,10 @@ impl ServerStats {
         self.clients.iter().find(|c| c.client_id == client_id)
     }
 
-    fn refresh<Out: NetMessage, In: NetMessage>(&mut self, server: &UdpServer<Out, In>) {
+    fn refresh<Out: NetMessage, In: NetMessage, S: NetDelta + PartialEq + Clone>(
+        &mut self,
+        server: &UdpServer<Out, In, S>,
+    ) {
         self.running = true;
         self.local_addr = Some(server.local_addr());
         self.max_clients = server.max_clients();
@@ -339,14 +350,53 @@ pub fn server_running(stats: Option<Res<ServerStats>>) -> bool {
 /// app.update();
 /// assert!(app.world().resource::<ServerStats>().running);
 /// ```
-pub struct NetServerPlugin<Out, In> {
+///
+/// `C` is the set of replicated components, `()` (none) by default: see the
+/// [`replication`](crate#replication) section of the crate's docs. The server then also
+/// sends, each frame in `PostUpdate` ([`ReplicationSystems::Send`](crate::ReplicationSystems)),
+/// each client its packet of the [`Replicated`](crate::Replicated) entities, and keeps
+/// [`ReplicationStats`](crate::ReplicationStats) and [`ClientVisibility`](crate::ClientVisibility).
+pub struct NetServerPlugin<Out, In, C = ()> {
     /// How long the shutdown on `AppExit` keeps sending, at most, until every client acked
     /// every reliable message; then the clients are disconnected. Default 1 s.
     pub shutdown_timeout: Duration,
-    messages: PhantomData<fn() -> (Out, In)>,
+    replication: ReplicationConfig,
+    messages: PhantomData<Types<Out, In, C>>,
 }
 
-impl<Out, In> NetServerPlugin<Out, In> {
+impl<Out, In, C> NetServerPlugin<Out, In, C> {
+    /// The plugin with entity sets configured other than by default (the clients' plugin
+    /// must have the same `max_entities`, `max_per_packet` and `window`).
+    ///
+    /// ```
+    /// use bevy_ecs::prelude::*;
+    /// use netser::NetSerialize;
+    /// use netser_bevy::{NetServerPlugin, ReplicationConfig};
+    /// use netser_transport::snapshot::EntityConfig;
+    ///
+    /// #[derive(Component, NetSerialize, Clone, PartialEq)]
+    /// #[net(delta)]
+    /// struct Health(#[net(range = 0..=100)] u8);
+    ///
+    /// let config = ReplicationConfig::new(EntityConfig { max_entities: 1024, ..EntityConfig::default() }).unwrap();
+    /// let plugin = NetServerPlugin::<u8, u8, (Health,)>::default().with_replication(config.clone());
+    /// assert_eq!(plugin.replication(), &config);
+    /// ```
+    pub fn with_replication(mut self, replication: ReplicationConfig) -> Self {
+        self.replication = replication;
+        self
+    }
+
+    /// How entities are replicated.
+    ///
+    /// ```
+    /// use netser_bevy::NetServerPlugin;
+    /// assert_eq!(NetServerPlugin::<u8, u8>::default().replication().entities().max_entities, 4096);
+    /// ```
+    pub fn replication(&self) -> &ReplicationConfig {
+        &self.replication
+    }
+
     /// The plugin with a shutdown timeout other than the default 1 s.
     ///
     /// ```
@@ -357,26 +407,28 @@ impl<Out, In> NetServerPlugin<Out, In> {
     pub fn with_shutdown_timeout(shutdown_timeout: Duration) -> Self {
         Self {
             shutdown_timeout,
+            replication: ReplicationConfig::default(),
             messages: PhantomData,
         }
     }
 }
 
-impl<Out, In> Default for NetServerPlugin<Out, In> {
+impl<Out, In, C> Default for NetServerPlugin<Out, In, C> {
     fn default() -> Self {
         Self::with_shutdown_timeout(Duration::from_secs(1))
     }
 }
 
-impl<Out, In> fmt::Debug for NetServerPlugin<Out, In> {
+impl<Out, In, C> fmt::Debug for NetServerPlugin<Out, In, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NetServerPlugin")
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("replication", &self.replication)
             .finish()
     }
 }
 
-impl<Out: NetMessage, In: NetMessage> Plugin for NetServerPlugin<Out, In> {
+impl<Out: NetMessage, In: NetMessage, C: ComponentSet> Plugin for NetServerPlugin<Out, In, C> {
     fn build(&self, app: &mut App) {
         let timeout = self.shutdown_timeout;
         app.add_message::<ClientConnected>()
@@ -384,12 +436,12 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetServerPlugin<Out, In> {
             .add_message::<FromClient<In>>()
             .add_message::<BlockToClient>()
             .init_resource::<ServerStats>()
-            .add_systems(PreUpdate, receive::<Out, In>.in_set(NetReceive))
-            .add_systems(PostUpdate, send::<Out, In>.in_set(NetSend))
+            .add_systems(PreUpdate, receive::<Out, In, C>.in_set(NetReceive))
+            .add_systems(PostUpdate, send::<Out, In, C>.in_set(NetSend))
             .add_systems(
                 Last,
                 (move |exit: MessageReader<AppExit>,
-                       server: Option<ResMut<NetServer<Out, In>>>,
+                       server: Option<ResMut<NetServer<Out, In, C>>>,
                        writers: ServerWriters<In>,
                        stats: ResMut<ServerStats>,
                        commands: Commands| {
@@ -398,6 +450,7 @@ impl<Out: NetMessage, In: NetMessage> Plugin for NetServerPlugin<Out, In> {
                 .in_set(ExitSet::Server),
             );
         configure_exit(app);
+        add_server_systems::<Out, In, C>(app, self.replication.clone());
     }
 }
 
@@ -412,7 +465,10 @@ struct ServerWriters<'w, In: NetMessage> {
 
 impl<In: NetMessage> ServerWriters<'_, In> {
     /// Writes every event the server holds; returns how many were messages.
-    fn drain<Out: NetMessage>(&mut self, server: &mut UdpServer<Out, In>) -> u64 {
+    fn drain<Out: NetMessage, S: NetDelta + PartialEq + Clone>(
+        &mut self,
+        server: &mut UdpServer<Out, In, S>,
+    ) -> u64 {
         let mut messages = 0;
         while let Some(event) = server.poll_event() {
             match event {
@@ -453,8 +509,8 @@ impl<In: NetMessage> ServerWriters<'_, In> {
 }
 
 /// `PreUpdate`: takes what arrived and writes the events.
-fn receive<Out: NetMessage, In: NetMessage>(
-    server: Option<ResMut<NetServer<Out, In>>>,
+fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
+    server: Option<ResMut<NetServer<Out, In, C>>>,
     mut writers: ServerWriters<In>,
     mut stats: ResMut<ServerStats>,
 ) {
@@ -474,8 +530,8 @@ fn receive<Out: NetMessage, In: NetMessage>(
 }
 
 /// `PostUpdate`: advances timers and sends what the frame queued.
-fn send<Out: NetMessage, In: NetMessage>(
-    server: Option<ResMut<NetServer<Out, In>>>,
+fn send<Out: NetMessage, In: NetMessage, C: ComponentSet>(
+    server: Option<ResMut<NetServer<Out, In, C>>>,
     mut writers: ServerWriters<In>,
     mut stats: ResMut<ServerStats>,
 ) {
@@ -489,10 +545,10 @@ fn send<Out: NetMessage, In: NetMessage>(
 }
 
 /// `Last`: on `AppExit`, the graceful shutdown, then the resource goes.
-fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
+fn shutdown_on_exit<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     timeout: Duration,
     mut exit: MessageReader<AppExit>,
-    server: Option<ResMut<NetServer<Out, In>>>,
+    server: Option<ResMut<NetServer<Out, In, C>>>,
     mut writers: ServerWriters<In>,
     mut stats: ResMut<ServerStats>,
     mut commands: Commands,
@@ -508,5 +564,5 @@ fn shutdown_on_exit<Out: NetMessage, In: NetMessage>(
     stats.refresh(&server);
     stats.running = false;
     stats.clean_shutdown = Some(clean);
-    commands.remove_resource::<NetServer<Out, In>>();
+    commands.remove_resource::<NetServer<Out, In, C>>();
 }

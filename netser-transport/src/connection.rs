@@ -52,14 +52,18 @@
 //! channels' messages), slices (`0xc1`) and slice acks (`0xc2`) of blocks. See WIRE.md
 //! for the bits.
 
+mod acks;
 mod build;
+mod channels;
 mod config;
 mod error;
 mod packet;
+pub(crate) use packet::ACK_DELAY_BITS;
 pub(crate) mod section;
 
 pub use config::{
-    ConfigError, ConnectionConfig, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
+    ConfigError, ConnectionConfig, DEFAULT_ACK_DELAY, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU,
+    MAX_CHANNELS,
 };
 pub use error::{ConnectionCounters, ReceiveError, SendError};
 pub use section::{ReceivedSection, SectionError};
@@ -69,32 +73,20 @@ use std::marker::PhantomData;
 
 use netser::{NetSerialize, ReadStream};
 
-use crate::channel::reliable::{BlockState, Item, Payload};
+use crate::channel::reliable::{BlockState, Payload};
 use crate::channel::wire::EncodedMessage;
-use crate::channel::{
-    ChannelCounters, ChannelId, ChannelKind, ReliableReceiver, ReliableSender, UnreliableReceiver,
-    UnreliableSender,
-};
+use crate::channel::{ChannelCounters, ChannelId};
 use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
 use crate::endpoint::{Endpoint, Stats};
+use crate::sequence::sequence_less_than;
+use channels::{Channel, Receiver};
 
 /// Bytes charged per datagram for the IP and UDP headers.
 const UDP_IP_HEADER_BYTES: usize = 28;
-use packet::{Incoming, IncomingItem};
-
-#[derive(Debug)]
-pub(crate) enum Sender {
-    Reliable(ReliableSender),
-    Unreliable(UnreliableSender),
-}
-
-#[derive(Debug)]
-pub(crate) enum Receiver<In> {
-    Reliable(ReliableReceiver<In>),
-    Unreliable(UnreliableReceiver<In>),
-}
+use acks::{AckReport, AcksOwed};
+use packet::Incoming;
 
 /// A connection to one peer. See the [module docs](self).
 #[derive(Debug)]
@@ -103,15 +95,13 @@ pub struct Connection<Out, In = Out> {
     endpoint: Endpoint,
     chunk_sender: ChunkSender,
     chunk_receiver: ChunkReceiver,
-    senders: Vec<Sender>,
-    receivers: Vec<Receiver<In>>,
-    channel_counters: Vec<ChannelCounters>,
-    /// Per channel: the largest message that fits one packet, in bits.
-    max_message_bits: Vec<u64>,
+    channels: Vec<Channel<In>>,
     received_blocks: VecDeque<ReceivedChunk>,
     counters: ConnectionCounters,
-    /// A packet with messages arrived since we last sent one: its ack is owed.
-    ack_owed: bool,
+    /// Acks owed: packets with messages arrived since we last sent a packet.
+    acks_owed: AcksOwed,
+    /// Whether the peer still needs the delay of the newest ack (see `AckReport`).
+    ack_report: AckReport,
     /// The channel that packs first in the next packet.
     rotation: usize,
     /// Scratch: the packet being built, the channel plan, a datagram copied out,
@@ -149,63 +139,22 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let chunk_receiver =
             ChunkReceiver::new(config.chunk.clone()).map_err(ConfigError::Chunk)?;
         let sent_packets = config.endpoint.sent_packets_buffer_size;
-        let channels = config.channels.len();
         let payload_bits = config.packet_payload_bytes() as u64 * 8;
-        let mut senders = Vec::with_capacity(channels);
-        let mut receivers = Vec::with_capacity(channels);
-        let mut max_message_bits = Vec::with_capacity(channels);
-        for channel in &config.channels {
-            let (sender, receiver) = match channel.kind {
-                ChannelKind::ReliableOrdered { resend_delay }
-                | ChannelKind::ReliableUnordered { resend_delay } => (
-                    Sender::Reliable({
-                        let mut sender = ReliableSender::new(
-                            channel.send_queue_size,
-                            channel.receive_queue_size,
-                            sent_packets,
-                            resend_delay,
-                            channel.max_messages_per_packet,
-                        );
-                        // A block holds the window until its bytes are all with the
-                        // peer, so the window never runs past a receiver waiting for them.
-                        sender.hold_window_for_blocks();
-                        sender
-                    }),
-                    Receiver::Reliable(ReliableReceiver::new(
-                        channel.receive_queue_size,
-                        matches!(channel.kind, ChannelKind::ReliableOrdered { .. }),
-                    )),
-                ),
-                ChannelKind::UnreliableSequenced | ChannelKind::Unreliable => {
-                    let sequenced = channel.kind == ChannelKind::UnreliableSequenced;
-                    (
-                        Sender::Unreliable(UnreliableSender::new(
-                            sequenced,
-                            channel.send_queue_size,
-                            channel.max_messages_per_packet,
-                        )),
-                        Receiver::Unreliable(UnreliableReceiver::new(
-                            sequenced,
-                            channel.receive_queue_size,
-                        )),
-                    )
-                }
-            };
-            senders.push(sender);
-            receivers.push(receiver);
-            max_message_bits.push(packet::max_message_bits(payload_bits, channels, channel));
-        }
+        let channels: Vec<Channel<In>> = config
+            .channels
+            .iter()
+            .map(|channel| Channel::new(channel, config.channels.len(), payload_bits, sent_packets))
+            .collect();
         Ok(Self {
             endpoint,
             chunk_sender,
             chunk_receiver,
-            senders,
-            receivers,
-            channel_counters: vec![ChannelCounters::default(); channels],
-            max_message_bits,
+            plan: Vec::with_capacity(channels.len()),
+            channels,
             received_blocks: VecDeque::new(),
             counters: ConnectionCounters::default(),
-            ack_owed: false,
+            acks_owed: AcksOwed::default(),
+            ack_report: AckReport::default(),
             rotation: 0,
             packet: vec![
                 0;
@@ -213,7 +162,6 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .packet_payload_bytes()
                     .max(config.endpoint.max_packet_size)
             ],
-            plan: Vec::with_capacity(channels),
             datagram: Vec::new(),
             incoming: Vec::new(),
             sections: section::SectionAcks::new(sent_packets),
@@ -239,13 +187,14 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let connection: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message.
-    /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 10 - 16 - 1));
+    /// // 1191 payload bytes, minus the framing of one reliable entry of 1 message and
+    /// // room for an ack delay (18 bits).
+    /// assert_eq!(connection.max_message_bits(0), Some(1191 * 8 - 1 - 18 - 10 - 16 - 1));
     /// ```
     pub fn max_message_bits(&self, channel: impl Into<ChannelId>) -> Option<u64> {
-        self.max_message_bits
+        self.channels
             .get(usize::from(channel.into().0))
-            .copied()
+            .map(|channel| channel.max_message_bits)
     }
 
     /// Queues `message` on `channel`. It is measured and encoded now; the bits are kept
@@ -279,15 +228,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// The index of `channel` if its send queue has room.
     fn check_room(&self, channel: ChannelId) -> Result<usize, SendError> {
         let index = usize::from(channel.0);
-        let full = match self.senders.get(index) {
-            None => return Err(SendError::InvalidChannel { channel }),
-            Some(Sender::Reliable(s)) => s.is_full(),
-            Some(Sender::Unreliable(s)) => s.is_full(),
+        let Some(state) = self.channels.get(index) else {
+            return Err(SendError::InvalidChannel { channel });
         };
-        if full {
+        if state.is_full() {
             return Err(SendError::SendQueueFull {
                 channel,
-                capacity: self.config.channels[index].send_queue_size,
+                capacity: state.config.send_queue_size,
             });
         }
         Ok(index)
@@ -301,54 +248,35 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         encoded: EncodedMessage,
     ) -> Result<(), SendError> {
         let index = self.check_room(channel)?;
-        let sender = &mut self.senders[index];
-        let max_bits = self.max_message_bits[index];
-        let counters = &mut self.channel_counters[index];
-        match sender {
-            // A message with alignment is sized at its worst offset (at most 7 bits more
-            // than from bit 0), so it fits a packet wherever it lands.
-            Sender::Unreliable(sender) => {
-                if encoded.max_bits() > max_bits {
-                    return Err(SendError::MessageTooLarge {
-                        channel,
-                        bits: encoded.max_bits(),
-                        max_bits,
-                    });
-                }
-                sender.push(encoded);
+        let state = &mut self.channels[index];
+        // A message with alignment is sized at its worst offset (at most 7 bits more than
+        // from bit 0), so it fits a packet wherever it lands.
+        if !state.is_block(&encoded) {
+            state.push_message(encoded);
+        } else if let channels::Sender::Reliable(sender) = &mut state.sender {
+            let size = encoded.bytes.len();
+            let max = self.config.max_block_size;
+            if size > max {
+                return Err(SendError::BlockTooLarge { channel, size, max });
             }
-            Sender::Reliable(sender) => {
-                if encoded.max_bits() <= max_bits {
-                    sender.push(Payload::Message(encoded));
-                } else {
-                    let size = encoded.bytes.len();
-                    if size > self.config.max_block_size {
-                        return Err(SendError::BlockTooLarge {
-                            channel,
-                            size,
-                            max: self.config.max_block_size,
-                        });
-                    }
-                    let chunk =
-                        self.chunk_sender
-                            .send(encoded.bytes.into_vec())
-                            .map_err(|error| match error {
-                                ChunkError::QueueFull { capacity } => {
-                                    SendError::BlockQueueFull { capacity }
-                                }
-                                // Sizes were checked against the chunk limits by the config.
-                                _ => SendError::BlockTooLarge {
-                                    channel,
-                                    size,
-                                    max: self.config.max_block_size,
-                                },
-                            })?;
-                    sender.push(Payload::Block(chunk));
-                    counters.blocks_sent += 1;
-                }
-            }
+            let chunk = self
+                .chunk_sender
+                .send(encoded.bytes.into_vec())
+                .map_err(|error| match error {
+                    ChunkError::QueueFull { capacity } => SendError::BlockQueueFull { capacity },
+                    // Sizes were checked against the chunk limits by the config.
+                    _ => SendError::BlockTooLarge { channel, size, max },
+                })?;
+            sender.push(Payload::Block(chunk));
+            state.counters.blocks_sent += 1;
+        } else {
+            return Err(SendError::MessageTooLarge {
+                channel,
+                bits: encoded.max_bits(),
+                max_bits: state.max_message_bits,
+            });
         }
-        counters.messages_sent += 1;
+        state.counters.messages_sent += 1;
         Ok(())
     }
 
@@ -362,8 +290,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
         let index = usize::from(channel.into().0);
-        let counters = self.channel_counters.get_mut(index)?;
-        let message = match self.receivers.get_mut(index)? {
+        let state = self.channels.get_mut(index)?;
+        let counters = &mut state.counters;
+        let message = match &mut state.receiver {
             Receiver::Unreliable(receiver) => receiver.next(),
             Receiver::Reliable(receiver) => {
                 let blocks = &mut self.received_blocks;
@@ -373,7 +302,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
         };
         if message.is_some() {
-            self.channel_counters[index].messages_delivered += 1;
+            self.channels[index].counters.messages_delivered += 1;
         }
         message
     }
@@ -485,45 +414,39 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((header, header_len)) => {
                         let payload = &bytes[header_len..];
-                        let start = packet::parse(
-                            payload,
-                            &self.config.channels,
-                            &self.receivers,
-                            &mut self.incoming,
-                        )?;
-                        section::hand_up(header.sequence, payload, start, on_section)?;
-                        Some(start.is_some())
+                        let parsed = packet::parse(payload, &self.channels, &mut self.incoming)?;
+                        section::hand_up(header.sequence, payload, parsed.section, on_section)?;
+                        Some(parsed)
                     }
                     Err(_) => None, // the endpoint reports it
                 }
             }
             _ => None,
         };
+        let ack_delay = parsed_early.map_or(0.0, |parsed| parsed.ack_delay);
         let received = self
             .endpoint
-            .handle_datagram(now, bytes)
+            .handle_datagram_with_ack_delay(now, bytes, ack_delay)
             .map_err(ReceiveError::Endpoint)?;
         if let Some(received) = received {
+            let sequence = received.sequence;
             let had_section = match parsed_early {
-                Some(had_section) => had_section,
+                Some(parsed) => parsed.section.is_some(),
                 None => {
                     // A reassembled packet: already recorded as received by the endpoint,
                     // so a refused section can no longer hold back its ack (the
                     // connection never fragments its own packets; only a peer with a
                     // larger `endpoint.max_packet_size` sends these).
-                    let start = packet::parse(
-                        received.payload,
-                        &self.config.channels,
-                        &self.receivers,
-                        &mut self.incoming,
-                    )?;
+                    let start =
+                        packet::parse(received.payload, &self.channels, &mut self.incoming)?
+                            .section;
                     section::hand_up(received.sequence, received.payload, start, on_section)?;
                     start.is_some()
                 }
             };
             self.counters.packets_received += 1;
             if !self.incoming.is_empty() || had_section {
-                self.ack_owed = true;
+                self.owe_ack(now, sequence);
             }
             self.deliver_incoming();
         }
@@ -534,43 +457,20 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Hands parsed messages to their channels.
     fn deliver_incoming(&mut self) {
         for Incoming { channel, id, item } in self.incoming.drain(..) {
-            let counters = &mut self.channel_counters[channel];
-            match &mut self.receivers[channel] {
-                Receiver::Reliable(receiver) => {
-                    let item = match item {
-                        IncomingItem::Message(message) => Item::Message(message),
-                        IncomingItem::Block(chunk) => Item::Block(chunk),
-                    };
-                    match receiver.accept(id, item) {
-                        Ok(()) => counters.messages_received += 1,
-                        Err(_) => counters.duplicates_dropped += 1,
-                    }
-                }
-                Receiver::Unreliable(receiver) => {
-                    let IncomingItem::Message(message) = item else {
-                        continue; // unreliable channels carry no blocks
-                    };
-                    match receiver.accept(id, message) {
-                        Ok(()) => counters.messages_received += 1,
-                        Err(crate::channel::unreliable::Dropped::Stale) => {
-                            counters.stale_dropped += 1
-                        }
-                        Err(crate::channel::unreliable::Dropped::QueueFull) => {
-                            counters.receive_queue_full_dropped += 1
-                        }
-                    }
-                }
-            }
+            self.channels[channel].accept(id, item);
         }
     }
 
     /// Turns the endpoint's packet acks into message acks.
     fn process_acks(&mut self) {
         for sequence in self.endpoint.drain_acks() {
-            for (sender, counters) in self.senders.iter_mut().zip(&mut self.channel_counters) {
-                if let Sender::Reliable(sender) = sender {
-                    counters.messages_acked += sender.on_packet_acked(sequence) as u64;
+            if let Some(first) = self.ack_report.first_carrier {
+                if !sequence_less_than(sequence, first) {
+                    self.ack_report.delivered = true;
                 }
+            }
+            for channel in &mut self.channels {
+                channel.on_packet_acked(sequence);
             }
             if self.sections.on_packet_acked(sequence) {
                 self.counters.acked_sections_dropped += 1;
@@ -579,9 +479,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The next datagram to send at `now`, each at most `mtu` bytes: slice acks, then
-    /// slices of the block in flight, then a packet of messages (or of acks only, when
-    /// a packet with messages arrived since the last one sent). Call until `None` once
-    /// per frame after [`handle_timeout`](Self::handle_timeout).
+    /// slices of the block in flight, then a packet of messages (it carries every ack
+    /// owed), or of acks only when an ack has waited
+    /// [`ack_delay`](ConnectionConfig::ack_delay) for a packet to carry it. Call until
+    /// `None` once per frame after [`handle_timeout`](Self::handle_timeout).
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -652,17 +553,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         let stats = self.endpoint.stats();
         let has_rtt = self.endpoint.counters().packets_acked > 0;
         // The block sender waits `chunk.resend_rtt_factor` x the RTO between two sends of
-        // a slice: the RTO follows the path within a few samples, where `stats.rtt` keeps
-        // a first sample from a stalled peer for minutes.
+        // a slice: the RTO follows the path within a few samples and allows for the
+        // peer's ack delay.
         self.chunk_sender.set_rtt(has_rtt.then_some(stats.rto));
         let completed = self.chunk_sender.last_completed().map(|(chunk, _)| chunk);
-        for sender in &mut self.senders {
-            if let Sender::Reliable(sender) = sender {
-                sender.set_rtt_stats(has_rtt.then_some(stats));
-                if let Some(chunk) = completed {
-                    sender.on_block_delivered(chunk);
-                }
-            }
+        for channel in &mut self.channels {
+            channel.update(has_rtt.then_some(stats), completed);
         }
     }
 
@@ -682,22 +578,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     pub fn poll_timeout(&self) -> Option<f64> {
         let mut wakeup: Option<f64> = None;
         let mut at = |t: f64| wakeup = Some(wakeup.map_or(t, |w: f64| w.min(t)));
-        if self.ack_owed {
-            at(self.time);
+        if let Some(deadline) = self.ack_deadline() {
+            at(deadline.max(self.time));
         }
         let budget = self.budget_time();
-        for sender in &self.senders {
-            match sender {
-                Sender::Reliable(s) => {
-                    if let Some(t) = s.next_due_time() {
-                        at(t.max(self.time).max(budget));
-                    }
-                }
-                Sender::Unreliable(s) => {
-                    if s.len() > 0 {
-                        at(budget);
-                    }
-                }
+        for channel in &self.channels {
+            if let Some(t) = channel.next_due_time(self.time, budget) {
+                at(t);
             }
         }
         if let Some(t) = self.chunk_sender.next_send_time() {
@@ -740,19 +627,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .saturating_mul(core::mem::size_of::<u16>()),
             )
             .saturating_add(config.mtu);
-        let mut channels: usize = 0;
         let mut incoming: usize = 0;
-        for (index, (sender, receiver)) in self.senders.iter().zip(&self.receivers).enumerate() {
-            let max_message_bytes = self.max_message_bits[index].div_ceil(8) as usize;
-            channels = channels.saturating_add(match sender {
-                Sender::Reliable(s) => s.memory_bound(max_message_bytes),
-                Sender::Unreliable(s) => s.memory_bound(max_message_bytes),
-            });
-            channels = channels.saturating_add(match receiver {
-                Receiver::Reliable(r) => r.memory_bound(),
-                Receiver::Unreliable(r) => r.memory_bound(),
-            });
-            incoming = incoming.saturating_add(config.channels[index].max_messages_per_packet);
+        // The channels themselves, then what each holds.
+        let mut channels = self
+            .channels
+            .len()
+            .saturating_mul(core::mem::size_of::<Channel<In>>());
+        for channel in &self.channels {
+            channels = channels.saturating_add(channel.memory_bound());
+            incoming = incoming.saturating_add(channel.incoming_bytes());
         }
         let blocks = config
             .chunk
@@ -771,7 +654,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .max(config.endpoint.max_packet_size)
             .saturating_add(sections)
             .saturating_add(config.mtu)
-            .saturating_add(incoming.saturating_mul(core::mem::size_of::<Incoming<In>>()))
+            .saturating_add(incoming)
             .saturating_add(config.channels.len() * core::mem::size_of::<(usize, usize)>());
         endpoint
             .saturating_add(channels)
@@ -793,7 +676,24 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         self.endpoint.stats()
     }
 
-    /// The round-trip time estimate, seconds (0 until the first ack).
+    /// The round-trip time of the network path, seconds, smoothed (RFC 6298); 0 until
+    /// the first ack. The time the peer held each ack is reported with it and taken
+    /// off (see [`Stats`]), so with acks riding on the peer's packets this is the
+    /// path's round trip, not the path's plus the peer's send interval.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default();
+    /// let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
+    /// a.send_message(0, &1).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
+    /// b.handle_datagram(0.05, &datagram).unwrap(); // 50 ms one way
+    /// assert!(b.poll_transmit(0.05).is_none()); // the ack waits for a packet of b's
+    /// let ack = b.poll_transmit(0.1).unwrap().to_vec(); // none came: acks only, 50 ms late
+    /// a.handle_datagram(0.15, &ack).unwrap();
+    /// assert!((a.rtt() - 0.1).abs() < 1e-9); // 150 ms less the 50 ms b held the ack
+    /// ```
     pub fn rtt(&self) -> f64 {
         self.endpoint.stats().rtt
     }
@@ -814,7 +714,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// What `channel` has done; `None` for an unknown channel.
     pub fn channel_counters(&self, channel: impl Into<ChannelId>) -> Option<&ChannelCounters> {
-        self.channel_counters.get(usize::from(channel.into().0))
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map(|channel| &channel.counters)
     }
 
     /// The packet endpoint (its counters, drop reasons, memory).
@@ -834,20 +736,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
 
     /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).
     pub fn queued_messages(&self, channel: impl Into<ChannelId>) -> usize {
-        match self.senders.get(usize::from(channel.into().0)) {
-            Some(Sender::Reliable(s)) => s.len(),
-            Some(Sender::Unreliable(s)) => s.len(),
-            None => 0,
-        }
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map_or(0, Channel::queued)
     }
 
     /// Messages received on `channel` and not yet taken.
     pub fn received_messages(&self, channel: impl Into<ChannelId>) -> usize {
-        match self.receivers.get(usize::from(channel.into().0)) {
-            Some(Receiver::Reliable(r)) => r.len(),
-            Some(Receiver::Unreliable(r)) => r.len(),
-            None => 0,
-        }
+        self.channels
+            .get(usize::from(channel.into().0))
+            .map_or(0, Channel::received)
     }
 }
 

@@ -166,8 +166,12 @@ pub struct Endpoint {
     next_transmit: usize,
     rtt_history: RttHistory,
     has_rtt: bool,
-    /// The RTO has had its first sample.
-    rto_sampled: bool,
+    /// The newest ack a header named and which of the 32 up to it headers have acked
+    /// (so each ack is looked up once, not in every header that repeats it).
+    seen_acks: (u16, u32),
+    /// When the packet `ack` names arrived, if it has (not only its first fragment):
+    /// how long the next header holds that ack is its ack delay.
+    ack_received_at: Option<f64>,
     /// Smoothed time between packets received at different times, and the last time.
     peer_interval: f64,
     last_receive_time: Option<f64>,
@@ -223,7 +227,8 @@ impl Endpoint {
             next_transmit: 0,
             rtt_history: RttHistory::new(config.rtt_history_size),
             has_rtt: false,
-            rto_sampled: false,
+            seen_acks: (u16::MAX, 0),
+            ack_received_at: None,
             peer_interval: 0.0,
             last_receive_time: None,
             stats: Stats::default(),
@@ -425,9 +430,45 @@ impl Endpoint {
         now: f64,
         datagram: &'a [u8],
     ) -> Result<Option<Received<'a>>, ReceiveError> {
+        self.handle_datagram_with_ack_delay(now, datagram, 0.0)
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram) for a datagram whose packet says how
+    /// long its sender held the newest ack in its header, `ack_delay` seconds (a layer
+    /// above carries it in its payload, as the connection does: the header is
+    /// `reliable`'s and has no field for it). The RTT sample of that ack is taken less
+    /// the delay (never below 0), so [`Stats::rtt`] is the path's round trip rather than
+    /// the path's plus the time the peer waited for a packet to carry the ack. A packet
+    /// reassembled from fragments takes no delay (its payload is read after its acks).
+    ///
+    /// # Errors
+    ///
+    /// As [`handle_datagram`](Self::handle_datagram).
+    ///
+    /// ```
+    /// # use netser_transport::endpoint::{Config, Endpoint};
+    /// let mut a = Endpoint::new(0.0, Config::default()).unwrap();
+    /// let mut b = Endpoint::new(0.0, Config::default()).unwrap();
+    /// a.send_packet(0.0, b"ping").unwrap();
+    /// let datagram = a.poll_transmit().unwrap().data.to_vec();
+    /// b.handle_datagram(0.05, &datagram).unwrap();
+    /// // b answers 0.03 s later: the round trip took 0.13 s, the path 0.1 s.
+    /// b.send_packet(0.08, b"pong").unwrap();
+    /// assert!((b.ack_delay(0.08) - 0.03).abs() < 1e-12);
+    /// let datagram = b.poll_transmit().unwrap().data.to_vec();
+    /// a.handle_datagram_with_ack_delay(0.13, &datagram, 0.03).unwrap();
+    /// assert!((a.stats().rtt - 0.1).abs() < 1e-12);
+    /// assert!((a.stats().min_rtt - 0.1).abs() < 1e-12);
+    /// ```
+    pub fn handle_datagram_with_ack_delay<'a>(
+        &'a mut self,
+        now: f64,
+        datagram: &'a [u8],
+        ack_delay: f64,
+    ) -> Result<Option<Received<'a>>, ReceiveError> {
         self.counters.datagrams_received += 1;
         self.time = now;
-        match self.process_datagram(now, datagram) {
+        match self.process_datagram(now, datagram, ack_delay) {
             Ok(Some((sequence, Payload::Datagram(start)))) => Ok(Some(Received {
                 sequence,
                 payload: &datagram[start..],
@@ -442,6 +483,24 @@ impl Endpoint {
                 Err(error)
             }
         }
+    }
+
+    /// How long, at `now`, the newest packet received has waited for its ack: the ack
+    /// delay of the header the next [`send_packet`](Self::send_packet) writes, for a
+    /// layer above to report with it (see
+    /// [`handle_datagram_with_ack_delay`](Self::handle_datagram_with_ack_delay)). 0 when
+    /// nothing was received yet, or the newest packet is still missing fragments.
+    ///
+    /// ```
+    /// # use netser_transport::endpoint::{Config, Endpoint};
+    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
+    /// assert_eq!(endpoint.ack_delay(1.0), 0.0);
+    /// endpoint.handle_datagram(1.0, &[0x20, 5, 0, 0]).unwrap();
+    /// assert_eq!(endpoint.ack_delay(1.25), 0.25);
+    /// ```
+    pub fn ack_delay(&self, now: f64) -> f64 {
+        self.ack_received_at
+            .map_or(0.0, |received| (now - received).max(0.0))
     }
 
     /// The sequences of sent packets the other side has received, since the last
@@ -623,7 +682,8 @@ impl Endpoint {
         self.next_transmit = 0;
         self.rtt_history.clear();
         self.has_rtt = false;
-        self.rto_sampled = false;
+        self.seen_acks = (u16::MAX, 0);
+        self.ack_received_at = None;
         self.peer_interval = 0.0;
         self.last_receive_time = None;
         self.stats = Stats::default();
@@ -710,6 +770,58 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..10).collect::<Vec<_>>());
         assert_eq!(a.counters().packets_acked, 10);
+    }
+
+    /// Acks are looked up only for header bits no earlier header set; what is reported
+    /// is still every sent packet any header acked, once: headers newer, older, far
+    /// apart, and forged ones that ack packets not yet sent (whose real acks come later).
+    #[test]
+    fn skipping_seen_ack_bits_reports_the_same_acks() {
+        let (mut a, _) = pair();
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut expected = std::collections::BTreeSet::new();
+        let mut reported = Vec::new();
+        let mut peer_sequence = 0u16;
+        for round in 0..3000u32 {
+            if next() % 3 != 0 && a.next_sequence() < 200 {
+                a.send_packet(f64::from(round), b"x").unwrap();
+                transmits(&mut a);
+            }
+            let sent = a.next_sequence();
+            let r = next();
+            let ack = match r % 5 {
+                0 => sent.wrapping_add((r >> 8) as u16 % 8), // forged: not sent yet
+                1 => sent.wrapping_sub((r >> 8) as u16 % 100),
+                _ => sent.wrapping_sub(1 + (r >> 8) as u16 % 4),
+            };
+            let ack_bits = (r >> 16) as u32 | (r >> 48) as u32;
+            for n in 0..32u16 {
+                let acked = ack.wrapping_sub(n);
+                if ack_bits & (1 << n) != 0 && acked < sent && sent - acked <= 256 {
+                    expected.insert(acked);
+                }
+            }
+            let (header, len) = PacketHeader {
+                sequence: peer_sequence,
+                ack,
+                ack_bits,
+            }
+            .encode();
+            peer_sequence = peer_sequence.wrapping_add(1);
+            a.handle_datagram(f64::from(round), &header[..len]).unwrap();
+            reported.extend(a.drain_acks());
+        }
+        let mut sorted = reported.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), reported.len(), "each reported once");
+        assert_eq!(sorted, expected.into_iter().collect::<Vec<_>>());
     }
 
     #[test]

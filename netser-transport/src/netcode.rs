@@ -258,8 +258,14 @@ pub struct Transmit<'a> {
 /// A connection's round-trip time, loss and bandwidth (the names renet uses).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct NetworkInfo {
-    /// Round-trip time, seconds.
+    /// Round-trip time of the network path, seconds: smoothed (RFC 6298), less the time
+    /// the peer held each ack before a packet of its own carried it (the peer reports
+    /// it with the ack). It still includes up to a frame at each end before a datagram
+    /// is read. 0 until the first ack.
     pub rtt: f64,
+    /// The smallest round trip of the path since the connection began, seconds; 0 until
+    /// the first ack.
+    pub min_rtt: f64,
     /// Fraction of packets lost, 0 to 1; `None` until enough packets have had time to
     /// be acked.
     pub packet_loss: Option<f64>,
@@ -273,6 +279,7 @@ impl NetworkInfo {
     fn from_stats(stats: &crate::endpoint::Stats) -> Self {
         Self {
             rtt: stats.rtt,
+            min_rtt: stats.min_rtt,
             packet_loss: stats.packet_loss,
             bytes_sent_per_second: stats.sent_kbps.map(|kbps| kbps * 1000.0 / 8.0),
             bytes_received_per_second: stats.received_kbps.map(|kbps| kbps * 1000.0 / 8.0),
@@ -556,10 +563,6 @@ impl core::fmt::Display for PayloadError {
 
 impl std::error::Error for PayloadError {}
 
-/// The former name of [`PayloadError`], kept hidden until the last caller in the crate
-/// moves over.
-#[doc(hidden)]
-pub type SendError = PayloadError;
 
 #[cfg(test)]
 mod tests {

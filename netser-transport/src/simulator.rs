@@ -8,6 +8,9 @@
 //! seeded by [`SimulatorConfig::seed`], so the same seed and the same sequence of calls give
 //! exactly the same run, and a failing soak test can be replayed.
 //!
+//! [`Pair`] and [`Star`] step sans-IO peers (any layer: they all speak [`Peer`]'s verbs)
+//! over it, frame by frame or from one wakeup to the next.
+//!
 //! ```
 //! use netser_transport::simulator::{Simulator, SimulatorConfig};
 //!
@@ -33,6 +36,10 @@
 //! }
 //! assert_eq!(received + sim.stats().lost, 100);
 //! ```
+
+mod harness;
+
+pub use harness::{Pair, Peer, Star, Traffic, MAX_DATAGRAMS_PER_ROUND, MIN_ADVANCE};
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -64,7 +64,9 @@
 //!
 //! let config = SnapshotConfig::default();
 //! let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
-//! let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default())?;
+//! // The client sends nothing that could carry its acks: it acks each snapshot at once.
+//! let acks_at_once = ConnectionConfig { ack_delay: 0.0, ..ConnectionConfig::default() };
+//! let mut client: Connection<u8> = Connection::new(0.0, acks_at_once)?;
 //! let mut sender = SnapshotSender::new(config.clone())?;
 //! let mut receiver = SnapshotReceiver::<World>::new(config)?;
 //! let mut world = World([0; 8]);

@@ -38,14 +38,17 @@ fn a_message_is_queued_packed_acked_and_delivered() {
     assert_eq!(b.received_messages(0), 1);
     assert_eq!(receive_all(&mut b, 0), [Msg::Small(42)]);
 
-    // It owes an ack: an ack-only packet (empty payload) goes back.
-    let acks = drain(&mut b, 0.05);
+    // It owes an ack: it waits up to the ack delay for a packet of b's to carry it,
+    // then an ack-only packet goes back (with the time it waited).
+    assert!(drain(&mut b, 0.05).is_empty(), "the ack waits");
+    assert_eq!(b.poll_timeout(), Some(0.05 + config.ack_delay));
+    let acks = drain(&mut b, 0.05 + config.ack_delay);
     assert_eq!(acks.len(), 1);
     assert_eq!(b.counters().ack_only_packets_sent, 1);
-    assert!(drain(&mut b, 0.06).is_empty(), "the ack is owed once");
+    assert!(drain(&mut b, 0.11).is_empty(), "the ack is owed once");
 
     // The ack marks the message: the send queue is empty, nothing is resent.
-    a.handle_datagram(0.1, &acks[0]).unwrap();
+    a.handle_datagram(0.15, &acks[0]).unwrap();
     assert_eq!(a.queued_messages(0), 0);
     assert_eq!(a.channel_counters(0).unwrap().messages_acked, 1);
     assert!(drain(&mut a, 1.0).is_empty());

@@ -15,6 +15,7 @@ const LATENCY: f64 = 0.05;
 /// `limit`.
 fn block_after_a_stall(limit: f64) -> Option<f64> {
     let config = ConnectionConfig::default();
+    let ack_delay = config.ack_delay;
     let mut a: Connection<Msg> = Connection::new(0.0, config.clone()).unwrap();
     let mut b: Connection<Msg> = Connection::new(0.0, config).unwrap();
 
@@ -23,7 +24,7 @@ fn block_after_a_stall(limit: f64) -> Option<f64> {
     for datagram in drain(&mut a, 0.0) {
         b.handle_datagram(LATENCY, &datagram).unwrap();
     }
-    let acks = drain(&mut b, LATENCY);
+    let acks = drain(&mut b, LATENCY + ack_delay);
     assert!(!acks.is_empty());
     let stall = 400.0;
     for datagram in &acks {

@@ -109,6 +109,13 @@ fn annotate(datagram: &[u8]) -> String {
             }
         }
     }
+    // No section in these packets: its flag is 0, then `1` if an ack delay follows.
+    if r.bits_remaining() > 1 {
+        assert_eq!(field(&mut r, "section follows", 1, &mut out), 0);
+        if field(&mut r, "ack delay follows", 1, &mut out) == 1 {
+            field(&mut r, "ack delay (units of 100 us)", 16, &mut out);
+        }
+    }
     let rest = r.bits_remaining() as u32;
     field(&mut r, "zero padding", rest, &mut out);
     out
@@ -144,10 +151,12 @@ fn connection_packet_layout() {
     }
     report.push_str(&annotate(&datagrams[3]));
 
-    // The peer receives the packet and answers with a packet of acks only.
+    // The peer receives the packet and, with nothing of its own to send within its ack
+    // delay (50 ms), answers with a packet of acks only that says how long it waited.
     b.handle_datagram(0.05, &datagrams[3]).unwrap();
-    let ack = b.poll_transmit(0.05).unwrap().to_vec();
-    report.push_str("\nacks only:\n");
+    assert!(b.poll_transmit(0.05).is_none());
+    let ack = b.poll_transmit(0.1).unwrap().to_vec();
+    report.push_str("\nacks only, 50 ms later:\n");
     report.push_str(&annotate(&ack));
 
     // After the resend delay, without acks, the reliable messages go again (ids 0..=3).

@@ -23,9 +23,17 @@ struct Run {
 
 impl Run {
     fn new(config: EntityConfig, net: SimulatorConfig) -> Self {
+        Self::with_connection(config, net, immediate_acks())
+    }
+
+    fn with_connection(
+        config: EntityConfig,
+        net: SimulatorConfig,
+        connection: ConnectionConfig,
+    ) -> Self {
         Self {
-            server: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
-            client: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
+            server: Connection::new(0.0, connection.clone()).unwrap(),
+            client: Connection::new(0.0, connection).unwrap(),
             sender: EntitySender::new(config.clone()).unwrap(),
             receiver: EntityReceiver::new(config).unwrap(),
             net: Simulator::new(net),
@@ -109,6 +117,38 @@ fn budget_and_priority_order() {
         run.sizes.iter().filter(|&&s| s + 28 >= 180).count() > 300,
         "packets are filled"
     );
+}
+
+/// With the default connection settings the server's packets also report how long it
+/// held the client's acks (18 bits after the channels): the entity set leaves room for
+/// them, so no packet passes the budget.
+#[test]
+fn budget_holds_with_the_ack_delay_reported() {
+    for budget in [150, 200, 333, 1200] {
+        let config = EntityConfig {
+            max_entities: 500,
+            packet_budget: budget,
+            ..EntityConfig::default()
+        };
+        let net = SimulatorConfig {
+            latency: 0.02,
+            ..SimulatorConfig::default()
+        };
+        let mut run = Run::with_connection(config, net, ConnectionConfig::default());
+        for t in 0..300 {
+            let world: Vec<Option<Body>> = (0..500).map(|i| Some(body(i, t))).collect();
+            run.tick(&world, |id, _| id as f32);
+        }
+        let largest = run.sizes.iter().max().unwrap() + 28;
+        assert!(
+            largest <= budget,
+            "{largest} bytes over a budget of {budget}"
+        );
+        assert!(
+            largest + 8 >= budget,
+            "packets are filled: {largest} of {budget}"
+        );
+    }
 }
 
 /// An entity with a priority far above the others goes in every packet while it moves.
@@ -226,8 +266,8 @@ fn unknown_baseline_refused() {
         max_entities: 16,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut sender = EntitySender::<Body>::new(config.clone()).unwrap();
     let mut receiver = EntityReceiver::<Body>::new(config.clone()).unwrap();
     let world: Vec<Option<Body>> = (0..16).map(|i| Some(body(i, 0))).collect();
@@ -240,7 +280,7 @@ fn unknown_baseline_refused() {
     sender.send(0.1, &mut server, &moved, |_, _| 1.0).unwrap();
     assert_eq!(sender.stats().delta_sent, 16);
     let d1 = server.poll_transmit(0.1).unwrap().to_vec();
-    let mut other: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut other: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut fresh = EntityReceiver::<Body>::new(config).unwrap();
     assert_eq!(
         fresh.handle_datagram(0.1, &mut other, &d1),
@@ -251,4 +291,14 @@ fn unknown_baseline_refused() {
     assert!(other.poll_transmit(0.1).is_none());
     receiver.handle_datagram(0.1, &mut client, &d1).unwrap();
     assert_eq!(receiver.entity(5), moved[5].as_ref());
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> ConnectionConfig {
+    ConnectionConfig {
+        ack_delay: 0.0,
+        ..ConnectionConfig::default()
+    }
 }

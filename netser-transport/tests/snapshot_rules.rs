@@ -24,8 +24,8 @@ struct Wire {
 impl Wire {
     fn new(config: SnapshotConfig) -> Self {
         Self {
-            server: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
-            client: Connection::new(0.0, ConnectionConfig::default()).unwrap(),
+            server: Connection::new(0.0, immediate_acks()).unwrap(),
+            client: Connection::new(0.0, immediate_acks()).unwrap(),
             sender: SnapshotSender::new(config.clone()).unwrap(),
             receiver: SnapshotReceiver::new(config).unwrap(),
             gen: WorldGen::new(7),
@@ -117,7 +117,7 @@ fn unknown_baseline_is_refused_unacked() {
     let (outcome, d1) = w.send();
     assert_eq!(baseline(outcome), Some(0));
     // A receiver that never got snapshot 0.
-    let mut other = Connection::<u8>::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut other = Connection::<u8>::new(0.0, immediate_acks()).unwrap();
     let mut fresh = SnapshotReceiver::<World>::new(SnapshotConfig::default()).unwrap();
     assert_eq!(
         fresh.handle_datagram(w.now, &mut other, &d1[0]),
@@ -272,10 +272,10 @@ fn peers_share_encodings() {
         .map(|_| SnapshotPeer::new(config.clone()).unwrap())
         .collect();
     let mut servers: Vec<Connection<u8>> = (0..4)
-        .map(|_| Connection::new(0.0, ConnectionConfig::default()).unwrap())
+        .map(|_| Connection::new(0.0, immediate_acks()).unwrap())
         .collect();
     let mut clients: Vec<Connection<u8>> = (0..4)
-        .map(|_| Connection::new(0.0, ConnectionConfig::default()).unwrap())
+        .map(|_| Connection::new(0.0, immediate_acks()).unwrap())
         .collect();
     let mut receivers: Vec<SnapshotReceiver<World>> = (0..4)
         .map(|_| SnapshotReceiver::new(config.clone()).unwrap())
@@ -360,4 +360,14 @@ fn arbitrary_sections_are_refused_or_taken() {
             + e.wrong_kind
             + e.malformed
     );
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> ConnectionConfig {
+    ConnectionConfig {
+        ack_delay: 0.0,
+        ..ConnectionConfig::default()
+    }
 }

@@ -13,9 +13,7 @@ use snapshot_support::{Body, World, WorldGen, SLOTS};
 /// The protocol these tests speak: `u8` messages each way, snapshots of `S`, the default
 /// connection settings.
 fn protocol<S: netser::NetDelta>() -> netser_transport::netcode::Protocol<u8, u8, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
+    netser_transport::netcode::Protocol::with_connection(immediate_acks())
 }
 
 const NOW: f64 = 1_700_000_000.0;
@@ -191,4 +189,14 @@ fn entities_to_all() {
         stats.delta_sent > 0 && stats.packets_sent > 100,
         "{stats:?}"
     );
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> netser_transport::connection::ConnectionConfig {
+    netser_transport::connection::ConnectionConfig {
+        ack_delay: 0.0,
+        ..netser_transport::connection::ConnectionConfig::default()
+    }
 }

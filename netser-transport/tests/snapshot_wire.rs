@@ -111,8 +111,8 @@ fn point_delta(a: &mut Annotator<'_>, name: &str) {
 #[test]
 fn snapshot_section_layout() {
     let config = SnapshotConfig::default();
-    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut sender = SnapshotSender::new(config.clone()).unwrap();
     let mut receiver = SnapshotReceiver::<Point>::new(config).unwrap();
     let mut report = String::new();
@@ -153,8 +153,8 @@ fn entity_section_layout() {
         window: 8,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    let mut server: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
+    let mut client: Connection<u8> = Connection::new(0.0, immediate_acks()).unwrap();
     let mut sender = EntitySender::<Point>::new(config.clone()).unwrap();
     let mut receiver = EntityReceiver::<Point>::new(config).unwrap();
     let worlds = [
@@ -199,4 +199,14 @@ fn entity_section_layout() {
     assert_eq!(receiver.entity(0), Some(&Point { x: 9, y: 9 }));
     assert_eq!(receiver.entity(2), None);
     insta::assert_snapshot!(report);
+}
+
+/// The default connection settings, acking at once: these tests hand each packet over
+/// and expect its ack in the same step (the default holds an ack up to 50 ms for a
+/// packet of the receiver's own to carry it).
+fn immediate_acks() -> ConnectionConfig {
+    ConnectionConfig {
+        ack_delay: 0.0,
+        ..ConnectionConfig::default()
+    }
 }

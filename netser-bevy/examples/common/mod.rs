@@ -1,5 +1,6 @@
 //! The examples' game, a smaller cousin of the workspace's `demo`: 16 bodies moving on
-//! the server, sent to clients 30 times a second as snapshots (unreliable-sequenced);
+//! the server, replicated to clients by netser-bevy (the `Body` component, each frame, each
+//! body against the last state of it the client acked);
 //! chat relayed to everyone (reliable-ordered); a 64 KiB world block sent to each client
 //! on join, with its progress. Clients send inputs every frame and a chat line every two
 //! seconds.
@@ -11,7 +12,6 @@
     reason = "the server and the client examples each use one half"
 )]
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use bevy_app::{App, AppExit, Last, Plugin, Startup, Update};
@@ -25,28 +25,30 @@ use tracing::{info, warn};
 
 /// Channel 0: reliable-ordered. Chat, and the world block.
 pub const RELIABLE: u8 = 0;
-/// Channel 1: unreliable-sequenced. Snapshots and inputs: a late one is dropped.
+/// Channel 1: unreliable-sequenced. Inputs: a late one is dropped.
 pub const SEQUENCED: u8 = 1;
 /// Bodies in the world.
 pub const BODIES: u8 = 16;
 /// Bytes of the world block.
 pub const WORLD_BYTES: usize = 64 * 1024;
-/// Snapshots a second.
-pub const SNAPSHOT_HZ: f32 = 30.0;
 /// The public development key of the examples: anyone who knows it can connect. A real
 /// game keeps its key on its backend and servers, and clients receive tokens.
 pub const DEV_KEY: [u8; 32] = *b"netser-bevy example key: public!";
 /// Where the server listens unless told otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:40001";
 
-/// The server's messages: `NetServerPlugin<ServerMessage, ClientMessage>`.
-pub type Server = NetServer<ServerMessage, ClientMessage>;
-/// The client's: `NetClientPlugin<ClientMessage, ServerMessage>`.
-pub type Client = NetClient<ClientMessage, ServerMessage>;
+/// The components replicated from the server to its clients: the third type parameter of
+/// both plugins, `NetServerPlugin<ServerMessage, ClientMessage, Components>`.
+pub type Components = (Body,);
+/// The server's messages and components.
+pub type Server = NetServer<ServerMessage, ClientMessage, Components>;
+/// The client's.
+pub type Client = NetClient<ClientMessage, ServerMessage, Components>;
 
-/// One body in a snapshot.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-pub struct BodyState {
+/// A body, replicated: the server moves it, clients see it move.
+#[derive(Component, NetSerialize, Debug, Clone, PartialEq)]
+#[net(delta)]
+pub struct Body {
     /// Which body.
     #[net(range = 0..=15)]
     pub id: u8,
@@ -56,18 +58,6 @@ pub struct BodyState {
     /// Orientation `[x, y, z, w]`, smallest three.
     #[net(quat(bits = 10))]
     pub orientation: [f32; 4],
-}
-
-/// Every body at one tick.
-#[derive(NetSerialize, Debug, Clone, PartialEq)]
-#[net(max_bytes = 1000)]
-pub struct Snapshot {
-    /// Server tick, wrapping at 2^20.
-    #[net(range = 0..=1048575)]
-    pub tick: u32,
-    /// The bodies.
-    #[net(max_len = 16)]
-    pub bodies: Vec<BodyState>,
 }
 
 /// A chat line.
@@ -83,8 +73,6 @@ pub struct Chat {
 /// What the server sends.
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 pub enum ServerMessage {
-    /// On [`SEQUENCED`], 30 a second.
-    Snapshot(Snapshot),
     /// On [`RELIABLE`], relayed to everyone.
     Chat(Chat),
     /// On [`RELIABLE`], once on join: too large for a packet, it goes as a block.
@@ -115,26 +103,20 @@ pub fn world_data() -> Vec<u8> {
         .collect()
 }
 
-/// A body of the server's world.
+/// How a body moves (server side only: not in [`Components`], so never sent).
 #[derive(Component, Debug, Clone, Copy)]
-pub struct Body {
-    /// Its id on the wire.
-    pub id: u8,
+pub struct Mover {
     /// Where it circles around.
     pub home: [f32; 3],
-    /// Metres.
-    pub position: [f32; 3],
-    /// Radians about the vertical axis.
-    pub yaw: f32,
 }
 
-/// The server's game: bodies that move, snapshots, the world block on join, chat relay.
+/// The server's game: bodies that move, the world block on join, chat relay.
 pub struct GameServerPlugin;
 
 /// What the server counts, for its summary.
 #[derive(Resource, Debug, Default)]
 pub struct ServerTally {
-    /// Snapshot tick.
+    /// Frames the bodies moved.
     pub tick: u32,
     /// Inputs received, all clients.
     pub inputs: u64,
@@ -143,18 +125,11 @@ pub struct ServerTally {
 }
 
 #[derive(Resource)]
-struct SnapshotTimer(Timer);
-
-#[derive(Resource)]
 struct ReportTimer(Timer);
 
 impl Plugin for GameServerPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<ServerTally>()
-            .insert_resource(SnapshotTimer(Timer::from_seconds(
-                1.0 / SNAPSHOT_HZ,
-                TimerMode::Repeating,
-            )))
             .insert_resource(ReportTimer(Timer::from_seconds(2.0, TimerMode::Repeating)))
             .add_systems(Startup, spawn_bodies)
             .add_systems(
@@ -164,7 +139,6 @@ impl Plugin for GameServerPlugin {
                     log_leaves,
                     relay_chat_and_count_inputs,
                     move_bodies,
-                    send_snapshots.after(move_bodies),
                     report_server,
                 )
                     .run_if(server_running),
@@ -197,12 +171,16 @@ fn spawn_bodies(mut commands: Commands) {
             0.5,
             f32::from(id / 4) * 20.0 - 30.0,
         ];
-        commands.spawn(Body {
-            id,
-            home,
-            position: home,
-            yaw: 0.0,
-        });
+        // `Replicated`: sent to every client, with its components of `Components`.
+        commands.spawn((
+            Replicated,
+            Body {
+                id,
+                position: home,
+                orientation: [0.0, 0.0, 0.0, 1.0],
+            },
+            Mover { home },
+        ));
     }
 }
 
@@ -248,49 +226,26 @@ fn relay_chat_and_count_inputs(
     }
 }
 
-fn move_bodies(time: Res<Time>, mut bodies: Query<&mut Body>) {
+fn move_bodies(
+    time: Res<Time>,
+    mut tally: ResMut<ServerTally>,
+    mut bodies: Query<(&mut Body, &Mover)>,
+) {
+    tally.tick = tally.tick.wrapping_add(1);
     let t = time.elapsed_secs();
-    for mut body in &mut bodies {
+    for (mut body, mover) in &mut bodies {
         let i = f32::from(body.id);
         if body.id % 4 == 0 {
-            continue; // a quarter of them rest
+            continue; // a quarter of them rest, and are not sent again
         }
         let phase = t * (0.5 + i * 0.02) + i;
         body.position = [
-            body.home[0] + 6.0 * phase.cos(),
+            mover.home[0] + 6.0 * phase.cos(),
             0.5 + 3.0 * (t * 2.0 + i).sin().abs(),
-            body.home[2] + 6.0 * phase.sin(),
+            mover.home[2] + 6.0 * phase.sin(),
         ];
-        body.yaw = (t + i) % std::f32::consts::TAU;
-    }
-}
-
-fn send_snapshots(
-    time: Res<Time>,
-    mut timer: ResMut<SnapshotTimer>,
-    mut tally: ResMut<ServerTally>,
-    bodies: Query<&Body>,
-    mut server: ResMut<Server>,
-) {
-    if !timer.0.tick(time.delta()).just_finished() {
-        return;
-    }
-    tally.tick = (tally.tick + 1) % (1 << 20);
-    let mut states: Vec<BodyState> = bodies
-        .iter()
-        .map(|b| BodyState {
-            id: b.id,
-            position: b.position,
-            orientation: [0.0, (b.yaw / 2.0).sin(), 0.0, (b.yaw / 2.0).cos()],
-        })
-        .collect();
-    states.sort_by_key(|b| b.id);
-    let snapshot = ServerMessage::Snapshot(Snapshot {
-        tick: tally.tick,
-        bodies: states,
-    });
-    if let Err((client_id, e)) = server.broadcast_message(SEQUENCED, &snapshot) {
-        warn!(client_id, "snapshot not sent: {e}");
+        let yaw = (t + i) % std::f32::consts::TAU;
+        body.orientation = [0.0, (yaw / 2.0).sin(), 0.0, (yaw / 2.0).cos()];
     }
 }
 
@@ -331,32 +286,21 @@ fn report_server(
     );
 }
 
-/// The client's game: the bodies it sees (entities spawned and moved from snapshots), the
-/// world block, chat, inputs.
+/// The client's game: the bodies it sees (spawned and moved by replication), the world
+/// block, chat, inputs.
 pub struct GameClientPlugin;
-
-/// A body as the client last saw it in a snapshot.
-#[derive(Component, Debug, Clone, Copy)]
-pub struct SeenBody {
-    /// Its id on the wire.
-    pub id: u8,
-    /// Metres.
-    pub position: [f32; 3],
-}
 
 /// What the client counts, for its summary.
 #[derive(Resource, Debug, Default)]
 pub struct ClientTally {
     /// The world block arrived, byte for byte.
     pub world_ok: bool,
-    /// Snapshots received.
-    pub snapshots: u64,
+    /// The most bodies seen at once.
+    pub bodies: usize,
     /// Chat lines received (the client's own included, relayed back).
     pub chat: u64,
     /// Chat lines sent.
     pub chat_sent: u64,
-    /// The server's body ids to this client's entities.
-    pub bodies: HashMap<u8, Entity>,
 }
 
 #[derive(Resource)]
@@ -375,6 +319,7 @@ impl Plugin for GameClientPlugin {
                 (
                     log_client_connection,
                     receive_from_server,
+                    count_bodies,
                     (send_input, send_chat).run_if(client_connected),
                     report_client,
                 ),
@@ -386,8 +331,7 @@ impl Plugin for GameClientPlugin {
     }
 }
 
-/// On exit: what arrived, and a failing exit status if the world or the snapshots did
-/// not.
+/// On exit: what arrived, and a failing exit status if the world or the bodies did not.
 fn client_summary(
     stats: Res<ClientStats>,
     tally: Res<ClientTally>,
@@ -396,12 +340,12 @@ fn client_summary(
     info!(
         state = ?stats.state,
         world_intact = tally.world_ok,
-        snapshots = tally.snapshots,
+        bodies = tally.bodies,
         chat_received = tally.chat,
         chat_sent = tally.chat_sent,
         "client: exiting"
     );
-    if !tally.world_ok || tally.snapshots == 0 {
+    if !tally.world_ok || tally.bodies == 0 {
         exit.write(AppExit::error());
     }
 }
@@ -428,8 +372,6 @@ fn receive_from_server(
     mut messages: MessageReader<FromServer<ServerMessage>>,
     mut blocks: MessageReader<BlockFromServer>,
     mut tally: ResMut<ClientTally>,
-    mut seen: Query<&mut SeenBody>,
-    mut commands: Commands,
 ) {
     for b in blocks.read() {
         info!(
@@ -453,32 +395,14 @@ fn receive_from_server(
                 tally.chat += 1;
                 info!(from = chat.from, "chat: {}", chat.text);
             }
-            ServerMessage::Snapshot(snapshot) => {
-                tally.snapshots += 1;
-                // What a replication plugin will do for registered components: spawn
-                // what is new, update what is known.
-                for body in &snapshot.bodies {
-                    match tally.bodies.get(&body.id) {
-                        // Not found: spawned by this frame's commands, not applied yet.
-                        Some(&entity) => {
-                            if let Ok(mut seen) = seen.get_mut(entity) {
-                                seen.position = body.position;
-                            }
-                        }
-                        None => {
-                            let entity = commands
-                                .spawn(SeenBody {
-                                    id: body.id,
-                                    position: body.position,
-                                })
-                                .id();
-                            tally.bodies.insert(body.id, entity);
-                        }
-                    }
-                }
-            }
         }
     }
+}
+
+/// The bodies replication spawned (`Remote`: from the server; in a listen server the
+/// server's own bodies are in the same world, without it).
+fn count_bodies(bodies: Query<&Body, With<Remote>>, mut tally: ResMut<ClientTally>) {
+    tally.bodies = tally.bodies.max(bodies.iter().count());
 }
 
 fn send_input(time: Res<Time>, mut client: ResMut<Client>) {
@@ -512,8 +436,8 @@ fn report_client(
     time: Res<Time>,
     mut timer: ResMut<ClientReportTimer>,
     stats: Res<ClientStats>,
-    tally: Res<ClientTally>,
-    seen: Query<&SeenBody>,
+    replication: Res<ClientReplicationStats>,
+    seen: Query<&Body, With<Remote>>,
 ) {
     if !timer.0.tick(time.delta()).just_finished() || stats.state.is_none() {
         return;
@@ -525,9 +449,9 @@ fn report_client(
     info!(
         state = ?stats.state,
         rtt_ms = format!("{:.1}", stats.network.rtt * 1000.0),
-        snapshots = tally.snapshots,
         bodies = seen.iter().count(),
         body_1 = ?body_1,
+        updates = replication.updated,
         "client"
     );
 }

@@ -3,7 +3,7 @@
 
 use netser::{NetSerialize, WriteStream};
 
-use super::{packet, Connection, Sender, UDP_IP_HEADER_BYTES};
+use super::{packet, Connection, UDP_IP_HEADER_BYTES};
 use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
 
 impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
@@ -16,35 +16,38 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         now: f64,
         section: Option<(&[u8], u64)>,
     ) -> Option<u16> {
-        let channels = self.config.channels.len();
+        let channels = self.channels.len();
         let payload_bits = self.config.packet_payload_bytes() as u64 * 8;
         // Which channels have something to send, and their weights.
         let mut weights = 0u64;
         let mut pending = 0u64; // bit mask of channels with messages due
-        for (index, sender) in self.senders.iter().enumerate() {
-            let due = match sender {
-                Sender::Reliable(s) => s.has_due(now),
-                Sender::Unreliable(s) => s.len() > 0,
-            };
-            if due {
+        for (index, channel) in self.channels.iter().enumerate() {
+            if channel.has_due(now) {
                 pending |= 1 << index;
-                weights += u64::from(self.config.channels[index].priority);
+                weights += u64::from(channel.config.priority);
             }
         }
         self.refill_budget(now);
         if self.budget <= 0.0 {
             pending = 0; // over budget: acks (and a section) only
         }
-        if pending == 0 && !self.ack_owed && section.is_none() {
+        let ack_due = self.ack_deadline().is_some_and(|deadline| now >= deadline);
+        if pending == 0 && !ack_due && section.is_none() {
             return None;
         }
+        let ack_delay = self.ack_delay_to_report(now);
+        let ack_delay_bits = if ack_delay > 0 {
+            packet::ACK_DELAY_BITS
+        } else {
+            0
+        };
         // Each channel in turn, from a rotating start, gets its weighted share of what is
         // left, and at least room for its oldest message if that fits what is left; so
         // every channel moves and none starves the others. A section takes its room
         // first (the `section follows` bit and its bits); one larger than a packet
         // (fragmented by the endpoint) leaves the messages for the next packet.
         self.plan.clear();
-        let section_bits = section.map_or(0, |(_, bits)| 1 + bits);
+        let section_bits = section.map_or(0, |(_, bits)| 1 + bits) + ack_delay_bits;
         let mut remaining = (payload_bits - 1).saturating_sub(section_bits); // and `no more channels`
         if remaining == 0 {
             pending = 0;
@@ -56,33 +59,31 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             if pending & (1 << index) == 0 {
                 continue;
             }
-            let config = &self.config.channels[index];
-            let weight = u64::from(config.priority);
+            let channel = &mut self.channels[index];
+            let weight = u64::from(channel.config.priority);
             let share = remaining * weight / weights;
             weights -= weight;
-            let overhead = packet::entry_overhead(channels, config);
+            let overhead = packet::entry_overhead(channels, &channel.config);
             if overhead >= remaining {
                 continue;
             }
             // Where this entry begins: messages with alignment are sized where they land.
             let start = payload_bits - 1 - section_bits.min(payload_bits - 1) - remaining;
-            let (count, bits) = match &mut self.senders[index] {
-                Sender::Reliable(s) => {
-                    let selection = s.select(now, start, overhead, share, remaining);
-                    self.channel_counters[index].messages_resent += selection.resent as u64;
-                    (selection.count, selection.bits)
-                }
-                Sender::Unreliable(s) => s.select(start, overhead, share, remaining),
-            };
+            let (count, bits) = channel.select(now, start, overhead, share, remaining);
             if count > 0 {
                 remaining -= overhead + bits;
-                self.channel_counters[index].messages_packed += count as u64;
+                channel.counters.messages_packed += count as u64;
                 self.plan.push((index, count));
             }
         }
         let packet_sequence = self.endpoint.next_sequence();
-        let len = if self.plan.is_empty() && section.is_none() {
+        if self.plan.is_empty() && section.is_none() {
+            if !ack_due {
+                return None; // messages due, none fit: no packet for nothing
+            }
             self.counters.ack_only_packets_sent += 1;
+        }
+        let len = if self.plan.is_empty() && section.is_none() && ack_delay == 0 {
             0
         } else {
             let mut w = WriteStream::new(&mut self.packet);
@@ -90,15 +91,18 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 &mut w,
                 now,
                 packet_sequence,
-                &self.config.channels,
-                &mut self.senders,
+                &mut self.channels,
                 &self.plan,
+                ack_delay,
                 section,
             )
             .expect("the plan fits the packet budget");
             w.finish()
         };
-        self.ack_owed = false;
+        if ack_delay > 0 && self.ack_report.first_carrier.is_none() {
+            self.ack_report.first_carrier = Some(packet_sequence);
+        }
+        self.acks_owed = Default::default();
         self.counters.packets_sent += 1;
         if len > 0 {
             self.budget -= (len + MAX_PACKET_HEADER_BYTES + UDP_IP_HEADER_BYTES) as f64;

@@ -11,6 +11,13 @@ pub const DEFAULT_MTU: usize = 1200;
 /// The default largest block message: 256 KiB.
 pub const DEFAULT_MAX_BLOCK_SIZE: usize = 256 * 1024;
 
+/// The default [`ConnectionConfig::ack_delay`]: 50 ms.
+pub const DEFAULT_ACK_DELAY: f64 = 0.05;
+
+/// Queues and messages per packet of each channel in
+/// [`ConnectionConfig::for_many_clients`].
+const MANY_CLIENTS_QUEUE: usize = 64;
+
 /// Most channels per connection.
 pub const MAX_CHANNELS: usize = 64;
 
@@ -68,6 +75,20 @@ pub struct ConnectionConfig {
     /// Most budget saved up while idle, in seconds of `bandwidth` (at least one
     /// packet). Default 0.1.
     pub budget_window: f64,
+    /// Longest the connection holds an ack for a packet of messages, in seconds, waiting
+    /// for a packet of its own to carry it, before it sends a packet of acks only (as
+    /// TCP's delayed ack and QUIC's `max_ack_delay`). Default 0.05: a server sending 20
+    /// or more packets a second, or a client sending inputs every frame, acks in its
+    /// own packets and sends no packet of acks only. The ack goes at once when 16
+    /// packets wait for it (acks older than 32 packets cannot be sent at all).
+    /// `0.0..=1.0`. The time held is reported to the peer with the ack (18 bits in a
+    /// packet that acks something new), which subtracts it from its RTT. 0 acks every
+    /// packet of messages at once and reports nothing: the packets are bit for bit those
+    /// of a connection without ack delays. It is checked when the
+    /// connection is polled: a driver polls by
+    /// [`poll_timeout`](super::Connection::poll_timeout), or each frame, so an ack waits
+    /// at most this plus a frame.
+    pub ack_delay: f64,
     /// The packet endpoint's settings. `fragment_above` must be at least
     /// `mtu - 9` (the connection never fragments at the endpoint).
     pub endpoint: endpoint::Config,
@@ -91,6 +112,7 @@ impl Default for ConnectionConfig {
             resend_rtt_factor: 1.25,
             bandwidth: 256_000.0,
             budget_window: 0.1,
+            ack_delay: DEFAULT_ACK_DELAY,
             endpoint: endpoint::Config {
                 max_packet_size: payload,
                 fragment_above: payload,
@@ -146,6 +168,75 @@ impl ConnectionConfig {
         // The slice header is as long as the endpoint's (9 bytes).
         self.chunk.slice_size = self.chunk.slice_size.min(payload);
         self.max_block_size = self.max_block_size.min(self.chunk.max_chunk_size());
+        self
+    }
+
+    /// This configuration sized for a server of many clients: each channel's queues
+    /// and `max_messages_per_packet` 64 (default 1024, 1024, 256), endpoint windows of
+    /// 256 packets (1024), an RTT history of 64 samples (512), blocks of at most 16
+    /// slices (`max_block_size` 16 slices, 16 KiB with the default 1024-byte slices,
+    /// where the default is 256 KiB), two blocks queued to send and two received
+    /// waiting (8 and 8). The channel kinds, MTU, bandwidth and ack delay are kept.
+    ///
+    /// With the default two channels a connection then holds about 45 KiB once
+    /// connected and at most about 0.34 MiB under any load
+    /// ([`Connection::memory_bound`](super::Connection::memory_bound)), where the
+    /// default holds about 220 KiB and is bounded by about 8 MiB: a thousand clients
+    /// take at most about 340 MiB, whatever they send and however they ack.
+    ///
+    /// Both sides of a connection use the same preset: a channel's
+    /// `receive_queue_size` and `max_messages_per_packet` are part of the wire
+    /// agreement. A game that sends larger blocks (a level, a save) raises the bound
+    /// with [`with_max_block_size`](Self::with_max_block_size) on both sides: each
+    /// byte of `max_block_size` adds about seven to the bound (two blocks queued, one in
+    /// flight, two being received, two waiting).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default().for_many_clients();
+    /// assert!(config.validate().is_ok());
+    /// assert_eq!(config.max_block_size, 16 * 1024);
+    /// let connection: Connection<u32> = Connection::new(0.0, config.clone())?;
+    /// assert!(connection.memory_bound() < 400 * 1024);
+    ///
+    /// // Blocks of up to 64 KiB: the bound grows with them.
+    /// let larger: Connection<u32> = Connection::new(0.0, config.with_max_block_size(64 * 1024))?;
+    /// assert!(larger.memory_bound() > connection.memory_bound() + 6 * 48 * 1024);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_many_clients(mut self) -> Self {
+        for channel in &mut self.channels {
+            channel.send_queue_size = MANY_CLIENTS_QUEUE;
+            channel.receive_queue_size = MANY_CLIENTS_QUEUE;
+            channel.max_messages_per_packet =
+                channel.max_messages_per_packet.min(MANY_CLIENTS_QUEUE);
+        }
+        self.endpoint.sent_packets_buffer_size = 256;
+        self.endpoint.received_packets_buffer_size = 256;
+        self.endpoint.rtt_history_size = 64;
+        self.chunk.max_queued_chunks = 2;
+        self.max_received_blocks = 2;
+        self.chunk.max_slices = 16;
+        self.max_block_size = self.chunk.max_chunk_size();
+        self
+    }
+
+    /// This configuration with blocks of up to `max_block_size` bytes: `chunk.max_slices`
+    /// raised (or lowered) to the slices that carry it, and `max_block_size` set. Both
+    /// sides must agree on `chunk.max_slices`. A size the slices cannot reach
+    /// (over `chunk.slice_size` times 8192) is kept, and [`validate`](Self::validate)
+    /// refuses it.
+    ///
+    /// ```
+    /// use netser_transport::connection::ConnectionConfig;
+    /// let config = ConnectionConfig::default().with_max_block_size(1024 * 1024);
+    /// assert!(config.validate().is_ok());
+    /// assert_eq!(config.chunk.max_slices, 1024); // 1024-byte slices
+    /// ```
+    pub fn with_max_block_size(mut self, max_block_size: usize) -> Self {
+        let slices = max_block_size.div_ceil(self.chunk.slice_size.max(1));
+        self.chunk.max_slices = slices.clamp(1, crate::chunk::MAX_SLICES_LIMIT);
+        self.max_block_size = max_block_size;
         self
     }
 
@@ -207,6 +298,9 @@ impl ConnectionConfig {
         }
         if !(self.budget_window.is_finite() && self.budget_window > 0.0) {
             return Err(ConfigError::field("budget_window", "finite and positive"));
+        }
+        if !(0.0..=1.0).contains(&self.ack_delay) {
+            return Err(ConfigError::field("ack_delay", "in 0.0..=1.0 seconds"));
         }
         if self.max_received_blocks == 0 {
             return Err(ConfigError::field("max_received_blocks", "at least 1"));
@@ -300,6 +394,28 @@ mod tests {
         let chunk = ChunkError::EmptyChunk;
         crate::assert_source(&ConfigError::Chunk(chunk.clone()), &chunk);
         assert!(ConfigError::field("mtu", "x").source().is_none());
+    }
+
+    /// An ack delay outside `0.0..=1.0` (or NaN) is refused and named.
+    #[test]
+    fn ack_delay_is_checked() {
+        for ack_delay in [0.0, 0.05, 1.0] {
+            let config = ConnectionConfig {
+                ack_delay,
+                ..ConnectionConfig::default()
+            };
+            assert_eq!(config.validate(), Ok(()));
+        }
+        for ack_delay in [-0.01, 1.5, f64::NAN, f64::INFINITY] {
+            let config = ConnectionConfig {
+                ack_delay,
+                ..ConnectionConfig::default()
+            };
+            assert_eq!(
+                config.validate(),
+                Err(ConfigError::field("ack_delay", "in 0.0..=1.0 seconds"))
+            );
+        }
     }
 
     /// `with_mtu` gives a valid config across the mtu range, and the reasons read as

@@ -258,7 +258,7 @@ mod tests {
         assert!(chunks.to_string().contains("try again after the peer acks"));
         let message = crate::netcode::MessageError::NotConnected.to_string();
         assert!(message.contains("wait for its ClientConnected event"));
-        let payload = crate::netcode::SendError::NotConnected.to_string();
+        let payload = crate::netcode::PayloadError::NotConnected.to_string();
         assert!(payload.contains("wait for ClientState::Connected"));
     }
 }

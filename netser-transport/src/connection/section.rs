@@ -119,14 +119,33 @@ pub(super) fn hand_up(
     }
 }
 
-/// Writes the first `bits` bits of `bytes` into `e`.
+/// Writes the first `bits` bits of `bytes` into `e`, 64 at a time (the stream's first 64
+/// bits are its first 8 bytes read little-endian).
+///
+/// # Errors
+/// `EndOfBuffer` if `bytes` holds fewer than `bits` bits; the encoder's errors.
 pub(crate) fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> netser::Result<()> {
-    let mut r = ReadStream::new(bytes);
-    let mut left = bits;
-    while left > 0 {
-        let n = left.min(32) as u32;
-        e.write_bits(r.read_bits(n)?, n)?;
-        left -= u64::from(n);
+    if bits > bytes.len() as u64 * 8 {
+        // Not enough bits: the reader says so, once past the end.
+        let mut r = ReadStream::new(bytes);
+        r.read_bits(r.bits_remaining() as u32 % 64)?;
+        while r.bits_remaining() > 0 {
+            r.read_bits(64)?;
+        }
+        return r.read_bits(1).map(drop);
+    }
+    let whole = (bits / 64) as usize;
+    let (words, _) = bytes.as_chunks::<8>();
+    for word in &words[..whole] {
+        e.write_bits(u64::from_le_bytes(*word), 64)?;
+    }
+    let rest = (bits % 64) as u32;
+    if rest > 0 {
+        let tail = &bytes[whole * 8..];
+        let mut last = [0u8; 8];
+        let n = tail.len().min(8);
+        last[..n].copy_from_slice(&tail[..n]);
+        e.write_bits(u64::from_le_bytes(last) & (u64::MAX >> (64 - rest)), rest)?;
     }
     Ok(())
 }
@@ -183,10 +202,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// assert_eq!(a.max_section_bits(), 1191 * 8 - 2);
+    /// // Less the end of the channel entries, the section flag and an ack delay.
+    /// assert_eq!(a.max_section_bits(), 1191 * 8 - 2 - 18);
     /// ```
     pub fn max_section_bits(&self) -> u64 {
-        (self.config.endpoint.max_packet_size as u64 * 8).saturating_sub(2)
+        (self.config.endpoint.max_packet_size as u64 * 8)
+            .saturating_sub(2 + super::packet::ACK_DELAY_BITS)
     }
 
     /// The sequence the next packet will have (the one [`send_section`](Self::send_section)
@@ -255,8 +276,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// let sequence = a.send_section(0.0, &[1], 1).unwrap();
     /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
     /// b.handle_datagram_with(0.05, &datagram, |_| true).unwrap();
-    /// let ack = b.poll_transmit(0.05).unwrap().to_vec(); // the ack it owes
-    /// a.handle_datagram(0.1, &ack).unwrap();
+    /// // The ack it owes, once no packet of b's carried it within its ack delay.
+    /// let ack = b.poll_transmit(0.1).unwrap().to_vec();
+    /// a.handle_datagram(0.15, &ack).unwrap();
     /// assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     /// ```
     pub fn drain_acked_sections(&mut self) -> std::collections::vec_deque::Drain<'_, u16> {
@@ -278,6 +300,39 @@ mod tests {
     }
 
     /// A refused section drops its packet unacked; its messages are not delivered.
+    /// The 64-bit copy writes what a bit-by-bit copy does, at every offset and length,
+    /// and refuses a length beyond the bytes.
+    #[test]
+    fn copy_bits_equals_a_bit_by_bit_copy() {
+        use netser::WriteStream;
+        let bytes: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+        for offset in 0..9u32 {
+            for bits in [0u64, 1, 7, 63, 64, 65, 127, 128, 200, 320] {
+                let mut fast = [0u8; 64];
+                let mut slow = [0u8; 64];
+                let mut w = WriteStream::new(&mut fast);
+                w.write_bits(0, offset).unwrap();
+                copy_bits(&mut w, &bytes, bits).unwrap();
+                let fast_len = w.finish();
+                let mut w = WriteStream::new(&mut slow);
+                w.write_bits(0, offset).unwrap();
+                let mut r = ReadStream::new(&bytes);
+                for _ in 0..bits {
+                    w.write_bits(r.read_bits(1).unwrap(), 1).unwrap();
+                }
+                let slow_len = w.finish();
+                assert_eq!(
+                    fast[..fast_len],
+                    slow[..slow_len],
+                    "offset {offset}, {bits} bits"
+                );
+            }
+        }
+        let mut buf = [0u8; 64];
+        let mut w = WriteStream::new(&mut buf);
+        assert!(copy_bits(&mut w, &bytes, 321).is_err());
+    }
+
     #[test]
     fn refused_section_is_not_acked() {
         let (mut a, mut b) = pair();
@@ -295,8 +350,15 @@ mod tests {
         b.handle_datagram_with(0.06, &datagram, |s| s.reader().read_bits(2).unwrap() == 3)
             .unwrap();
         assert_eq!(b.receive_message(0), Some(5));
-        let ack = b.poll_transmit(0.06).unwrap().to_vec();
-        a.handle_datagram(0.1, &ack).unwrap();
+        assert!(
+            b.poll_transmit(0.06).is_none(),
+            "the ack waits for a packet of b's"
+        );
+        let ack = b
+            .poll_transmit(0.06 + b.config().ack_delay)
+            .unwrap()
+            .to_vec();
+        a.handle_datagram(0.2, &ack).unwrap();
         assert_eq!(a.drain_acked_sections().collect::<Vec<_>>(), [sequence]);
     }
 

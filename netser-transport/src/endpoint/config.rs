@@ -56,7 +56,11 @@ pub struct Config {
     /// one piece. Default 1 MiB. `reliable` has no such cap; this is what bounds a flood
     /// of fragments.
     pub max_reassembly_bytes: usize,
-    /// Weight of each new RTT sample in the smoothed RTT. Default 0.0025.
+    /// Deprecated: ignored, and no longer validated. [`Stats::rtt`](super::Stats::rtt)
+    /// is now the smoothed RTT of RFC 6298 (each sample weighs 1/8), where `reliable`
+    /// smoothed by this factor (0.0025) and read the first samples for minutes. The field
+    /// stays so that existing configurations still build; it will go in the next
+    /// breaking release. Default 0.0025.
     pub rtt_smoothing_factor: f64,
     /// RTT samples kept for min/max/avg and jitter, in
     /// `1..=`[`MAX_RTT_HISTORY_SIZE`] (4096). Default 512.
@@ -184,11 +188,6 @@ impl Config {
             "in 1..=4096",
         )?;
         let factor = |x: f64| x > 0.0 && x <= 1.0;
-        check(
-            factor(self.rtt_smoothing_factor),
-            "rtt_smoothing_factor",
-            "in (0, 1]",
-        )?;
         check(
             factor(self.packet_loss_smoothing_factor),
             "packet_loss_smoothing_factor",

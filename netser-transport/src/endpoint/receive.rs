@@ -5,13 +5,14 @@ use super::header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES, MAX_PAC
 use super::reassembly::{Fragment, Stored};
 use super::stats;
 use super::{Endpoint, Payload, ReceiveError};
-use crate::sequence::sequence_difference;
+use crate::sequence::{sequence_difference, sequence_less_than};
 
 impl Endpoint {
     pub(super) fn process_datagram(
         &mut self,
         now: f64,
         datagram: &[u8],
+        ack_delay: f64,
     ) -> Result<Option<(u16, Payload)>, ReceiveError> {
         let Some(&prefix) = datagram.first() else {
             return Err(ReceiveError::Truncated {
@@ -35,7 +36,7 @@ impl Endpoint {
                     max: self.config.max_packet_size,
                 });
             }
-            self.accept(now, header, datagram.len())?;
+            self.accept(now, header, datagram.len(), ack_delay)?;
             Ok(Some((header.sequence, Payload::Datagram(header_len))))
         } else {
             self.process_fragment(now, datagram)
@@ -128,7 +129,9 @@ impl Endpoint {
                     ack,
                     ack_bits,
                 };
-                self.accept(now, header, wire_bytes)?;
+                // The layer above reads a reassembled payload only after this, so the
+                // acks of fragment 0's header are taken without an ack delay.
+                self.accept(now, header, wire_bytes, 0.0)?;
                 Ok(Some((sequence, Payload::Reassembled(payload))))
             }
         }
@@ -151,15 +154,18 @@ impl Endpoint {
                 0
             };
             self.ack = sequence;
+            self.ack_received_at = None;
         }
     }
 
-    /// Records a whole packet as received and processes the acks it carries.
+    /// Records a whole packet as received and processes the acks it carries;
+    /// `ack_delay` is how long the peer says it held the newest of them.
     fn accept(
         &mut self,
         now: f64,
         header: PacketHeader,
         wire_bytes: usize,
+        ack_delay: f64,
     ) -> Result<(), ReceiveError> {
         let sequence = header.sequence;
         if self.received.is_stale(sequence) {
@@ -195,6 +201,11 @@ impl Endpoint {
                 1
             };
             self.ack = sequence;
+            self.ack_received_at = Some(now);
+        } else if newer_by == 0 {
+            // The packet whose first fragment moved the window is now whole.
+            self.ack_received_at = Some(now);
+            self.ack_bits |= 1;
         } else if -newer_by < 32 {
             self.ack_bits |= 1 << -newer_by;
         }
@@ -202,7 +213,7 @@ impl Endpoint {
         self.reassembly.advance(sequence);
         self.sync_reassembly_drops();
 
-        let mut bits = header.ack_bits;
+        let mut bits = self.unseen_acks(header.ack, header.ack_bits);
         while bits != 0 {
             let back = bits.trailing_zeros() as u16;
             bits &= bits - 1;
@@ -216,23 +227,62 @@ impl Endpoint {
                 }
                 self.acks.push(acked);
                 self.counters.packets_acked += 1;
-                self.rtt_history.push(rtt);
-                // As QUIC: the RTO's estimator takes a sample only from the newest
-                // packet the header acks (`back == 0`), newly acked; one acked by an
-                // older bit was late because an earlier ack was lost, not because of
-                // the path, and would inflate the timeout.
-                if back == 0 || !self.rto_sampled {
-                    stats::update_rto(&mut self.stats, !self.rto_sampled, rtt, self.peer_interval);
-                    self.rto_sampled = true;
+                // As QUIC: only the newest packet the header acks (`back == 0`), newly
+                // acked, gives an RTT sample (and the first ack, whatever its bit). A
+                // packet acked by an older bit waited for the peer's next packet, or
+                // an earlier ack was lost: its time says little about the path. The
+                // peer's reported ack delay is how long it held that newest ack.
+                if back == 0 || !self.has_rtt {
+                    let delay = if back == 0 { ack_delay } else { 0.0 };
+                    self.take_rtt_sample(rtt, delay);
                 }
-                self.stats.rtt = if self.has_rtt {
-                    stats::smooth(self.stats.rtt, rtt, self.config.rtt_smoothing_factor)
-                } else {
-                    rtt
-                };
-                self.has_rtt = true;
             }
         }
         Ok(())
+    }
+
+    /// The bits of an ack header (`ack`, `ack_bits`) that no earlier header set: a
+    /// peer repeats each ack in up to 32 headers, and looking each one up in the sent
+    /// window again was most of the cost of taking a packet in. Only a header whose
+    /// `ack` names a packet already sent joins the seen acks, so a forged header that
+    /// acks packets not yet sent cannot hide their real acks later.
+    fn unseen_acks(&mut self, ack: u16, ack_bits: u32) -> u32 {
+        if !sequence_less_than(ack, self.sequence) {
+            return ack_bits;
+        }
+        let (seen_ack, seen_bits) = self.seen_acks;
+        let newer_by = sequence_difference(ack, seen_ack);
+        // The seen bits in the header's alignment (bit `n` is `ack - n`).
+        let seen = match newer_by {
+            0 => seen_bits,
+            1..=31 => seen_bits << newer_by,
+            -31..=-1 => seen_bits >> -newer_by,
+            _ => 0,
+        };
+        let unseen = ack_bits & !seen;
+        self.seen_acks = match newer_by {
+            d if d >= 0 => (ack, seen | ack_bits),
+            d if d > -32 => (seen_ack, seen_bits | (ack_bits << -d)),
+            _ => (seen_ack, seen_bits),
+        };
+        unseen
+    }
+
+    /// Takes an RTT sample (`rtt` from send to ack, of which the peer held the ack
+    /// `ack_delay`) into every estimate: the path's round trip is the sample less the
+    /// delay, as QUIC adjusts it. The peer is trusted up to the whole sample: one that
+    /// overstates its delay lowers only the timeouts of what is sent to it.
+    fn take_rtt_sample(&mut self, rtt: f64, ack_delay: f64) {
+        let finite = |x: f64| if x.is_finite() { x.max(0.0) } else { 0.0 };
+        let path_rtt = (finite(rtt) - finite(ack_delay)).max(0.0);
+        self.stats.min_rtt = if self.has_rtt {
+            self.stats.min_rtt.min(path_rtt)
+        } else {
+            path_rtt
+        };
+        self.rtt_history.push(path_rtt);
+        stats::update_rto(&mut self.stats, !self.has_rtt, path_rtt, self.peer_interval);
+        self.stats.rtt = self.stats.smoothed_rtt;
+        self.has_rtt = true;
     }
 }

@@ -34,6 +34,9 @@ pub(crate) struct RttHistory {
     next: usize,
     sum: u128,
     sum_squares: u128,
+    /// Samples came or went since the last summary (a summary of the same samples is
+    /// the same, so it is not done again).
+    changed: bool,
     /// Slots of the samples that are the smallest of everything pushed after them, oldest
     /// first (so their values increase): the front is the minimum. A sample with a
     /// smaller or equal one after it can never be the minimum again.
@@ -53,6 +56,7 @@ impl RttHistory {
             next: 0,
             sum: 0,
             sum_squares: 0,
+            changed: true,
             min_candidates: VecDeque::with_capacity(capacity),
             max_candidates: VecDeque::with_capacity(capacity),
         }
@@ -107,6 +111,7 @@ impl RttHistory {
         }
         self.max_candidates.push_back(slot as u16);
         self.next = (slot + 1) % self.capacity;
+        self.changed = true;
     }
 
     pub fn clear(&mut self) {
@@ -116,6 +121,7 @@ impl RttHistory {
         self.sum_squares = 0;
         self.min_candidates.clear();
         self.max_candidates.clear();
+        self.changed = true;
     }
 
     /// The samples in seconds, in slot order (for checks against a plain pass).
@@ -124,8 +130,12 @@ impl RttHistory {
         self.samples.iter().map(|&s| to_seconds(s as f64))
     }
 
-    /// Sets the min/max/avg RTT and the jitter fields of `stats`, in constant time.
-    pub fn summarize(&self, stats: &mut Stats) {
+    /// Sets the min/max/avg RTT and the jitter fields of `stats`, in constant time; the
+    /// fields keep their values when no sample came or went since the last call.
+    pub fn summarize(&mut self, stats: &mut Stats) {
+        if !std::mem::take(&mut self.changed) {
+            return;
+        }
         let (Some(&min), Some(&max)) = (self.min_candidates.front(), self.max_candidates.front())
         else {
             stats.rtt_min = 0.0;

@@ -1,30 +1,33 @@
-//! Round-trip time, jitter, packet loss and bandwidth estimates. RTT as the `reliable`
-//! library computes it: a smoothed RTT updated on every ack and a history of recent
-//! samples for min/max/average/jitter (in `rtt_history`). Loss and bandwidth from the
-//! first packets on: loss over the sent packets that have had time to be acked,
-//! bandwidth over every packet in the sent and received windows (from the running
-//! totals in `windows`); each is `None` until there is data for it, where `reliable`
-//! reads 0 until half its window has been sent (128 packets, over 6 s at 20 Hz).
+//! Round-trip time, jitter, packet loss and bandwidth estimates. RTT as TCP (RFC 6298)
+//! and QUIC compute it: a smoothed RTT and its variance from one sample per ack header
+//! (less the ack delay the peer reports, when it does), the smallest sample since the
+//! start, and a history of recent samples for min/max/average/jitter (in
+//! `rtt_history`). Loss and bandwidth from the first packets on: loss over the sent
+//! packets that have had time to be acked, bandwidth over every packet in the sent and
+//! received windows (from the running totals in `windows`); each is `None` until there
+//! is data for it, where `reliable` reads 0 until half its window has been sent (128
+//! packets, over 6 s at 20 Hz).
 
 /// The endpoint's estimates. Times in seconds, packet loss a fraction in `0.0..=1.0`,
 /// bandwidth in kilobits per second (including the assumed IP + UDP header per packet).
 ///
-/// [`rtt`](Self::rtt) moves with every ack; the others are recomputed by
-/// [`Endpoint::handle_timeout`](super::Endpoint::handle_timeout). Loss and bandwidth are `None` ("not
-/// yet known") until there is data to measure them, never a made-up 0.
+/// The RTT fields move with every ack; the others are recomputed by
+/// [`Endpoint::handle_timeout`](super::Endpoint::handle_timeout). Loss and bandwidth are
+/// `None` ("not yet known") until there is data to measure them, never a made-up 0.
 ///
 /// # What the round-trip time includes
 ///
 /// An RTT sample is the time from sending a packet to receiving the first packet that
-/// acks it. The other side acks in the next packet it sends, so every sample includes
-/// how long that reply waited: up to one send interval of the peer (at 20 packets per
-/// second, up to 50 ms, 25 ms on average, even on loopback). That is the delay a resend
-/// timer must allow for, and `rtt` keeps it. For the network path alone read
-/// [`rtt_min`](Self::rtt_min): the smallest sample in the history is the one the peer
-/// answered fastest. The header has no ack-delay field to subtract it exactly (QUIC's
-/// ACK frame carries one; the packet header here is the `reliable` library's, kept
-/// wire-compatible), and guessing it from the peer's send rate would be wrong whenever
-/// the peer replies as soon as a packet arrives.
+/// acks it, taken from the newest packet each ack header names (as QUIC). The peer may
+/// hold an ack until it has a packet to send (a [`Connection`](crate::connection)
+/// holds it up to its `ack_delay`) and reports how long it held it; that delay is
+/// subtracted, so [`rtt`](Self::rtt), [`rtt_min`](Self::rtt_min) and the jitter are the
+/// network path's round trip, plus the time between a datagram's arrival and the
+/// `handle_datagram` call that takes it in (up to a frame of the receiving loop).
+/// [`min_rtt`](Self::min_rtt) is the smallest since the start. With the bare endpoint, whose peer reports no delay
+/// ([`Endpoint::handle_datagram`](super::Endpoint::handle_datagram)), the samples keep
+/// the delay: up to one send interval of the peer. The retransmission timeout
+/// [`rto`](Self::rto) adds the peer's ack delay back, since a resend must wait for it.
 ///
 /// ```
 /// use netser_transport::endpoint::{Config, Endpoint, Stats};
@@ -46,13 +49,21 @@
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Stats {
-    /// Exponentially smoothed round-trip time; 0 until the first ack. It includes the
-    /// time the peer held the ack before sending it (see [the type's docs](Self)).
+    /// The round-trip time of the path: smoothed as TCP does (RFC 6298: each sample
+    /// weighs 1/8), less the ack delays the peer reports (see [the type's docs](Self));
+    /// 0 until the first ack. The same value as [`smoothed_rtt`](Self::smoothed_rtt), under
+    /// the name a game reads. (Until this release it was the `reliable` library's figure,
+    /// smoothed by 1/400 with the ack delays in, which kept its first samples for
+    /// minutes.)
     pub rtt: f64,
-    /// Round-trip time smoothed as TCP does (RFC 6298: each sample weighs 1/8); 0 until
-    /// the first ack. It follows a change of path within a few packets, where
-    /// [`rtt`](Self::rtt) (the `reliable` library's, 1/400) takes hundreds.
+    /// Round-trip time smoothed as TCP does (RFC 6298: each sample weighs 1/8), less the
+    /// reported ack delays; 0 until the first ack. It follows a change of path within a
+    /// few packets.
     pub smoothed_rtt: f64,
+    /// The smallest round trip of the path since the connection began (each sample less
+    /// its reported ack delay, as QUIC's `min_rtt`); 0 until the first ack. The floor
+    /// of [`rtt`](Self::rtt): what the path takes without queues on the way.
+    pub min_rtt: f64,
     /// Mean deviation of the RTT samples from [`smoothed_rtt`](Self::smoothed_rtt)
     /// (RFC 6298's RTTVAR: each sample weighs 1/4); 0 until the first ack.
     pub rtt_variance: f64,
@@ -61,11 +72,12 @@ pub struct Stats {
     /// `smoothed_rtt + max(4 * rtt_variance, 1 ms)` plus the peer's ack delay (the
     /// smoothed interval between the packets it sends, the longest it holds an ack), at
     /// least [`MIN_RTO`] (10 ms); 0 until the first ack. As in QUIC, only the newest
-    /// packet an ack header names gives the RTO a sample: a packet acked by an older bit
-    /// was acked late because an earlier ack was lost, not because the path was slow.
+    /// packet an ack header names gives a sample: a packet acked by an older bit was
+    /// acked late because it waited for the peer's next packet or an earlier ack was
+    /// lost, not because the path was slow.
     pub rto: f64,
-    /// Smallest round-trip time in the history: the best estimate of the network path's
-    /// own round trip, with the least ack delay.
+    /// Smallest round-trip time in the history (the recent samples, less their reported
+    /// ack delays).
     pub rtt_min: f64,
     /// Largest round-trip time in the history.
     pub rtt_max: f64,

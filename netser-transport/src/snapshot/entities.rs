@@ -534,12 +534,13 @@ impl<E: NetDelta + PartialEq + Clone> EntitySender<E> {
         } = self;
         let mut sent = Vec::new();
         // The datagram: IP and UDP, the endpoint header, then the payload rounded up to
-        // bytes, which holds the 2 bits that end the channels and mark the section.
+        // bytes, which holds the 2 bits that end the channels and mark the section, and
+        // up to `ACK_DELAY_BITS` of ack delay (WIRE.md section 5).
         let budget_bytes = config
             .packet_budget
             .saturating_sub(UDP_IP_HEADER_BYTES + MAX_PACKET_HEADER_BYTES);
         let budget = (budget_bytes as u64 * 8)
-            .saturating_sub(2)
+            .saturating_sub(2 + crate::connection::ACK_DELAY_BITS)
             .min(max_section_bits);
         let (id_bits, count_bits, offset_bits) =
             (config.id_bits(), config.count_bits(), config.offset_bits());

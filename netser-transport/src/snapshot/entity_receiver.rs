@@ -84,6 +84,15 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
         self.versions.get(id)?.map(|v| v as u16)
     }
 
+    /// The version of entity `id`'s newest update (its state or its removal), if any
+    /// came: it grows with each update the receiver applies to the entity and never
+    /// repeats, unlike [`entity_packet`](Self::entity_packet), whose 16-bit sequence wraps.
+    /// A game that mirrors the entities elsewhere (an engine's world) keeps the version it
+    /// applied last and applies again when it differs.
+    pub fn entity_version(&self, id: usize) -> Option<u64> {
+        *self.versions.get(id)?
+    }
+
     /// Every entity that exists, by id.
     pub fn entities(&self) -> impl Iterator<Item = (usize, &E)> + '_ {
         self.entities
@@ -286,5 +295,50 @@ impl<E: NetDelta + Clone> EntityReceiver<E> {
         // Not stale (checked above), so it is stored.
         let _ = self.ring.insert(packet, kept);
         self.counters.taken += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::ConnectionConfig;
+    use crate::snapshot::EntitySender;
+
+    /// An entity's version grows with each update applied to it (a removal included) and
+    /// stays while other entities change.
+    #[test]
+    fn versions_grow_per_entity() {
+        let config = EntityConfig {
+            max_entities: 4,
+            ..EntityConfig::default()
+        };
+        let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+        let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+        let mut sender = EntitySender::<u16>::new(config.clone()).unwrap();
+        let mut receiver = EntityReceiver::<u16>::new(config).unwrap();
+        let mut now = 0.0;
+        let mut tick = |world: &[Option<u16>], receiver: &mut EntityReceiver<u16>| {
+            sender.send(now, &mut server, world, |_, _| 1.0).unwrap();
+            while let Some(d) = server.poll_transmit(now).map(<[u8]>::to_vec) {
+                receiver.handle_datagram(now, &mut client, &d).unwrap();
+            }
+            while let Some(d) = client.poll_transmit(now).map(<[u8]>::to_vec) {
+                server.handle_datagram(now, &d).unwrap();
+            }
+            now += 0.2;
+        };
+        assert_eq!(receiver.entity_version(0), None);
+        tick(&[Some(1), Some(2)], &mut receiver);
+        let (a, b) = (
+            receiver.entity_version(0).unwrap(),
+            receiver.entity_version(1).unwrap(),
+        );
+        tick(&[Some(1), Some(3)], &mut receiver);
+        assert_eq!(receiver.entity_version(0), Some(a));
+        assert!(receiver.entity_version(1).unwrap() > b);
+        tick(&[None, Some(3)], &mut receiver);
+        assert!(receiver.entity_version(0).unwrap() > a);
+        assert_eq!(receiver.entity(0), None);
+        assert_eq!(receiver.entity_version(9), None);
     }
 }

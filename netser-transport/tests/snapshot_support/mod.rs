@@ -132,6 +132,8 @@ impl Link {
         let mut connection = ConnectionConfig::default();
         // Long latencies: the windows must cover the round trip.
         connection.endpoint.sent_packets_buffer_size = 1024;
+        // Each snapshot acked at once, as the tests count (one ack per packet).
+        connection.ack_delay = 0.0;
         Self {
             server: Connection::new(0.0, connection.clone()).unwrap(),
             client: Connection::new(0.0, connection).unwrap(),

@@ -1,0 +1,469 @@
+//! Sans-IO peers stepped over the [`Simulator`]: [`Pair`] for two sides, [`Star`] for a
+//! server and its clients.
+//!
+//! Every layer of the transport speaks the same four verbs ([`Peer`]), so one harness
+//! drives any of them: frame by frame ([`Pair::step`]), or from one wakeup to the next
+//! (a peer's timer or a delivery, [`Pair::run_until`]), as quinn-proto's test pair does.
+//! Games can test their own network code the same way, deterministically.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use netser::NetSerialize;
+
+use super::{Simulator, SimulatorConfig};
+use crate::connection::Connection;
+
+/// A sans-IO layer the harness can drive.
+///
+/// Implemented by [`Connection`] and by the netcode game `Server` and `Client`; a test
+/// implements it for its own wrapper (a connection with a snapshot receiver, a peer that
+/// records what it saw) in a few lines.
+pub trait Peer {
+    /// Takes a datagram from `from` at `now`. Returns `false` when the layer refused it
+    /// (the harness counts refusals in [`Traffic::refused`]).
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool;
+
+    /// The next datagram to send at `now`, and its destination; `None` as the
+    /// destination means the other side of a [`Pair`], or the server of a [`Star`].
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])>;
+
+    /// Runs the peer's timers (resends, keep-alives, timeouts).
+    fn handle_timeout(&mut self, now: f64);
+
+    /// When [`handle_timeout`](Self::handle_timeout) next has work, if ever.
+    fn poll_timeout(&self) -> Option<f64>;
+}
+
+impl<Out: NetSerialize, In: NetSerialize> Peer for Connection<Out, In> {
+    fn handle_datagram(&mut self, now: f64, _from: SocketAddr, datagram: &[u8]) -> bool {
+        Connection::handle_datagram(self, now, datagram).is_ok()
+    }
+
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Connection::poll_transmit(self, now).map(|datagram| (None, datagram))
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        Connection::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        Connection::poll_timeout(self)
+    }
+}
+
+/// What went one way over the simulated network.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Traffic {
+    /// Datagrams the sender handed to the network.
+    pub datagrams: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Datagrams the receiver refused ([`Peer::handle_datagram`] returned `false`).
+    pub refused: u64,
+}
+
+impl Traffic {
+    fn add(&mut self, len: usize) {
+        self.datagrams += 1;
+        self.bytes += len as u64;
+    }
+}
+
+/// Most datagrams one peer may send in one round: a peer that never runs dry is a bug
+/// the harness reports instead of looping forever.
+pub const MAX_DATAGRAMS_PER_ROUND: usize = 1 << 16;
+
+/// The shortest jump in time [`Pair::run_until`] and [`Star::run_until`] make, so that a
+/// timer that keeps asking for "now" cannot stall them.
+pub const MIN_ADVANCE: f64 = 1e-6;
+
+fn local(port: u16) -> SocketAddr {
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
+}
+
+/// Sends everything `peer` has at `now` from `from`. `route` names each destination
+/// (`None`: the datagram is dropped, and `route` counts it) and `count` sees each
+/// datagram sent.
+fn transmit<P: Peer>(
+    peer: &mut P,
+    now: f64,
+    from: SocketAddr,
+    net: &mut Simulator<SocketAddr>,
+    mut route: impl FnMut(Option<SocketAddr>) -> Option<SocketAddr>,
+    mut count: impl FnMut(SocketAddr, usize),
+) {
+    peer.handle_timeout(now);
+    for _ in 0..MAX_DATAGRAMS_PER_ROUND {
+        let Some((to, datagram)) = peer.poll_transmit(now) else {
+            return;
+        };
+        if let Some(to) = route(to) {
+            count(to, datagram.len());
+            net.send(now, from, to, datagram);
+        }
+    }
+    panic!("a peer at {from} never ran out of datagrams to send");
+}
+
+/// The earliest of some optional times.
+fn earliest(times: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    times.into_iter().flatten().reduce(f64::min)
+}
+
+/// Two peers, `a` and `b`, over a [`Simulator`].
+///
+/// ```
+/// use netser_transport::connection::{Connection, ConnectionConfig};
+/// use netser_transport::simulator::{Pair, SimulatorConfig};
+///
+/// let side = || Connection::<u32>::new(0.0, ConnectionConfig::default()).unwrap();
+/// let mut pair = Pair::new(side(), side(), SimulatorConfig { latency: 0.05, ..Default::default() });
+/// pair.a.send_message(0, &7).unwrap(); // channel 0: reliable-ordered by default
+/// let delivered = pair.run_until(1.0, |pair| pair.b.received_messages(0) > 0);
+/// assert!(delivered && pair.now >= 0.05);
+/// assert_eq!(pair.b.receive_message(0), Some(7));
+/// ```
+#[derive(Debug)]
+pub struct Pair<A, B> {
+    /// The first side, at [`Pair::A_ADDR`].
+    pub a: A,
+    /// The second side, at [`Pair::B_ADDR`].
+    pub b: B,
+    /// The network between them.
+    pub net: Simulator<SocketAddr>,
+    /// The time of the last step, in seconds.
+    pub now: f64,
+    /// Traffic from `a` to `b` (`[0]`) and from `b` to `a` (`[1]`).
+    pub traffic: [Traffic; 2],
+}
+
+impl<A: Peer, B: Peer> Pair<A, B> {
+    /// `a`'s address on the simulated network.
+    pub const A_ADDR: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1));
+    /// `b`'s address on the simulated network.
+    pub const B_ADDR: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 2));
+
+    /// `a` and `b` over a network of these conditions, at time 0.
+    pub fn new(a: A, b: B, net: SimulatorConfig) -> Self {
+        Self {
+            a,
+            b,
+            net: Simulator::new(net),
+            now: 0.0,
+            traffic: [Traffic::default(); 2],
+        }
+    }
+
+    /// `a` and `b` over a perfect link (no latency, no loss).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// use netser_transport::simulator::Pair;
+    ///
+    /// let side = || Connection::<u32>::new(0.0, ConnectionConfig::default()).unwrap();
+    /// let mut pair = Pair::lossless(side(), side());
+    /// pair.b.send_message(0, &1).unwrap();
+    /// pair.step(1.0 / 60.0);
+    /// assert_eq!(pair.a.receive_message(0), Some(1));
+    /// ```
+    pub fn lossless(a: A, b: B) -> Self {
+        Self::new(a, b, SimulatorConfig::default())
+    }
+
+    /// One round at the current time: both sides run their timers and send, then every
+    /// datagram due by now is delivered.
+    pub fn round(&mut self) {
+        let now = self.now;
+        let [ab, ba] = &mut self.traffic;
+        let (a, b, net) = (&mut self.a, &mut self.b, &mut self.net);
+        transmit(
+            a,
+            now,
+            Self::A_ADDR,
+            net,
+            |_| Some(Self::B_ADDR),
+            |_, len| ab.add(len),
+        );
+        transmit(
+            b,
+            now,
+            Self::B_ADDR,
+            net,
+            |_| Some(Self::A_ADDR),
+            |_, len| ba.add(len),
+        );
+        while let Some(delivery) = self.net.receive(now) {
+            let accepted = if delivery.to == Self::A_ADDR {
+                self.a.handle_datagram(now, delivery.from, &delivery.data)
+            } else {
+                self.b.handle_datagram(now, delivery.from, &delivery.data)
+            };
+            if !accepted {
+                let direction = usize::from(delivery.to == Self::A_ADDR);
+                self.traffic[direction].refused += 1;
+            }
+        }
+    }
+
+    /// One frame: a [`round`](Self::round), then time moves on by `dt`.
+    pub fn step(&mut self, dt: f64) {
+        self.round();
+        self.now += dt;
+    }
+
+    /// When something next happens: a side's timer or a delivery.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        earliest([
+            self.a.poll_timeout(),
+            self.b.poll_timeout(),
+            self.net.next_delivery_time(),
+        ])
+    }
+
+    /// Runs rounds from one wakeup to the next (never less than [`MIN_ADVANCE`] apart)
+    /// until `done` holds after a round, or a round at `deadline` has run. Returns whether
+    /// `done` held; `now` is then the time it did, else `deadline`.
+    pub fn run_until(&mut self, deadline: f64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
+        loop {
+            self.round();
+            if done(self) {
+                return true;
+            }
+            if self.now >= deadline {
+                return false;
+            }
+            let next = self
+                .next_wakeup()
+                .map_or(deadline, |t| t.max(self.now + MIN_ADVANCE));
+            self.now = next.min(deadline);
+        }
+    }
+}
+
+/// A server and any number of clients over one [`Simulator`]: the server at
+/// [`Star::SERVER_ADDR`], client `i` at port `50_000 + i`.
+///
+/// Datagrams a client sends go to the server; the server's go to the client at their
+/// destination (to no one if no client of the star has that address, or none is given:
+/// counted in [`Star::misrouted`]).
+#[derive(Debug)]
+pub struct Star<S, C> {
+    /// The server.
+    pub server: S,
+    /// The clients, in the order they were added.
+    pub clients: Vec<C>,
+    /// The network.
+    pub net: Simulator<SocketAddr>,
+    /// The time of the last step, in seconds.
+    pub now: f64,
+    /// Per client: traffic from the server to it (`[0]`) and from it to the server (`[1]`).
+    pub traffic: Vec<[Traffic; 2]>,
+    /// Datagrams the server addressed to no client of the star.
+    pub misrouted: u64,
+}
+
+impl<S: Peer, C: Peer> Star<S, C> {
+    /// The server's address on the simulated network.
+    pub const SERVER_ADDR: SocketAddr =
+        SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40_000));
+
+    /// Most clients a star holds (their ports run from 50,000 up).
+    pub const MAX_CLIENTS: usize = 15_000;
+
+    /// A server alone over a network of these conditions, at time 0.
+    pub fn new(server: S, net: SimulatorConfig) -> Self {
+        Self {
+            server,
+            clients: Vec::new(),
+            net: Simulator::new(net),
+            now: 0.0,
+            traffic: Vec::new(),
+            misrouted: 0,
+        }
+    }
+
+    /// The address client `index` has (whether or not it was added yet).
+    ///
+    /// # Panics
+    /// If `index` is not below [`Star::MAX_CLIENTS`].
+    pub fn client_addr(index: usize) -> SocketAddr {
+        assert!(
+            index < Self::MAX_CLIENTS,
+            "a star holds at most {} clients",
+            Self::MAX_CLIENTS
+        );
+        local(50_000 + index as u16)
+    }
+
+    /// Adds a client; returns its index.
+    ///
+    /// # Panics
+    /// If the star already holds [`Star::MAX_CLIENTS`] clients.
+    pub fn add_client(&mut self, client: C) -> usize {
+        assert!(
+            self.clients.len() < Self::MAX_CLIENTS,
+            "a star holds at most {} clients",
+            Self::MAX_CLIENTS
+        );
+        self.clients.push(client);
+        self.traffic.push([Traffic::default(); 2]);
+        self.clients.len() - 1
+    }
+
+    fn client_index(addr: SocketAddr) -> Option<usize> {
+        let port = usize::from(addr.port());
+        (addr.ip() == Ipv4Addr::LOCALHOST && (50_000..50_000 + Self::MAX_CLIENTS).contains(&port))
+            .then(|| port - 50_000)
+    }
+
+    /// One round at the current time: every client, then the server, runs its timers
+    /// and sends; then every datagram due by now is delivered.
+    pub fn round(&mut self) {
+        let now = self.now;
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            let traffic = &mut self.traffic[i][1];
+            transmit(
+                client,
+                now,
+                Self::client_addr(i),
+                &mut self.net,
+                |_| Some(Self::SERVER_ADDR),
+                |_, len| {
+                    traffic.datagrams += 1;
+                    traffic.bytes += len as u64;
+                },
+            );
+        }
+        let clients = self.clients.len();
+        let (traffic, misrouted) = (&mut self.traffic, &mut self.misrouted);
+        let route = |to: Option<SocketAddr>| {
+            let index = to.and_then(Self::client_index).filter(|&i| i < clients);
+            if index.is_none() {
+                *misrouted += 1;
+            }
+            index.map(Self::client_addr)
+        };
+        let count = |to: SocketAddr, len: usize| {
+            if let Some(i) = Self::client_index(to) {
+                traffic[i][0].add(len);
+            }
+        };
+        transmit(
+            &mut self.server,
+            now,
+            Self::SERVER_ADDR,
+            &mut self.net,
+            route,
+            count,
+        );
+        while let Some(delivery) = self.net.receive(now) {
+            if delivery.to == Self::SERVER_ADDR {
+                if !self
+                    .server
+                    .handle_datagram(now, delivery.from, &delivery.data)
+                {
+                    if let Some(i) = Self::client_index(delivery.from) {
+                        self.traffic[i][1].refused += 1;
+                    }
+                }
+            } else if let Some(i) = Self::client_index(delivery.to).filter(|&i| i < clients) {
+                if !self.clients[i].handle_datagram(now, delivery.from, &delivery.data) {
+                    self.traffic[i][0].refused += 1;
+                }
+            }
+        }
+    }
+
+    /// One frame: a [`round`](Self::round), then time moves on by `dt`.
+    pub fn step(&mut self, dt: f64) {
+        self.round();
+        self.now += dt;
+    }
+
+    /// When something next happens: a timer of the server or a client, or a delivery.
+    pub fn next_wakeup(&self) -> Option<f64> {
+        earliest(
+            [self.server.poll_timeout(), self.net.next_delivery_time()]
+                .into_iter()
+                .chain(self.clients.iter().map(Peer::poll_timeout)),
+        )
+    }
+
+    /// Runs rounds from one wakeup to the next (never less than [`MIN_ADVANCE`] apart)
+    /// until `done` holds after a round, or a round at `deadline` has run. Returns whether
+    /// `done` held.
+    pub fn run_until(&mut self, deadline: f64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
+        loop {
+            self.round();
+            if done(self) {
+                return true;
+            }
+            if self.now >= deadline {
+                return false;
+            }
+            let next = self
+                .next_wakeup()
+                .map_or(deadline, |t| t.max(self.now + MIN_ADVANCE));
+            self.now = next.min(deadline);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::ConnectionConfig;
+
+    fn side() -> Connection<u32> {
+        Connection::new(0.0, ConnectionConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn a_pair_jumps_to_the_delivery_and_counts_both_ways() {
+        let net = SimulatorConfig {
+            latency: 0.1,
+            ..Default::default()
+        };
+        let mut pair = Pair::new(side(), side(), net);
+        pair.a.send_message(0, &42).unwrap();
+        assert!(pair.run_until(5.0, |p| p.b.received_messages(0) == 1));
+        // Delivered at the latency, not a frame later: the pair jumped to the delivery.
+        assert!((pair.now - 0.1).abs() < 1e-9, "{}", pair.now);
+        assert!(pair.traffic[0].datagrams >= 1 && pair.traffic[0].bytes > 0);
+        // `b` acks: once the ack is back, `a` has nothing left to resend.
+        pair.run_until(5.0, |p| p.a.stats().smoothed_rtt > 0.0);
+        assert!(pair.traffic[1].datagrams >= 1);
+        assert_eq!(pair.traffic[0].refused + pair.traffic[1].refused, 0);
+    }
+
+    #[test]
+    fn refusals_are_counted_on_the_receiving_side() {
+        let mut pair = Pair::lossless(side(), side());
+        pair.net.send(
+            0.0,
+            Pair::<Connection<u32>, Connection<u32>>::A_ADDR,
+            Pair::<Connection<u32>, Connection<u32>>::B_ADDR,
+            b"not a packet",
+        );
+        pair.round();
+        assert_eq!(pair.traffic[0].refused, 1);
+        assert_eq!(pair.traffic[1].refused, 0);
+    }
+
+    #[test]
+    fn run_until_stops_at_the_deadline_when_nothing_happens() {
+        let mut pair = Pair::lossless(side(), side());
+        assert!(!pair.run_until(3.0, |_| false));
+        assert_eq!(pair.now, 3.0);
+    }
+
+    #[test]
+    fn star_addresses_map_back_to_their_clients() {
+        type S = Star<Connection<u32>, Connection<u32>>;
+        for i in [0, 1, 999, S::MAX_CLIENTS - 1] {
+            assert_eq!(S::client_index(S::client_addr(i)), Some(i));
+        }
+        assert_eq!(S::client_index(S::SERVER_ADDR), None);
+    }
+}
