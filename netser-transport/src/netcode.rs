@@ -80,6 +80,7 @@
 //! assert_eq!(received.unwrap().payload, b"hello");
 //! ```
 
+mod budget;
 mod client;
 mod crypto;
 mod game_client;
@@ -92,6 +93,10 @@ mod replay;
 mod server;
 mod token;
 
+pub use budget::{
+    Admission, BudgetConfig, BudgetConfigError, BudgetCounters, ClientBudgets, DisconnectPolicy,
+    OverBudget,
+};
 pub use client::{ClientState, NetcodeClient};
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
 pub use game_client::Client;
