@@ -7,6 +7,12 @@
 //! connected client's datagram before any of that work once one of its buckets is empty;
 //! a refused datagram is never acked, so a well-behaved reliable sender slows down by
 //! itself and resends, and nothing it sent is lost.
+//!
+//! A datagram is charged to the connected client whose address it comes from before it is
+//! authenticated (that is what makes a refusal cheap). Someone who can send from that
+//! address (on the client's path, or behind its NAT) can spend its budget, as they could
+//! already drop its packets; with a [`DisconnectPolicy`] they can also have it
+//! disconnected, which is worth weighing before turning one on.
 
 use core::fmt;
 
