@@ -81,6 +81,7 @@
 //! assert_eq!(received.unwrap().payload, b"hello");
 //! ```
 
+mod budget;
 mod client;
 mod crypto;
 pub(crate) mod events;
@@ -95,6 +96,10 @@ mod replay;
 mod server;
 mod token;
 
+pub use budget::{
+    Admission, BudgetConfig, BudgetConfigError, BudgetCounters, ClientBudgets, DisconnectPolicy,
+    OverBudget,
+};
 pub use client::{ClientState, NetcodeClient};
 pub use crypto::{generate_key, random_bytes, Key, RandomError};
 pub use game_client::Client;
