@@ -324,6 +324,8 @@ pub enum SetupError {
         /// [`Protocol::id`].
         protocol: u64,
     },
+    /// The per-client budget settings are out of their bounds.
+    Budget(BudgetConfigError),
 }
 
 impl core::fmt::Display for SetupError {
@@ -345,6 +347,7 @@ impl core::fmt::Display for SetupError {
                 "the server configuration's protocol id {config:#x} is not its protocol's \
                  {protocol:#x}; build it with Protocol::server_config"
             ),
+            SetupError::Budget(_) => write!(f, "the per-client budget settings are invalid"),
         }
     }
 }
@@ -354,6 +357,7 @@ impl std::error::Error for SetupError {
         match self {
             SetupError::Netcode(e) => Some(e),
             SetupError::Connection(e) => Some(e),
+            SetupError::Budget(e) => Some(e),
             _ => None,
         }
     }
@@ -456,6 +460,12 @@ pub enum DisconnectReason {
     DisconnectedByClient,
     /// The server closed the connection (seen by both sides).
     DisconnectedByServer,
+    /// The server closed the connection because the client kept sending past its budget
+    /// ([`BudgetConfig`] with a [`DisconnectPolicy`]). Only the server sees it: the client
+    /// gets the standard's disconnect packets, so it sees
+    /// [`DisconnectReason::DisconnectedByServer`]; its connect token is refused from then
+    /// on. Standard state 0, *disconnected*.
+    OverBudget,
 }
 
 impl DisconnectReason {
@@ -475,7 +485,9 @@ impl DisconnectReason {
             DisconnectReason::ConnectionResponseTimedOut => -3,
             DisconnectReason::ConnectionRequestTimedOut => -2,
             DisconnectReason::ConnectionDenied => -1,
-            DisconnectReason::DisconnectedByClient | DisconnectReason::DisconnectedByServer => 0,
+            DisconnectReason::DisconnectedByClient
+            | DisconnectReason::DisconnectedByServer
+            | DisconnectReason::OverBudget => 0,
         }
     }
 }
@@ -501,6 +513,9 @@ impl core::fmt::Display for DisconnectReason {
             }
             DisconnectReason::DisconnectedByClient => "the client closed the connection",
             DisconnectReason::DisconnectedByServer => "the server closed the connection",
+            DisconnectReason::OverBudget => {
+                "the server closed the connection: the client kept sending past its budget"
+            }
         })
     }
 }
@@ -567,7 +582,6 @@ impl core::fmt::Display for PayloadError {
 }
 
 impl std::error::Error for PayloadError {}
-
 
 #[cfg(test)]
 mod tests {

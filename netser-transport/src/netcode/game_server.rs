@@ -16,6 +16,7 @@ use crate::snapshot::{
     SnapshotError, SnapshotHistory, SnapshotStats,
 };
 
+use super::budget::{Admission, BudgetConfig, BudgetConfigError, ClientBudgets};
 use super::events::EventQueue;
 use super::protocol::Protocol;
 use super::server::{NetcodeEvent, NetcodeServer, ServerConfig};
@@ -58,6 +59,20 @@ struct ClosingClient<Out, In> {
 fn unread_messages<Out: NetSerialize, In: NetSerialize>(connection: &Connection<Out, In>) -> u64 {
     (0..connection.config().channels.len())
         .map(|channel| connection.received_messages(channel as u8) as u64)
+        .sum()
+}
+
+/// Messages a connection decoded, all channels: those queued, duplicates, stale ones and
+/// those its full queue dropped (what a client's message budget is charged).
+fn messages_decoded<Out: NetSerialize, In: NetSerialize>(connection: &Connection<Out, In>) -> u64 {
+    (0..connection.config().channels.len())
+        .filter_map(|channel| connection.channel_counters(channel as u8))
+        .map(|c| {
+            c.messages_received
+                + c.duplicates_dropped
+                + c.stale_dropped
+                + c.receive_queue_full_dropped
+        })
         .sum()
 }
 
@@ -104,6 +119,13 @@ pub enum ServerEvent {
 ///
 /// At most [`MAX_SERVER_EVENTS`] events wait for [`Server::poll_event`]; past that they
 /// are dropped and counted in [`Server::dropped_events`].
+///
+/// What one connected client may make the server do is bounded by its budget
+/// ([`BudgetConfig`], set with [`Server::set_budget_config`]): past it, the client's
+/// datagrams are refused before they are decrypted, never acked, and counted in
+/// [`Server::budgets`]; with a [`DisconnectPolicy`](super::DisconnectPolicy) a client
+/// that keeps at it is disconnected with [`DisconnectReason::OverBudget`] and its connect
+/// token denied from then on.
 ///
 /// `S` is the world state the server synchronizes, if any (see the
 /// [`snapshot`](crate::snapshot) module): push it once a tick with
@@ -175,6 +197,8 @@ pub struct Server<Out, In = Out, S = ()> {
     /// Messages of closed connections never read (see
     /// [`Server::dropped_closing_messages`]).
     dropped_closing_messages: u64,
+    /// What each connected client may still send, by netcode slot.
+    budgets: ClientBudgets,
     scratch: Vec<u8>,
     dropped_datagrams: u64,
     now: f64,
@@ -212,6 +236,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         }
         let netcode = NetcodeServer::new(now, unix_now, config).map_err(SetupError::Netcode)?;
         let connections = (0..netcode.max_clients()).map(|_| None).collect();
+        let budgets = ClientBudgets::new(BudgetConfig::default(), netcode.max_clients())
+            .expect("the default is valid");
         Ok(Self {
             netcode,
             connection_config: connection,
@@ -221,6 +247,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             events: EventQueue::new(MAX_SERVER_EVENTS),
             closing: VecDeque::new(),
             dropped_closing_messages: 0,
+            budgets,
             scratch: Vec::with_capacity(super::MAX_PACKET_BYTES),
             dropped_datagrams: 0,
             now,
@@ -230,20 +257,67 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
     /// Takes in a datagram received from `from` at `now`. Handshake packets are answered
     /// (through [`Server::poll_transmit`]), payloads go to the client's connection;
     /// anything that does not decrypt is refused and counted
-    /// ([`NetcodeServer::refusals`] through [`Server::netcode`]).
+    /// ([`NetcodeServer::refusals`] through [`Server::netcode`]). A datagram from a
+    /// connected client past its budget is refused before anything else, and counted in
+    /// [`Server::budgets`].
     pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
         self.now = self.now.max(now);
+        // Before the copy and the decryption: that is the work a flood would cost.
+        if let Some((client_id, slot)) = self.netcode.connected_at(from) {
+            match self.budgets.admit(slot, now, bytes.len()) {
+                Admission::Admitted => {}
+                Admission::Refused(_) => return,
+                Admission::Disconnect(_) => {
+                    self.netcode
+                        .disconnect_for(client_id, DisconnectReason::OverBudget);
+                    self.pump_events(now);
+                    return;
+                }
+            }
+        }
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         if let Some(received) = self.netcode.handle_datagram(now, from, &mut self.scratch) {
             if let Some(Some(ClientSlot { connection, .. })) =
                 self.connections.get_mut(received.slot)
             {
+                let before = messages_decoded(connection);
                 // Drops inside the connection are counted there.
                 let _ = connection.handle_datagram(now, received.payload);
+                let decoded = messages_decoded(connection).saturating_sub(before);
+                self.budgets.charge_messages(received.slot, decoded);
             }
         }
         self.pump_events(now);
+    }
+
+    /// Sets what each connected client may make the server do (see [`BudgetConfig`]);
+    /// every connected client starts again with full buckets, the counters stay.
+    ///
+    /// ```
+    /// use netser_transport::netcode::{BudgetConfig, DisconnectPolicy, Protocol, Server};
+    /// let protocol = Protocol::<u8, u8>::new();
+    /// let config = protocol.server_config([7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let mut server = Server::new(0.0, std::time::SystemTime::now(), config, &protocol).unwrap();
+    /// let budget = BudgetConfig {
+    ///     disconnect: Some(DisconnectPolicy::default()),
+    ///     ..BudgetConfig::default()
+    /// };
+    /// server.set_budget_config(budget.clone()).unwrap();
+    /// assert_eq!(server.budgets().config(), &budget);
+    /// ```
+    ///
+    /// # Errors
+    /// [`BudgetConfigError`] for a setting out of its bounds; nothing changes.
+    pub fn set_budget_config(&mut self, config: BudgetConfig) -> Result<(), BudgetConfigError> {
+        self.budgets.set_config(config)
+    }
+
+    /// The clients' budgets: the settings, and what was admitted and refused, in total
+    /// ([`ClientBudgets::counters`]) and per slot ([`ClientBudgets::client_counters`],
+    /// the slot from [`NetcodeServer::client_slot`] through [`Server::netcode`]).
+    pub fn budgets(&self) -> &ClientBudgets {
+        &self.budgets
     }
 
     /// Advances time and sends: netcode keep-alives and timeouts, then each connection's
@@ -280,6 +354,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                     user_data,
                 } => match Connection::new(now, self.connection_config.clone()) {
                     Ok(connection) => {
+                        self.budgets.start(slot, now);
                         let announced = self.events.push(ServerEvent::ClientConnected {
                             client_id,
                             addr,
@@ -312,6 +387,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
                     let Some(closed) = entry.take() else {
                         continue;
                     };
+                    self.budgets.stop(slot);
                     if closed.announced {
                         self.events.push(ServerEvent::ClientDisconnected {
                             client_id,
@@ -785,69 +861,4 @@ fn flush<Out: NetSerialize, In: NetSerialize>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::netcode::{generate_key, Client, ConnectToken, TokenParams};
-
-    const CLIENT_ADDR: &str = "127.0.0.1:50000";
-
-    /// A server whose event queue holds `capacity` events, with client 9 connected.
-    fn connected_server(capacity: usize) -> Server<u8> {
-        let key = generate_key().unwrap();
-        let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-        let client_addr: SocketAddr = CLIENT_ADDR.parse().unwrap();
-        let unix = std::time::SystemTime::now();
-        let protocol = Protocol::<u8, u8>::new();
-        let config = protocol.server_config(key, vec![server_addr]);
-        let mut server: Server<u8> = Server::new(0.0, unix, config, &protocol).unwrap();
-        server.events = EventQueue::new(capacity);
-        let params = TokenParams {
-            client_id: 9,
-            ..protocol.token_params(vec![server_addr], unix)
-        };
-        let token = ConnectToken::generate(&params, &key).unwrap();
-        let mut client: Client<u8> = Client::new(0.0, token, &protocol).unwrap();
-        let mut t = 0.0;
-        while server.connected_clients() == 0 && t < 5.0 {
-            client.handle_timeout(t);
-            while let Some(transmit) = client.poll_transmit() {
-                server.handle_datagram(t, client_addr, transmit.data);
-            }
-            server.handle_timeout(t);
-            while let Some(transmit) = server.poll_transmit() {
-                client.handle_datagram(t, server_addr, transmit.data);
-            }
-            t += 0.02;
-        }
-        assert!(server.is_connected(9));
-        server
-    }
-
-    /// An unpolled server keeps at most its bound of events and counts the rest.
-    #[test]
-    fn events_past_the_bound_are_dropped_and_counted() {
-        let mut server = connected_server(1);
-        assert!(server.disconnect(9));
-        assert_eq!(server.dropped_events(), 1);
-        assert_eq!(
-            server.poll_event(),
-            Some(ServerEvent::ClientConnected {
-                client_id: 9,
-                addr: CLIENT_ADDR.parse().unwrap(),
-                user_data: Box::new([0; USER_DATA_BYTES]),
-            })
-        );
-        assert_eq!(server.poll_event(), None);
-    }
-
-    /// A client whose connect event was dropped gets no disconnect event either (counted
-    /// as dropped too): the game never sees a disconnect for a client it never saw.
-    #[test]
-    fn no_disconnect_event_without_its_connect() {
-        let mut server = connected_server(0);
-        assert_eq!(server.dropped_events(), 1);
-        assert!(server.disconnect(9));
-        assert_eq!(server.dropped_events(), 2);
-        assert_eq!(server.poll_event(), None);
-    }
-}
+mod tests;

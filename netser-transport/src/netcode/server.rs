@@ -52,8 +52,9 @@ pub enum NetcodeEvent {
         /// The slot it held (free now).
         slot: usize,
         /// Why: [`DisconnectReason::DisconnectedByClient`],
-        /// [`DisconnectReason::DisconnectedByServer`] or
-        /// [`DisconnectReason::ConnectionTimedOut`].
+        /// [`DisconnectReason::DisconnectedByServer`],
+        /// [`DisconnectReason::ConnectionTimedOut`] or (from the game
+        /// [`Server`](super::Server)'s budgets) [`DisconnectReason::OverBudget`].
         reason: DisconnectReason,
     },
 }
@@ -159,6 +160,10 @@ struct TokenUse {
     /// later session refuses it and everything below (replay protection that outlives the
     /// slot).
     receive_floor: Option<u64>,
+    /// A session of this token was disconnected for [`DisconnectReason::OverBudget`]: the
+    /// token is denied from then on, so an abusive client cannot come back with fresh
+    /// budgets. Banned entries are the last the full table evicts.
+    banned: bool,
 }
 
 /// The netcode server: client slots up to a maximum, one per address, with the
@@ -201,6 +206,8 @@ pub struct NetcodeServer {
     max_connect_events: usize,
     outbox: Outbox,
     refusals: RefusalCounters,
+    /// Connection requests denied because their token is banned.
+    denied_banned: u64,
     now: f64,
     /// Unix time at a `now`, for token expiry.
     unix: UnixAnchor,
@@ -259,6 +266,7 @@ impl NetcodeServer {
             max_connect_events: 2 * config.max_clients + 16,
             outbox: Outbox::new(config.max_outbox_bytes),
             refusals: RefusalCounters::default(),
+            denied_banned: 0,
             now,
             unix: UnixAnchor::new(now, unix_now),
             last_found: None,
@@ -635,6 +643,21 @@ impl NetcodeServer {
         }
         let mac = PrivateConnectToken::mac_of(private_data);
         let next_sequence = self.use_token(mac, from)?;
+        if self.token_uses.iter().any(|e| e.mac == mac && e.banned) {
+            // Told at once, as a full server tells, rather than left to time out.
+            let mut keys = Keys {
+                send_key: SecretKey(token.server_to_client_key),
+                receive_key: SecretKey(token.client_to_server_key),
+                sequence: next_sequence,
+                token_mac: mac,
+                receive_floor: None,
+                received_max: None,
+            };
+            self.send(from, &Packet::ConnectionDenied, &mut keys);
+            self.forget_keys(&keys);
+            self.denied_banned += 1;
+            return Ok(());
+        }
         let receive_floor = self
             .token_uses
             .iter()
@@ -703,14 +726,15 @@ impl NetcodeServer {
             last_used: self.now,
             next_sequence: 0,
             receive_floor: None,
+            banned: false,
         };
         if self.token_uses.len() < self.token_uses_max {
             self.token_uses.push(entry);
-        } else if let Some(oldest) = self
-            .token_uses
-            .iter_mut()
-            .min_by(|a, b| a.last_used.total_cmp(&b.last_used))
-        {
+        } else if let Some(oldest) = self.token_uses.iter_mut().min_by(|a, b| {
+            a.banned
+                .cmp(&b.banned)
+                .then(a.last_used.total_cmp(&b.last_used))
+        }) {
             *oldest = entry;
         }
         Ok(0)
@@ -819,6 +843,13 @@ impl NetcodeServer {
         queued
     }
 
+    /// The id and slot of the client connected from `from`, if any (the game server's
+    /// budgets look it up before the datagram is decrypted).
+    pub(crate) fn connected_at(&mut self, from: SocketAddr) -> Option<(u64, usize)> {
+        let index = self.connected_slot(from)?;
+        Some((self.slots[index].as_ref()?.client_id, index))
+    }
+
     /// The slot of a connected address: the last one found (a client's datagrams often
     /// come in bursts) or the table's.
     fn connected_slot(&mut self, from: SocketAddr) -> Option<usize> {
@@ -845,6 +876,15 @@ impl NetcodeServer {
         self.by_addr.remove(&AddrKey(slot.addr));
         self.by_id.remove(&slot.client_id);
         self.forget_keys(&slot.keys);
+        if reason == DisconnectReason::OverBudget {
+            if let Some(entry) = self
+                .token_uses
+                .iter_mut()
+                .find(|e| e.mac == slot.keys.token_mac)
+            {
+                entry.banned = true;
+            }
+        }
         self.events.push(NetcodeEvent::ClientDisconnected {
             client_id: slot.client_id,
             addr: slot.addr,
@@ -950,13 +990,36 @@ impl NetcodeServer {
     /// slot, and queues [`NetcodeEvent::ClientDisconnected`] with
     /// [`DisconnectReason::DisconnectedByServer`]. Returns whether it was connected.
     pub fn disconnect(&mut self, client_id: u64) -> bool {
+        self.disconnect_for(client_id, DisconnectReason::DisconnectedByServer)
+    }
+
+    /// [`NetcodeServer::disconnect`] for another reason than the game's asking (the
+    /// client's packets are the same). [`DisconnectReason::OverBudget`] also bans the
+    /// client's token.
+    pub(crate) fn disconnect_for(&mut self, client_id: u64, reason: DisconnectReason) -> bool {
         match self.by_id.get(&client_id) {
             Some(&index) => {
-                self.free_slot(index, DisconnectReason::DisconnectedByServer, true);
+                self.free_slot(index, reason, true);
                 true
             }
             None => false,
         }
+    }
+
+    /// Connection requests denied because a session of their connect token was
+    /// disconnected for [`DisconnectReason::OverBudget`] (such a token is denied for as
+    /// long as the server remembers it: the last `max_clients + max_pending` tokens used,
+    /// banned ones kept first).
+    ///
+    /// ```
+    /// use netser_transport::netcode::{NetcodeServer, ServerConfig};
+    /// use std::time::SystemTime;
+    /// let config = ServerConfig::new(0x1234, [7; 32], vec!["127.0.0.1:40000".parse().unwrap()]);
+    /// let server = NetcodeServer::new(0.0, SystemTime::now(), config).unwrap();
+    /// assert_eq!(server.denied_banned_tokens(), 0);
+    /// ```
+    pub fn denied_banned_tokens(&self) -> u64 {
+        self.denied_banned
     }
 
     /// Disconnects every client (see [`NetcodeServer::disconnect`]).
