@@ -16,8 +16,8 @@ use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
 use crate::netcode::USER_DATA_BYTES;
 use crate::netcode::{
-    self, BroadcastError, ClientId, DisconnectReason, Key, MessageError, NetcodeServer,
-    NetworkInfo, Protocol, Server, ServerConfig, SetupError,
+    self, BroadcastError, BudgetConfig, ClientBudgets, ClientId, DisconnectReason, Key,
+    MessageError, NetcodeServer, NetworkInfo, Protocol, Server, ServerConfig, SetupError,
 };
 use crate::snapshot::{
     EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
@@ -76,6 +76,13 @@ pub struct UdpServerConfig {
     /// The socket settings (buffers, optional simulators, linger), in the bounds
     /// [`UdpConfig::validate`] gives; otherwise [`StartError::Config`].
     pub udp: UdpConfig,
+    /// What one connected client may make the server do a second (datagrams, bytes,
+    /// messages) and whether an abusive one is disconnected (default
+    /// [`BudgetConfig::default`]: several times what a default connection sends, never
+    /// disconnecting). Datagrams past it are refused before decryption and counted in
+    /// [`UdpServer::budgets`]. Each setting's bounds are on [`BudgetConfig`]; one out of
+    /// them: [`StartError::Setup`] with [`SetupError::Budget`].
+    pub budget: BudgetConfig,
 }
 
 impl UdpServerConfig {
@@ -91,6 +98,7 @@ impl UdpServerConfig {
             max_outbox_bytes: netcode.max_outbox_bytes,
             layout: netcode.layout,
             udp: UdpConfig::default(),
+            budget: BudgetConfig::default(),
         }
     }
 
@@ -117,6 +125,7 @@ impl fmt::Debug for UdpServerConfig {
             .field("max_outbox_bytes", &self.max_outbox_bytes)
             .field("layout", &self.layout)
             .field("udp", &self.udp)
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }
@@ -314,7 +323,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         let netcode = config.netcode(protocol.id(), public_addresses);
         let channels = protocol.connection().channels.len();
         // Constructed at zero: the clock (the driver's or the game's) starts at the first frame.
-        let server = Server::new(0.0, SystemTime::now(), netcode, protocol)?;
+        let mut server = Server::new(0.0, SystemTime::now(), netcode, protocol)?;
+        server
+            .set_budget_config(config.budget.clone())
+            .map_err(SetupError::Budget)?;
         info!(addr = %driver.local_addr(), max_clients = config.max_clients, "udp server: listening");
         Ok(Self {
             server,
@@ -763,6 +775,23 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.server.netcode()
     }
 
+    /// The clients' budgets ([`UdpServerConfig::budget`]): what was admitted and refused,
+    /// in total and per client slot.
+    ///
+    /// ```
+    /// use netser_transport::netcode::{BudgetConfig, Protocol};
+    /// use netser_transport::udp::{UdpServer, UdpServerConfig};
+    /// let protocol = Protocol::<u8, u8>::new();
+    /// let budget = BudgetConfig { datagram_burst: 64, ..BudgetConfig::default() };
+    /// let config = UdpServerConfig { budget, ..UdpServerConfig::new([7; 32]) };
+    /// let server: UdpServer<u8, u8> = UdpServer::bind("127.0.0.1:0", &protocol, config).unwrap();
+    /// assert_eq!(server.budgets().config().datagram_burst, 64);
+    /// assert_eq!(server.budgets().counters().refused(), 0);
+    /// ```
+    pub fn budgets(&self) -> &ClientBudgets {
+        self.server.budgets()
+    }
+
     /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped()
@@ -821,6 +850,28 @@ mod tests {
         let source = io.source().unwrap().downcast_ref::<io::Error>().unwrap();
         assert_eq!(source.kind(), io::ErrorKind::AddrInUse);
         assert!(!io.to_string().contains("port taken"));
+    }
+
+    /// A budget setting out of its bounds stops the server from starting, named; the
+    /// error's source is the budget's.
+    #[test]
+    fn a_bad_budget_is_refused_at_start() {
+        use crate::netcode::{BudgetConfig, BudgetConfigError};
+        let protocol = Protocol::<u8, u8>::new();
+        let config = UdpServerConfig {
+            budget: BudgetConfig {
+                message_burst: 0,
+                ..BudgetConfig::default()
+            },
+            ..UdpServerConfig::new([7; 32])
+        };
+        let result: Result<UdpServer<u8, u8>, _> =
+            UdpServer::bind("127.0.0.1:0", &protocol, config);
+        let Err(StartError::Setup(setup)) = result else {
+            panic!("a zero message burst must be refused");
+        };
+        assert_eq!(setup, SetupError::Budget(BudgetConfigError::MessageBurst));
+        crate::assert_source(&setup, &BudgetConfigError::MessageBurst);
     }
 
     /// A client whose connect event the full queue dropped stays unknown to the game:
