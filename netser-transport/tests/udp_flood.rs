@@ -49,8 +49,10 @@ fn protocol() -> Protocol<Msg, Msg> {
 /// The same protocol (same id) with the sender's pacing lifted: messages and block
 /// slices go as fast as the window lets them, every slice of a block at once.
 fn unpaced_protocol() -> Protocol<Msg, Msg> {
-    let mut connection = ConnectionConfig::default();
-    connection.bandwidth = 1e9;
+    let mut connection = ConnectionConfig {
+        bandwidth: 1e9,
+        ..ConnectionConfig::default()
+    };
     connection.chunk.bandwidth = 1e9;
     connection.chunk.initial_burst = true;
     let unpaced = Protocol::with_connection(connection);
