@@ -35,6 +35,7 @@ enum Msg {
 }
 
 const RELIABLE: u8 = 0;
+const UNRELIABLE: u8 = 1;
 /// The flooder's client id; well-behaved clients are 1 to `clients`.
 const FLOODER: u64 = 1000;
 /// A block's bytes: just under the default largest block.
@@ -81,7 +82,8 @@ fn token(key: &Key, server: SocketAddr, client_id: u64) -> ConnectToken {
 enum Flood {
     /// Nothing: the flooder does not connect.
     Quiet,
-    /// Reliable messages as fast as its window takes them, acking what it receives.
+    /// Reliable messages as fast as its window takes them, and unreliable ones (no
+    /// window) as fast as its send queue takes them, acking what it receives.
     Messages,
     /// Largest blocks, every slice at once, one after the other, acking.
     Blocks,
@@ -200,8 +202,10 @@ fn flood(key: Key, server_addr: SocketAddr, flood: Flood, stop: Arc<AtomicBool>)
         if client.is_connected() {
             match flood {
                 Flood::Messages => {
-                    while client.send_message(RELIABLE, &Msg::Flood(n)).is_ok() {
-                        n = n.wrapping_add(1);
+                    for channel in [RELIABLE, UNRELIABLE] {
+                        while client.send_message(channel, &Msg::Flood(n)).is_ok() {
+                            n = n.wrapping_add(1);
+                        }
                     }
                 }
                 Flood::Blocks => {
@@ -588,7 +592,10 @@ fn flood_round_trip_figures() {
         flood_messages: u64,
         block_bytes: u64,
         refused: u64,
+        well_behaved_refused: u64,
         unanswered: u64,
+        /// Each round's p99, ms.
+        round_p99: Vec<f64>,
     }
     let mut totals: Vec<[Totals; 2]> = phases.iter().map(|_| Default::default()).collect();
     let measure = Duration::from_secs(2);
@@ -607,6 +614,10 @@ fn flood_round_trip_figures() {
                 }
                 .run();
                 let total = &mut totals[p][s];
+                let mut rtts = outcome.rtts.clone();
+                rtts.sort_by(f64::total_cmp);
+                total.round_p99.push(percentile(&rtts, 0.99) * 1e3);
+                total.well_behaved_refused += outcome.server.well_behaved_refused;
                 total.rtts.extend(&outcome.rtts);
                 total.busy += outcome.server.busy;
                 total.wall += outcome.server.wall;
@@ -647,12 +658,15 @@ fn flood_round_trip_figures() {
         for (s, label) in ["before", "after"].iter().enumerate() {
             let t = &totals[p][s];
             println!(
-                "{name} {label}: {} samples, flood messages {:.0}/s, blocks {:.2} MiB/s, refused {}, unanswered {}",
+                "{name} {label}: {} samples, flood messages {:.0}/s, blocks {:.2} MiB/s, refused {} \
+                 (well-behaved {}), unanswered {}, p99 by round {:.1?} ms",
                 t.rtts.len(),
                 t.flood_messages as f64 / seconds,
                 t.block_bytes as f64 / seconds / (1024.0 * 1024.0),
                 t.refused,
-                t.unanswered
+                t.well_behaved_refused,
+                t.unanswered,
+                t.round_p99
             );
         }
     }
