@@ -25,6 +25,9 @@ const GIVE_UP_BITS: u64 = 4;
 /// delay field), which leaves as much room for reordering at 1.
 const LOSS_TIME_THRESHOLD: f64 = 1.0;
 
+/// Seconds below which two times count as equal.
+const TIME_EPSILON: f64 = 1e-9;
+
 /// What a reliable message carries on the wire.
 #[derive(Debug)]
 pub(crate) enum Payload {
@@ -75,6 +78,11 @@ pub(crate) struct ReliableSender {
     /// taken as lost (see [`set_rtt_stats`](Self::set_rtt_stats)); `None` until the
     /// RTT is known, and when the resends follow the timer alone.
     loss_delay: Option<f64>,
+    /// When the newest packet from the peer arrived (`-inf`: none yet, or nobody
+    /// reports them), and the ack header it carried (see
+    /// [`on_ack_header`](Self::on_ack_header)).
+    fresh_ack_time: f64,
+    newest_ack_header: Option<u16>,
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
@@ -119,6 +127,8 @@ impl ReliableSender {
             min_resend_delay: resend_delay,
             largest_acked: None,
             loss_delay: None,
+            fresh_ack_time: f64::NEG_INFINITY,
+            newest_ack_header: None,
             window: send_queue_size
                 .min(receive_queue_size)
                 .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
@@ -155,14 +165,40 @@ impl ReliableSender {
         }
     }
 
+    /// A packet from the peer arrived at `now` with `ack` in its header (the newest of
+    /// our packets it had received when it sent it), its acks already reported. A packet
+    /// whose ack header is not older than any seen before is the peer's latest word: a
+    /// message still unacked that was last sent at least the loss delay before `now`
+    /// had not reached the peer when it sent that packet, so it is lost (or later than
+    /// a round trip), one send interval sooner than the ack of a later packet tells.
+    /// Until the connection reports its packets' headers, only the delay tests call it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn on_ack_header(&mut self, now: f64, ack: u16) {
+        if self
+            .newest_ack_header
+            .is_none_or(|newest| !sequence_less_than(ack, newest))
+        {
+            self.newest_ack_header = Some(ack);
+            self.fresh_ack_time = now;
+        }
+    }
+
     /// When the message is due again (`-inf`: never sent).
     fn due_time(&self, entry: &SendEntry) -> f64 {
         let timer = entry.last_sent + self.resend_delay;
-        match (self.loss_delay, self.largest_acked) {
-            (Some(delay), Some(largest)) if sequence_greater_than(largest, entry.last_packet) => {
-                timer.min(entry.last_sent + delay)
-            }
-            _ => timer,
+        let Some(delay) = self.loss_delay else {
+            return timer;
+        };
+        let lost_at = entry.last_sent + delay;
+        let later_acked = self
+            .largest_acked
+            .is_some_and(|largest| sequence_greater_than(largest, entry.last_packet));
+        // Times equal within rounding count as reached (the RTT and the send times are
+        // often differences of the same frame times).
+        if later_acked || self.fresh_ack_time >= lost_at - TIME_EPSILON {
+            timer.min(lost_at)
+        } else {
+            timer
         }
     }
 
@@ -608,6 +644,38 @@ mod tests {
             Some(0.2),
             "back to the configured delay"
         );
+    }
+
+    /// The peer's packet that arrives a smoothed RTT after a message left and does not
+    /// ack it says it is lost, a send interval before the ack of a later packet would;
+    /// an older header (a packet reordered behind a newer one) says nothing.
+    #[test]
+    fn a_fresh_ack_header_that_misses_a_message_makes_it_due() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        let stats = Stats {
+            smoothed_rtt: 0.1,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 1.0, 10), [0]);
+        assert_eq!(
+            sender.next_due_time(),
+            Some(1.3),
+            "the RTO, no word from the peer"
+        );
+        // The peer's newest packet, sent before the message could reach it.
+        sender.on_ack_header(1.05, 9);
+        assert_eq!(sender.next_due_time(), Some(1.3));
+        // A smoothed RTT after: the peer had the time to receive it, and did not.
+        sender.on_ack_header(1.1, 9);
+        assert!(sender.has_due(1.1));
+        assert_eq!(send(&mut sender, 1.1, 11), [0]);
+        // A reordered older header later on is not the peer's latest word.
+        sender.on_ack_header(1.25, 8);
+        assert!(!sender.has_due(1.39), "the RTO after the resend, no sooner");
+        assert!(sender.has_due(1.41));
     }
 
     /// A block whose bytes are still on their way holds the receiver's window at its id;
