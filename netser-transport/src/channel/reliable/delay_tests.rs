@@ -11,8 +11,8 @@
 
 use netser::{Decoder, Encoder, NetSerialize, ReadStream, WriteStream};
 
-use super::reliable::{BlockState, Item, Payload, ReliableReceiver, ReliableSender};
-use super::wire::{read_id_relative, EncodedMessage};
+use super::{BlockState, Item, Payload, ReliableReceiver, ReliableSender};
+use crate::channel::wire::{read_id_relative, EncodedMessage};
 use crate::endpoint::{Config, Endpoint};
 use crate::simulator::{Simulator, SimulatorConfig};
 
