@@ -103,9 +103,13 @@ struct InFlight {
     last_sent: Vec<Option<f64>>,
     /// Slices sent more than once: their acks give no RTT sample (Karn's rule).
     resent: Vec<bool>,
-    /// When the most recently sent of the acked slices was last sent: a slice sent
-    /// before it and still unacked is lost once the loss delay has passed.
-    largest_acked_sent: f64,
+    /// Each slice's place in the order of sends (its last send), the next place, and
+    /// the latest place among the acked slices: a slice sent before that one and still
+    /// unacked is lost once the loss delay has passed (slices of one burst leave at the
+    /// same time, so the order, not the time, says which went first).
+    send_order: Vec<u32>,
+    next_order: u32,
+    largest_acked_order: Option<u32>,
     /// Next slice of the initial burst, while it lasts.
     burst_next: Option<usize>,
 }
@@ -119,7 +123,13 @@ impl InFlight {
         };
         let timer = sent + delay;
         match loss_delay {
-            Some(loss) if sent < self.largest_acked_sent => timer.min(sent + loss),
+            Some(loss)
+                if self
+                    .largest_acked_order
+                    .is_some_and(|order| self.send_order[slice] < order) =>
+            {
+                timer.min(sent + loss)
+            }
             _ => timer,
         }
     }
@@ -403,6 +413,9 @@ impl ChunkSender {
             cur.resent[slice_id] = true;
         }
         cur.last_sent[slice_id] = Some(self.now);
+        cur.send_order[slice_id] = cur.next_order;
+        // At most 2^32 sends of one chunk's slices: at 8192 slices, over 500,000 rounds.
+        cur.next_order = cur.next_order.saturating_add(1);
         let packet = SlicePacket {
             chunk_id: cur.id,
             slice_id: slice_id as u16,
@@ -514,7 +527,9 @@ impl ChunkSender {
                 cur.acked_count += 1;
                 cur.acked_bytes += cur.slice_range(slot, slice_size).len();
                 if let Some(sent) = cur.last_sent[slot] {
-                    cur.largest_acked_sent = cur.largest_acked_sent.max(sent);
+                    let order = cur.send_order[slot];
+                    cur.largest_acked_order =
+                        Some(cur.largest_acked_order.map_or(order, |o| o.max(order)));
                     if !cur.resent[slot] {
                         let rtt = (self.now - sent).max(0.0);
                         sample = Some(sample.map_or(rtt, |s: f64| s.min(rtt)));
@@ -660,7 +675,9 @@ impl ChunkSender {
             acked_bytes: 0,
             last_sent: vec![None; count],
             resent: vec![false; count],
-            largest_acked_sent: f64::NEG_INFINITY,
+            send_order: vec![0; count],
+            next_order: 0,
+            largest_acked_order: None,
             burst_next: self.config.initial_burst.then_some(0),
         });
     }
@@ -770,11 +787,12 @@ mod tests {
         sender.send(vec![0u8; 8]).unwrap();
         assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1]);
         assert!((sender.resend_delay() - 16.25).abs() < 1e-9);
-        // Slice 1 acked 2 s after it left: RTO 2 + 4 x 1 = 6 s, the resend 7.5 s.
-        sender.receive_ack(2.0, &ack(0, 2, &[1])).unwrap();
+        // Slice 0 acked 2 s after it left: RTO 2 + 4 x 1 = 6 s, slice 1's resend at 7.5 s
+        // (sent after the acked one, it is not known lost).
+        sender.receive_ack(2.0, &ack(0, 2, &[0])).unwrap();
         assert!((sender.resend_delay() - 7.5).abs() < 1e-9);
         assert!(drain(&mut sender, 7.49).is_empty());
-        assert_eq!(slice_ids(&drain(&mut sender, 7.5)), [0]);
+        assert_eq!(slice_ids(&drain(&mut sender, 7.5)), [1]);
     }
 
     /// A slice sent before one that is acked is lost once 9/8 of the slices' smoothed RTT
@@ -799,6 +817,24 @@ mod tests {
         assert_eq!(sender.next_send_time(), Some(1.5));
         assert_eq!(slice_ids(&drain(&mut sender, 1.5)), [0]);
         assert_eq!(sender.stats().slices_resent, 1);
+    }
+
+    /// Slices of one burst leave at the same time: the order of sends says which went
+    /// before the acked one.
+    #[test]
+    fn slices_of_one_burst_are_lost_by_their_order() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.set_rtt(Some(100.0));
+        sender.send(vec![0u8; 12]).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1, 2]);
+        // Slice 1 acked after 1 s: slice 0 went before it, slice 2 after.
+        sender.receive_ack(1.0, &ack(0, 3, &[1])).unwrap();
+        assert!(drain(&mut sender, 1.12).is_empty());
+        assert_eq!(sender.next_send_time(), Some(1.125));
+        assert_eq!(slice_ids(&drain(&mut sender, 1.125)), [0]);
+        // Slice 2 waits for its timer (1 s + 4 x 0.5 s, x 1.25) or a later ack.
+        assert!(drain(&mut sender, 3.7).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 3.75)), [2]);
     }
 
     #[test]
