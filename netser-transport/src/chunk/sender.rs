@@ -314,15 +314,16 @@ impl ChunkSender {
         self.rtt = rtt.filter(|r| r.is_finite() && *r >= 0.0);
     }
 
-    /// Minimum time between two sends of the same slice: RTT x `resend_rtt_factor` when
-    /// the RTT is known, else `resend_delay`. The RTT is the smaller of the one the
-    /// connection feeds ([`set_rtt`](Self::set_rtt)) and this sender's own retransmission
-    /// timeout (RFC 6298, from the acks of slices sent once): the receiver acks a slice as
-    /// soon as it arrives, so its own samples are what it waits for, where an estimate
-    /// from packets the peer sends only now and then (acks of rare messages) can grow to
-    /// many round trips. A slice is also resent, sooner, once a slice sent after it is
-    /// acked and 9/8 of the slices' smoothed RTT has passed since it was sent (QUIC's
-    /// loss detection): it was lost, or later than any reordering.
+    /// Minimum time between two sends of the same slice: RTT x `resend_rtt_factor` once
+    /// an RTT is fed ([`set_rtt`](Self::set_rtt)), else `resend_delay` (the article's
+    /// fixed delay, for a sender whose owner tracks no RTT). The RTT is then the smaller
+    /// of the one fed and this sender's own retransmission timeout (RFC 6298, from the
+    /// acks of slices sent once): the receiver acks a slice as soon as it arrives, so its
+    /// own samples are what it waits for, where an estimate from packets the peer sends
+    /// only now and then (acks of rare messages) can grow to many round trips. With an
+    /// RTT fed, a slice is also resent, sooner, once a slice sent after it is acked and
+    /// 9/8 of the slices' smoothed RTT has passed since it was sent (QUIC's loss
+    /// detection): it was lost, or later than any reordering.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -330,18 +331,15 @@ impl ChunkSender {
     /// assert_eq!(sender.resend_delay(), 0.5);
     /// ```
     pub fn resend_delay(&self) -> f64 {
-        let own = self.slice_rtt.map(|r| r.rto());
-        let rtt = match (self.rtt, own) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        rtt.map_or(self.config.resend_delay, |rtt| {
-            rtt * self.config.resend_rtt_factor
+        self.rtt.map_or(self.config.resend_delay, |rtt| {
+            let own = self.slice_rtt.map_or(rtt, |own| own.rto());
+            rtt.min(own) * self.config.resend_rtt_factor
         })
     }
 
     /// How long after it was sent a slice is lost once a slice sent after it is acked.
     fn loss_delay(&self) -> Option<f64> {
+        self.rtt?;
         self.slice_rtt
             .map(|rtt| SLICE_LOSS_TIME_THRESHOLD * rtt.smoothed)
     }
@@ -763,16 +761,16 @@ mod tests {
         sender.send(vec![0u8; 16]).unwrap();
         assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1, 2, 3]);
         assert!(drain(&mut sender, 0.099).is_empty());
-        assert_eq!(slice_ids(&drain(&mut sender, 0.1)), [0, 1, 2, 3]);
-        assert_eq!(sender.stats().slices_resent, 4);
-        // Acks of resent slices give no RTT sample: still the configured delay.
-        sender.receive_ack(0.15, &ack(0, 4, &[1, 3])).unwrap();
+        sender.receive_ack(0.05, &ack(0, 4, &[1, 3])).unwrap();
+        // No RTT fed: the configured delay, whatever the acks measured.
         assert_eq!(sender.resend_delay(), 0.1);
-        assert_eq!(slice_ids(&drain(&mut sender, 0.2)), [0, 2]);
-        // With an RTT of 40 ms the delay becomes 50 ms.
+        assert_eq!(slice_ids(&drain(&mut sender, 0.1)), [0, 2]);
+        assert_eq!(sender.stats().slices_resent, 2);
+        // With an RTT of 40 ms the delay becomes 50 ms (the slices' own RTO, 0.05 s
+        // plus 4 x 0.025 s, is longer).
         sender.set_rtt(Some(0.04));
-        assert!(drain(&mut sender, 0.249).is_empty());
-        assert_eq!(slice_ids(&drain(&mut sender, 0.26)), [0, 2]);
+        assert!(drain(&mut sender, 0.149).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 0.16)), [0, 2]);
         let p = sender.progress().unwrap();
         assert_eq!((p.slices_acked, p.bytes_acked), (2, 8));
     }
