@@ -58,6 +58,10 @@ fn netser_pair() -> (Connection<GameEvent>, Connection<GameEvent>) {
     let config = ConnectionConfig {
         // renet's default budget is 60 000 bytes per tick: no budget limit either way.
         bandwidth: 1e9,
+        // renet's server answers each frame's messages in the same frame; so does this
+        // one (with the default 50 ms ack delay the client's queue of 1,024 fills: 256
+        // messages a frame wait three frames for their acks).
+        ack_delay: 0.0,
         ..ConnectionConfig::with_channels(vec![
             ChannelConfig::new(ChannelKind::Unreliable),
             ChannelConfig::reliable_ordered(),
