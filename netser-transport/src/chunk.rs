@@ -89,6 +89,7 @@ pub use packet::{
     SLICE_HEADER_BYTES, SLICE_PACKET_TYPE,
 };
 pub use receiver::{ChunkReceiver, ChunkReceiverStats, ReceiveProgress, ReceivedChunk};
+pub(crate) use sender::PER_SLICE_STATE_BYTES;
 pub use sender::{ChunkSender, ChunkSenderStats, SendProgress};
 
 use std::fmt;

@@ -92,6 +92,12 @@ impl SliceRtt {
     }
 }
 
+/// The heap bytes the sender keeps per slice of the chunk in flight (its acked, resent,
+/// last-sent and send-order entries), for memory bounds.
+pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
+    + core::mem::size_of::<Option<f64>>()
+    + core::mem::size_of::<u32>();
+
 #[derive(Debug, Clone)]
 struct InFlight {
     id: ChunkId,

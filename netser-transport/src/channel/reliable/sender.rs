@@ -151,7 +151,6 @@ impl ReliableSender {
     /// had not reached the peer when it sent that packet, so it is lost (or later than
     /// a round trip), one send interval sooner than the ack of a later packet tells.
     /// Until the connection reports its packets' headers, only the delay tests call it.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn on_ack_header(&mut self, now: f64, ack: u16) {
         if self
             .newest_ack_header
