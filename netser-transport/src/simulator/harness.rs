@@ -8,10 +8,11 @@
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 
 use super::{Simulator, SimulatorConfig};
 use crate::connection::Connection;
+use crate::netcode::{Client, Server};
 
 /// A sans-IO layer the harness can drive.
 ///
@@ -49,6 +50,54 @@ impl<Out: NetSerialize, In: NetSerialize> Peer for Connection<Out, In> {
 
     fn poll_timeout(&self) -> Option<f64> {
         Connection::poll_timeout(self)
+    }
+}
+
+/// The game server: a datagram is refused when netcode refuses it (its
+/// [`refusals`](crate::netcode::NetcodeServer::refusals) grow). The harness gives it the
+/// same clock as its clients; it checks connect tokens against the Unix time it was built
+/// with, moved on by that clock.
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Peer
+    for Server<Out, In, S>
+{
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let refused = self.netcode().refusals().total();
+        Server::handle_datagram(self, now, from, datagram);
+        self.netcode().refusals().total() == refused
+    }
+
+    fn poll_transmit(&mut self, _now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Server::poll_transmit(self).map(|transmit| (Some(transmit.to), transmit.data))
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        Server::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        Server::poll_timeout(self)
+    }
+}
+
+/// The game client: a datagram is refused when netcode refuses it (its
+/// [`refusals`](crate::netcode::NetcodeClient::refusals) grow).
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Peer for Client<Out, In, S> {
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let refused = self.netcode().refusals().total();
+        Client::handle_datagram(self, now, from, datagram);
+        self.netcode().refusals().total() == refused
+    }
+
+    fn poll_transmit(&mut self, _now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Client::poll_transmit(self).map(|transmit| (Some(transmit.to), transmit.data))
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        Client::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        Client::poll_timeout(self)
     }
 }
 
@@ -465,5 +514,110 @@ mod tests {
             assert_eq!(S::client_index(S::client_addr(i)), Some(i));
         }
         assert_eq!(S::client_index(S::SERVER_ADDR), None);
+    }
+
+    /// A game server and three game clients: they connect, exchange messages both
+    /// ways, and one disconnects while the others stay.
+    #[test]
+    fn a_star_of_game_clients_connects_exchanges_and_one_leaves() {
+        use crate::netcode::{ConnectToken, DefaultChannel, Protocol, ServerEvent, TokenParams};
+        use std::time::SystemTime;
+
+        type S = Star<Server<u32>, Client<u32>>;
+        let protocol = Protocol::<u32, u32>::new();
+        let key = [7; 32];
+        let unix_now = SystemTime::now();
+        let config = protocol.server_config(key, vec![S::SERVER_ADDR]);
+        let server = Server::new(0.0, unix_now, config, &protocol).unwrap();
+        let net = SimulatorConfig {
+            latency: 0.02,
+            ..Default::default()
+        };
+        let mut star = S::new(server, net);
+        for id in 0..3 {
+            let params = TokenParams {
+                client_id: 100 + id,
+                ..protocol.token_params(vec![S::SERVER_ADDR], unix_now)
+            };
+            let token = ConnectToken::generate(&params, &key).unwrap();
+            star.add_client(Client::new(0.0, token, &protocol).unwrap());
+        }
+
+        let connected = |star: &mut S| {
+            star.server.connected_clients() == 3 && star.clients.iter().all(Client::is_connected)
+        };
+        assert!(star.run_until(2.0, connected), "at {}", star.now);
+        let mut seen = Vec::new();
+        while let Some(event) = star.server.poll_event() {
+            if let ServerEvent::ClientConnected {
+                client_id, addr, ..
+            } = event
+            {
+                assert_eq!(addr, S::client_addr(client_id as usize - 100));
+                seen.push(client_id);
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, [100, 101, 102]);
+
+        // Each client says its id; the server answers everyone with the sum.
+        let channel = DefaultChannel::ReliableOrdered;
+        for client in &mut star.clients {
+            let id = client.client_id() as u32;
+            client.send_message(channel, &id).unwrap();
+        }
+        let mut sum = 0;
+        let mut heard = 0;
+        assert!(star.run_until(star.now + 2.0, |star| {
+            for id in 100..103 {
+                while let Some(message) = star.server.receive_message(id, channel) {
+                    assert_eq!(u64::from(message), id);
+                    sum += message;
+                    heard += 1;
+                }
+            }
+            heard == 3
+        }));
+        star.server.broadcast_message(channel, &sum).unwrap();
+        let mut answers = [None; 3];
+        assert!(star.run_until(star.now + 2.0, |star| {
+            for (answer, client) in answers.iter_mut().zip(&mut star.clients) {
+                if let Some(message) = client.receive_message(channel) {
+                    *answer = Some(message);
+                }
+            }
+            answers.iter().all(Option::is_some)
+        }));
+        assert_eq!(answers, [Some(303); 3]);
+
+        // Client 1 leaves: the server sees it go and keeps the other two.
+        star.clients[1].disconnect();
+        let mut gone = None;
+        assert!(star.run_until(star.now + 2.0, |star| {
+            while let Some(event) = star.server.poll_event() {
+                if let ServerEvent::ClientDisconnected {
+                    client_id, addr, ..
+                } = event
+                {
+                    gone = Some((client_id, addr));
+                }
+            }
+            gone.is_some()
+        }));
+        assert_eq!(gone, Some((101, S::client_addr(1))));
+        assert_eq!(star.server.client_ids(), [100, 102]);
+        assert!(star.clients[1].is_disconnected());
+        assert!(star.clients[0].is_connected() && star.clients[2].is_connected());
+        // Netcode refuses the redundant handshake and disconnect packets (the server no
+        // longer knows client 1's address); the harness counts each refusal once.
+        for (i, [down, up]) in star.traffic.iter().enumerate() {
+            assert!(down.datagrams > 0 && up.datagrams > 0, "client {i}");
+            let refused = star.clients[i].netcode().refusals().total();
+            assert_eq!(down.refused, refused, "client {i}");
+        }
+        let up: u64 = star.traffic.iter().map(|[_, up]| up.refused).sum();
+        assert_eq!(up, star.server.netcode().refusals().total());
+        assert!(star.traffic[1][1].refused > 0);
+        assert_eq!(star.misrouted, 0);
     }
 }
