@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use netser_transport::netcode::{
     ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
-    NetcodeServer, Refusal, PayloadError, ServerConfig, TokenParams, MAX_PAYLOAD_BYTES,
+    NetcodeServer, PayloadError, Refusal, ServerConfig, TokenParams, MAX_PAYLOAD_BYTES,
 };
 
 const T0: f64 = 1_700_000_000.0;

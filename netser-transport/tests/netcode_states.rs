@@ -418,7 +418,7 @@ fn handshake_takes_two_round_trips() {
 
 #[test]
 fn event_queue_and_outbox_are_bounded() {
-    use netser_transport::netcode::{Refusal, PayloadError, MAX_PACKET_BYTES};
+    use netser_transport::netcode::{PayloadError, Refusal, MAX_PACKET_BYTES};
     // Connects and disconnects with nobody polling events: after 2 * max_clients + 16
     // connect events, new connections wait (refused, the client retries) until polled.
     let mut server = NetcodeServer::new(
@@ -486,7 +486,10 @@ fn event_queue_and_outbox_are_bounded() {
         server.send_payload(200, &payload),
         Err(PayloadError::OutboxFull)
     );
-    assert_eq!(server.send_payload(200, &[]), Err(PayloadError::EmptyPayload));
+    assert_eq!(
+        server.send_payload(200, &[]),
+        Err(PayloadError::EmptyPayload)
+    );
     assert_eq!(
         server.send_payload(200, &[0; 1201]),
         Err(PayloadError::PayloadTooLarge {
