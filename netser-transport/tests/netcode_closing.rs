@@ -2,9 +2,12 @@
 //! as the client's disconnect are read before the disconnect, and a client that connects
 //! and leaves in one frame is reported connected, then disconnected.
 
+mod netcode_support;
+
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use netcode_support::protocol;
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
     generate_key, Client, ClientState, ConnectToken, DisconnectReason, Key, Server, ServerConfig,
@@ -12,15 +15,6 @@ use netser_transport::netcode::{
 };
 use netser_transport::simulator::{SimulatorConfig, Star};
 use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 const CLIENT_ID: u64 = 9;
 

@@ -2,9 +2,12 @@
 //! simulator, events, blocks, schema mismatch, and the forged datagrams that disturb a
 //! bare connection but never get past netcode.
 
+mod netcode_support;
+
 use std::net::SocketAddr;
 use std::time::{Duration, UNIX_EPOCH};
 
+use netcode_support::protocol;
 use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::netcode::packet::Packet;
@@ -13,15 +16,6 @@ use netser_transport::netcode::{
     ServerConfig, ServerEvent, SetupError, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{SimulatorConfig, Star};
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum ClientMsg {
