@@ -186,6 +186,36 @@ impl<P: Peer> Peer for Sizes<P> {
     }
 }
 
+/// A peer and what `look` saw of it after each datagram it was handed (with whether it
+/// took it), for checks after every datagram rather than every frame.
+pub struct Watched<P, T> {
+    pub peer: P,
+    pub look: fn(&mut P, bool) -> Option<T>,
+    pub seen: Vec<T>,
+}
+
+impl<P: Peer, T> Peer for Watched<P, T> {
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let taken = self.peer.handle_datagram(now, from, datagram);
+        if let Some(seen) = (self.look)(&mut self.peer, taken) {
+            self.seen.push(seen);
+        }
+        taken
+    }
+
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        self.peer.poll_transmit(now)
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        self.peer.handle_timeout(now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        self.peer.poll_timeout()
+    }
+}
+
 /// A server connection (`pair.a`) sending snapshots of a world to a client (`pair.b`)
 /// through the simulator; `pair.traffic[0]` counts the server's datagrams.
 pub struct Link {
