@@ -367,8 +367,22 @@ impl<S: Peer, C: Peer> Star<S, C> {
     }
 
     /// One round at the current time: every client, then the server, runs its timers
-    /// and sends; then every datagram due by now is delivered.
+    /// and sends; then every datagram due by now is delivered. The same as
+    /// [`transmit_clients`](Self::transmit_clients), [`transmit_server`](Self::transmit_server)
+    /// and [`deliver`](Self::deliver) in turn.
     pub fn round(&mut self) {
+        self.transmit_clients();
+        self.transmit_server();
+        self.deliver();
+    }
+
+    /// Every client runs its timers and sends, at the current time.
+    ///
+    /// A test that needs the server to read its clients' datagrams before it sends (a
+    /// game's frame: read the inputs, update, send the state) calls this, then
+    /// [`deliver`](Self::deliver), then [`transmit_server`](Self::transmit_server) and
+    /// [`deliver`](Self::deliver) again.
+    pub fn transmit_clients(&mut self) {
         let now = self.now;
         for (i, client) in self.clients.iter_mut().enumerate() {
             let traffic = &mut self.traffic[i][1];
@@ -378,12 +392,14 @@ impl<S: Peer, C: Peer> Star<S, C> {
                 Self::client_addr(i),
                 &mut self.net,
                 |_| Some(Self::SERVER_ADDR),
-                |_, len| {
-                    traffic.datagrams += 1;
-                    traffic.bytes += len as u64;
-                },
+                |_, len| traffic.add(len),
             );
         }
+    }
+
+    /// The server runs its timers and sends, at the current time.
+    pub fn transmit_server(&mut self) {
+        let now = self.now;
         let clients = self.clients.len();
         let (traffic, misrouted) = (&mut self.traffic, &mut self.misrouted);
         let route = |to: Option<SocketAddr>| {
@@ -406,6 +422,12 @@ impl<S: Peer, C: Peer> Star<S, C> {
             route,
             count,
         );
+    }
+
+    /// Delivers every datagram due by the current time.
+    pub fn deliver(&mut self) {
+        let now = self.now;
+        let clients = self.clients.len();
         while let Some(delivery) = self.net.receive(now) {
             if delivery.to == Self::SERVER_ADDR {
                 if !self
