@@ -110,12 +110,15 @@ pub struct Traffic {
     pub bytes: u64,
     /// Datagrams the receiver refused ([`Peer::handle_datagram`] returned `false`).
     pub refused: u64,
+    /// The largest datagram, in bytes (to check an MTU).
+    pub largest: usize,
 }
 
 impl Traffic {
     fn add(&mut self, len: usize) {
         self.datagrams += 1;
         self.bytes += len as u64;
+        self.largest = self.largest.max(len);
     }
 }
 
@@ -502,6 +505,8 @@ mod tests {
         // Delivered at the latency, not a frame later: the pair jumped to the delivery.
         assert!((pair.now - 0.1).abs() < 1e-9, "{}", pair.now);
         assert!(pair.traffic[0].datagrams >= 1 && pair.traffic[0].bytes > 0);
+        let largest = pair.traffic[0].largest;
+        assert!(largest > 0 && largest as u64 <= pair.traffic[0].bytes);
         // `b` acks: once the ack is back, `a` has nothing left to resend.
         pair.run_until(5.0, |p| p.a.stats().smoothed_rtt > 0.0);
         assert!(pair.traffic[1].datagrams >= 1);
