@@ -563,7 +563,6 @@ impl core::fmt::Display for PayloadError {
 
 impl std::error::Error for PayloadError {}
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -279,16 +279,12 @@ fn a_client_built_from_another_schema_is_refused() {
 /// with guessed keys and plausible sequences.
 fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
     let t = world.now;
-    world.net.send(
-        t,
-        from,
-        if from == server_addr() {
-            client_addr(0)
-        } else {
-            server_addr()
-        },
-        forged,
-    );
+    let to = if from == server_addr() {
+        client_addr(0)
+    } else {
+        server_addr()
+    };
+    world.net.send(t, from, to, forged);
     for (i, guess) in [[0u8; 32], [0xff; 32], [0x42; 32]].iter().enumerate() {
         let mut wrapped = Vec::new();
         Packet::Payload(forged).encode(
@@ -297,16 +293,7 @@ fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
             guess,
             &mut wrapped,
         );
-        world.net.send(
-            t,
-            from,
-            if from == server_addr() {
-                client_addr(0)
-            } else {
-                server_addr()
-            },
-            &wrapped,
-        );
+        world.net.send(t, from, to, &wrapped);
     }
 }
 
