@@ -563,6 +563,7 @@ impl core::fmt::Display for PayloadError {
 
 impl std::error::Error for PayloadError {}
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
