@@ -26,8 +26,8 @@
 //! follow the connection. On [`AppExit`](bevy_app::AppExit) each side waits (at most a
 //! second, by default) for its peers to ack what it sent, then tells them it leaves.
 //!
-//! Nothing here renders: the crate depends on `bevy_app` and `bevy_ecs` without their
-//! default features, so a dedicated server builds no renderer.
+//! Nothing here renders: the crate depends on `bevy_app`, `bevy_ecs` and `bevy_time`
+//! without their default features, so a dedicated server builds no renderer.
 //!
 //! A server and a client in one app, over loopback (a listen server; a dedicated server
 //! adds only the server plugin, a client only the client plugin):
@@ -108,9 +108,8 @@
 //!
 //! The server, its clients and the backend that issues connect tokens build their
 //! settings from one [`NetProtocol<ToServer, ToClient, C>`](NetProtocol): the transport's
-//! [`Protocol`](netser_transport::netcode::Protocol) of the game's message types (what
-//! clients send first), channels and connection settings, and the state of the replicated
-//! component set `C`. Its id, carried in every connect token, hashes all of them, so a
+//! [`Protocol`] of the game's message types (what clients send first), channels and
+//! connection settings, and the state of the replicated component set `C`. Its id, carried in every connect token, hashes all of them, so a
 //! client built with other message types, channels or components than the server's is
 //! refused when it connects, with
 //! [`SetupError::ProtocolMismatch`](netser_transport::netcode::SetupError::ProtocolMismatch)
