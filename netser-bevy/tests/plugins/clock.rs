@@ -96,7 +96,7 @@ fn client_clock_stands_still_with_bevy_real_time() {
     let after = client.world().resource::<Client>().now();
     // `now()` reads the driver's clock moved to the game's at the last frame; at a frame it
     // is the frame's time.
-    assert!(after - now < 0.05, "{now} -> {after}");
+    assert!(after - now < 0.2, "{now} -> {after}");
 
     // Bevy time moves again: keep-alives follow.
     client.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
