@@ -257,7 +257,9 @@ impl<T: NetSerialize + Send + Sync + 'static> NetMessage for T {}
 /// it to [`NetServer::bind`], [`NetClient::connect`] and the backend's
 /// [`token_params`](Protocol::token_params): its id covers the message types, the channels,
 /// the connection settings and the component set, so a client built from another one is
-/// refused at connect.
+/// refused at connect. Without replicated components it is the transport's
+/// `Protocol<ToServer, ToClient>` itself. Name its types where you build it
+/// (`NetProtocol::<ToServer, ToClient, C>::new()`): `C` cannot be inferred from the state.
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
@@ -271,6 +273,9 @@ impl<T: NetSerialize + Send + Sync + 'static> NetMessage for T {}
 /// // Clients send u16, the server u32; Health is replicated.
 /// let protocol = NetProtocol::<u16, u32, (Health,)>::new();
 /// assert_ne!(protocol.id(), NetProtocol::<u16, u32>::new().id());
+/// // No components: the transport's protocol.
+/// let plain: netser_transport::netcode::Protocol<u16, u32> = NetProtocol::<u16, u32>::new();
+/// assert_eq!(plain.id(), netser_transport::netcode::Protocol::<u16, u32>::new().id());
 /// ```
 pub type NetProtocol<ToServer, ToClient, C = ()> =
     Protocol<ToServer, ToClient, <C as ComponentSet>::State>;
