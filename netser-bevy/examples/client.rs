@@ -15,13 +15,13 @@
 
 mod common;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bevy_app::{App, AppExit, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlugin};
 use bevy_time::TimePlugin;
 use common::{Args, Client, ClientMessage, Components, GameClientPlugin, ServerMessage};
 use netser_bevy::prelude::*;
-use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
+use netser_transport::netcode::{ConnectToken, TokenParams};
 use netser_transport::udp::UdpClientConfig;
 
 fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
@@ -29,21 +29,13 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
     common::init_logging();
 
     // What the backend would do: a token for this player and this server.
-    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let protocol = common::protocol();
     let params = TokenParams {
         client_id: args.client_id,
-        ..TokenParams::new(
-            protocol_id::<ClientMessage, ServerMessage>(),
-            vec![args.addr],
-            now,
-        )
+        ..protocol.token_params(vec![args.addr], SystemTime::now())
     };
     let token = ConnectToken::generate(&params, &common::DEV_KEY)?;
-    let config = UdpClientConfig {
-        connection: common::connection_config(),
-        ..UdpClientConfig::default()
-    };
-    let client = Client::connect(token, config)?;
+    let client = Client::connect(token, &protocol, UdpClientConfig::default())?;
 
     let mut app = App::new();
     app.add_plugins((

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bevy_app::{App, AppExit, Last, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlugin};
 use bevy_ecs::prelude::*;
@@ -19,7 +19,7 @@ use common::{
     Server, ServerMessage, ServerTally,
 };
 use netser_bevy::prelude::*;
-use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
+use netser_transport::netcode::{ConnectToken, TokenParams};
 use netser_transport::udp::{UdpClientConfig, UdpServerConfig};
 use tracing::info;
 
@@ -27,25 +27,20 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
     let args = Args::parse(5.0)?;
     common::init_logging();
 
-    let protocol = protocol_id::<ClientMessage, ServerMessage>();
+    // One protocol for the server, the client and the token.
+    let protocol = common::protocol();
     let config = UdpServerConfig {
-        connection: common::connection_config(),
         public_addresses: vec![args.addr],
-        ..UdpServerConfig::new(protocol, common::DEV_KEY)
+        ..UdpServerConfig::new(common::DEV_KEY)
     };
-    let server = Server::bind(args.addr, config)?;
+    let server = Server::bind(args.addr, &protocol, config)?;
 
-    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
     let params = TokenParams {
         client_id: 1,
-        ..TokenParams::new(protocol, vec![args.addr], now)
+        ..protocol.token_params(vec![args.addr], SystemTime::now())
     };
     let token = ConnectToken::generate(&params, &common::DEV_KEY)?;
-    let config = UdpClientConfig {
-        connection: common::connection_config(),
-        ..UdpClientConfig::default()
-    };
-    let client = Client::connect(token, config)?;
+    let client = Client::connect(token, &protocol, UdpClientConfig::default())?;
 
     let mut app = App::new();
     app.add_plugins((

@@ -23,7 +23,6 @@ use bevy_app::{App, AppExit, ScheduleRunnerPlugin, TerminalCtrlCHandlerPlugin};
 use bevy_time::TimePlugin;
 use common::{Args, ClientMessage, Components, GameServerPlugin, Server, ServerMessage};
 use netser_bevy::prelude::*;
-use netser_transport::netcode::protocol_id;
 use netser_transport::udp::UdpServerConfig;
 
 fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
@@ -32,15 +31,11 @@ fn main() -> Result<AppExit, Box<dyn std::error::Error>> {
 
     let config = UdpServerConfig {
         max_clients: 16,
-        connection: common::connection_config(),
         // Clients find this address in their token.
         public_addresses: vec![args.addr],
-        ..UdpServerConfig::new(
-            protocol_id::<ClientMessage, ServerMessage>(),
-            common::DEV_KEY,
-        )
+        ..UdpServerConfig::new(common::DEV_KEY)
     };
-    let server = Server::bind(args.addr, config)?;
+    let server = Server::bind(args.addr, &common::protocol(), config)?;
 
     let mut app = App::new();
     app.add_plugins((

@@ -9,17 +9,18 @@ use std::time::Duration;
 
 use bevy_app::{App, AppExit, Last, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
+use bevy_time::{Real, Time};
 use netser::NetDelta;
 use netser_transport::channel::ChannelId;
 use netser_transport::netcode::{
     ClientId, ClientState, ConnectToken, DisconnectReason, NetworkInfo, RefusalCounters,
 };
 use netser_transport::udp::{
-    BlockProgress, ClientEvent, StartError, UdpClient, UdpClientConfig, UdpStats,
+    BlockProgress, StartError, UdpClient, UdpClientConfig, UdpClientEvent, UdpStats,
 };
 
 use crate::replication::{ComponentSet, ReplicationConfig, add_client_systems};
-use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
+use crate::{ExitSet, NetMessage, NetProtocol, NetReceive, NetSend, Types, configure_exit};
 
 /// The game client as a Bevy resource: a [`UdpClient`] sending `Out` and receiving `In`,
 /// run by [`NetClientPlugin<Out, In>`](NetClientPlugin). Every method of `UdpClient` is
@@ -38,15 +39,16 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 ///
 /// ```no_run
 /// use bevy_ecs::prelude::*;
-/// use netser_bevy::NetClient;
+/// use netser_bevy::{NetClient, NetProtocol};
 /// use netser_transport::netcode::ConnectToken;
 /// use netser_transport::udp::UdpClientConfig;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// // The token's bytes come from the game's backend.
 /// let token = ConnectToken::from_bytes(&std::fs::read("token.bin")?)?;
-/// // Sends u16, receives u32.
-/// let client = NetClient::<u16, u32>::connect(token, UdpClientConfig::default())?;
+/// // Sends u16, receives u32: the server's protocol.
+/// let protocol = NetProtocol::<u16, u32>::new();
+/// let client = NetClient::<u16, u32>::connect(token, &protocol, UdpClientConfig::default())?;
 /// let mut world = World::new();
 /// world.insert_resource(client);
 ///
@@ -64,25 +66,33 @@ pub struct NetClient<Out: NetMessage, In: NetMessage, C: ComponentSet = ()> {
 
 impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetClient<Out, In, C> {
     /// Binds a socket and starts connecting with `token` (see [`UdpClient::connect`]).
+    /// `protocol` is the server's: the same message types, channels and component set.
     ///
     /// ```
-    /// use netser_bevy::NetClient;
-    /// use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
+    /// use netser_bevy::{NetClient, NetProtocol};
+    /// use netser_transport::netcode::ConnectToken;
     /// use netser_transport::udp::UdpClientConfig;
     ///
-    /// let key = [7; 32];
-    /// let params = TokenParams::new(protocol_id::<u16, u32>(), vec!["127.0.0.1:40000".parse().unwrap()], 1_700_000_000);
-    /// let token = ConnectToken::generate(&params, &key).unwrap();
-    /// let client = NetClient::<u16, u32>::connect(token, UdpClientConfig::default()).unwrap();
+    /// let protocol = NetProtocol::<u16, u32>::new();
+    /// // What the backend does, with the server's key.
+    /// let params = protocol.token_params(vec!["127.0.0.1:40000".parse().unwrap()], std::time::SystemTime::now());
+    /// let token = ConnectToken::generate(&params, &[7; 32]).unwrap();
+    /// let client = NetClient::<u16, u32>::connect(token, &protocol, UdpClientConfig::default()).unwrap();
     /// assert!(client.is_connecting());
     /// ```
     ///
     /// # Errors
-    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] if the token is
-    /// for another protocol than `Out` and `In` give, or the connection settings are
-    /// refused.
-    pub fn connect(token: ConnectToken, config: UdpClientConfig) -> Result<Self, StartError> {
-        UdpClient::connect(token, config).map(Self::new)
+    /// [`StartError::Io`] if no socket can be bound; [`StartError::Setup`] with
+    /// [`SetupError::ProtocolMismatch`](netser_transport::netcode::SetupError::ProtocolMismatch)
+    /// if the token is for another protocol than `protocol` (the server was built with
+    /// other message types, channels or replicated components), or if the connection
+    /// settings are refused.
+    pub fn connect(
+        token: ConnectToken,
+        protocol: &NetProtocol<Out, In, C>,
+        config: UdpClientConfig,
+    ) -> Result<Self, StartError> {
+        UdpClient::connect(token, protocol, config).map(Self::new)
     }
 
     /// A resource around a client the caller built (its own driver, socket options or
@@ -91,15 +101,15 @@ impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetClient<Out, In, C> {
     /// `C` cannot be told from the client's entity type.
     ///
     /// ```
-    /// use netser_bevy::NetClient;
-    /// use netser_transport::connection::ConnectionConfig;
-    /// use netser_transport::netcode::{ConnectToken, TokenParams, protocol_id};
+    /// use netser_bevy::{NetClient, NetProtocol};
+    /// use netser_transport::netcode::ConnectToken;
     /// use netser_transport::udp::{UdpClient, UdpConfig, UdpDriver};
     ///
-    /// let params = TokenParams::new(protocol_id::<u8, u8>(), vec!["127.0.0.1:40000".parse().unwrap()], 1_700_000_000);
+    /// let protocol = NetProtocol::<u8, u8>::new();
+    /// let params = protocol.token_params(vec!["127.0.0.1:40000".parse().unwrap()], std::time::SystemTime::now());
     /// let token = ConnectToken::generate(&params, &[7; 32]).unwrap();
     /// let driver = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
-    /// let client: UdpClient<u8, u8> = UdpClient::with_driver(driver, token, ConnectionConfig::default()).unwrap();
+    /// let client: UdpClient<u8, u8> = UdpClient::with_driver(driver, token, &protocol).unwrap();
     /// let client = NetClient::<u8, u8>::new(client);
     /// assert!(!client.is_connected());
     /// ```
@@ -504,17 +514,17 @@ impl<In: NetMessage> ClientWriters<'_, In> {
         let mut messages = 0;
         while let Some(event) = client.poll_event() {
             match event {
-                ClientEvent::Connected { client_id } => {
+                UdpClientEvent::Connected { client_id } => {
                     self.connected.write(ConnectedToServer { client_id });
                 }
-                ClientEvent::Disconnected { reason } => {
+                UdpClientEvent::Disconnected { reason } => {
                     self.disconnected.write(DisconnectedFromServer { reason });
                 }
-                ClientEvent::Message { channel, message } => {
+                UdpClientEvent::Message { channel, message } => {
                     messages += 1;
                     self.messages.write(FromServer { channel, message });
                 }
-                ClientEvent::BlockProgress { progress } => {
+                UdpClientEvent::BlockProgress { progress } => {
                     self.blocks.write(BlockFromServer { progress });
                 }
                 // A kind of event added to the transport later: nothing to forward yet.
@@ -530,6 +540,7 @@ fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     client: Option<ResMut<NetClient<Out, In, C>>>,
     mut writers: ClientWriters<In>,
     mut stats: ResMut<ClientStats>,
+    time: Option<Res<Time<Real>>>,
 ) {
     let Some(mut client) = client else {
         if stats.state.is_some() {
@@ -541,7 +552,10 @@ fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
         // A new client (perhaps reconnecting): its counters start again.
         *stats = ClientStats::default();
     }
-    client.receive();
+    match time {
+        Some(time) => client.receive_at(time.elapsed_secs_f64()),
+        None => client.receive(),
+    }
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);
 }
@@ -551,11 +565,15 @@ fn send<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     client: Option<ResMut<NetClient<Out, In, C>>>,
     mut writers: ClientWriters<In>,
     mut stats: ResMut<ClientStats>,
+    time: Option<Res<Time<Real>>>,
 ) {
     let Some(mut client) = client else {
         return;
     };
-    client.transmit();
+    match time {
+        Some(time) => client.transmit_at(time.elapsed_secs_f64()),
+        None => client.transmit(),
+    }
     // A timeout or refusal found while sending; read by the game next frame.
     stats.messages_received += writers.drain(&mut client);
     stats.refresh(&client);

@@ -26,8 +26,8 @@
 //! follow the connection. On [`AppExit`](bevy_app::AppExit) each side waits (at most a
 //! second, by default) for its peers to ack what it sent, then tells them it leaves.
 //!
-//! Nothing here renders: the crate depends on `bevy_app` and `bevy_ecs` without their
-//! default features, so a dedicated server builds no renderer.
+//! Nothing here renders: the crate depends on `bevy_app`, `bevy_ecs` and `bevy_time`
+//! without their default features, so a dedicated server builds no renderer.
 //!
 //! A server and a client in one app, over loopback (a listen server; a dedicated server
 //! adds only the server plugin, a client only the client plugin):
@@ -37,7 +37,7 @@
 //! use bevy_ecs::prelude::*;
 //! use netser::NetSerialize;
 //! use netser_bevy::prelude::*;
-//! use netser_transport::netcode::{protocol_id, ConnectToken, TokenParams};
+//! use netser_transport::netcode::{ConnectToken, DefaultChannel, TokenParams};
 //! use netser_transport::udp::{UdpClientConfig, UdpServerConfig};
 //!
 //! #[derive(NetSerialize, Debug, Clone, PartialEq)]
@@ -53,13 +53,13 @@
 //! fn answer(mut hellos: MessageReader<FromClient<ToServer>>, mut server: ResMut<NetServer<ToClient, ToServer>>) {
 //!     for hello in hellos.read() {
 //!         let ToServer::Hello(n) = hello.message;
-//!         server.send_message(hello.client_id, 0, &ToClient::Welcome(n + 1)).unwrap();
+//!         server.send_message(hello.client_id, DefaultChannel::ReliableOrdered, &ToClient::Welcome(n + 1)).unwrap();
 //!     }
 //! }
 //! // The client says hello once connected.
 //! fn greet(mut connected: MessageReader<ConnectedToServer>, mut client: ResMut<NetClient<ToServer, ToClient>>) {
 //!     for _ in connected.read() {
-//!         client.send_message(0, &ToServer::Hello(41)).unwrap();
+//!         client.send_message(DefaultChannel::ReliableOrdered, &ToServer::Hello(41)).unwrap();
 //!     }
 //! }
 //! #[derive(Resource, Default)]
@@ -72,16 +72,21 @@
 //! }
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // One protocol for the server, the client and the backend: what clients send first.
+//! let protocol = NetProtocol::<ToServer, ToClient>::new();
 //! // The server's key; in a real game the backend holds it too and issues the tokens.
 //! let key = netser_transport::netcode::generate_key()?;
-//! let protocol = protocol_id::<ToServer, ToClient>();
-//! let server = NetServer::<ToClient, ToServer>::bind("127.0.0.1:0", UdpServerConfig::new(protocol, key))?;
-//! let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-//! let params = TokenParams { client_id: 7, ..TokenParams::new(protocol, vec![server.local_addr()], now) };
-//! let client = NetClient::<ToServer, ToClient>::connect(ConnectToken::generate(&params, &key)?, UdpClientConfig::default())?;
+//! let server = NetServer::<ToClient, ToServer>::bind("127.0.0.1:0", &protocol, UdpServerConfig::new(key))?;
+//! let params = TokenParams {
+//!     client_id: 7,
+//!     ..protocol.token_params(vec![server.local_addr()], std::time::SystemTime::now())
+//! };
+//! let token = ConnectToken::generate(&params, &key)?;
+//! let client = NetClient::<ToServer, ToClient>::connect(token, &protocol, UdpClientConfig::default())?;
 //!
 //! let mut app = App::new();
-//! app.add_plugins((NetServerPlugin::<ToClient, ToServer>::default(), NetClientPlugin::<ToServer, ToClient>::default()))
+//! app.add_plugins(bevy_time::TimePlugin)
+//!     .add_plugins((NetServerPlugin::<ToClient, ToServer>::default(), NetClientPlugin::<ToServer, ToClient>::default()))
 //!     .insert_resource(server)
 //!     .insert_resource(client)
 //!     .init_resource::<Answer>()
@@ -99,12 +104,28 @@
 //! # }
 //! ```
 //!
+//! # Protocol
+//!
+//! The server, its clients and the backend that issues connect tokens build their
+//! settings from one [`NetProtocol<ToServer, ToClient, C>`](NetProtocol): the transport's
+//! [`Protocol`] of the game's message types (what clients send first), channels and
+//! connection settings, and the state of the replicated component set `C`. Its id, carried in every connect token, hashes all of them, so a
+//! client built with other message types, channels or components than the server's is
+//! refused when it connects, with
+//! [`SetupError::ProtocolMismatch`](netser_transport::netcode::SetupError::ProtocolMismatch)
+//! and a reason that says so, instead of misreading what the server sends.
+//!
 //! # Time
 //!
-//! The transport keeps its own monotonic clock on the Unix scale (connect tokens expire in
-//! Unix seconds), read when the plugin's systems call it; the plugin needs no
-//! `bevy_time`. Frame rate is the game's: a headless server runs its `App` in a loop of
-//! its choosing (the examples use a fixed sleep between frames).
+//! The plugins run the transport on Bevy's clock: with `bevy_time`'s `TimePlugin` in the
+//! app (in `MinimalPlugins` and `DefaultPlugins`), each frame's
+//! [`Time<Real>`](bevy_time::Real) elapsed seconds go to `receive_at` and `transmit_at`,
+//! so keep-alives, resends, timeouts and the connect token's lifetime follow the frame's
+//! time, and entity sets are sent at it. Real time, not virtual: a paused game
+//! (`Time<Virtual>` paused) still keeps its connections and times out its dead peers.
+//! Without a `Time<Real>` resource the transport reads its own monotonic clock. Frame rate
+//! is the game's: a headless server runs its `App` in a loop of its choosing (the
+//! examples use `ScheduleRunnerPlugin`'s or a fixed sleep between frames).
 //!
 //! # Replication
 //!
@@ -125,7 +146,7 @@
 //! use bevy_ecs::prelude::*;
 //! use netser::NetSerialize;
 //! use netser_bevy::prelude::*;
-//! use netser_transport::netcode::{ConnectToken, TokenParams};
+//! use netser_transport::netcode::ConnectToken;
 //! use netser_transport::udp::{UdpClientConfig, UdpServerConfig};
 //!
 //! #[derive(Component, NetSerialize, Debug, Clone, PartialEq)]
@@ -151,12 +172,12 @@
 //! }
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The component set is part of the protocol.
+//! let protocol = NetProtocol::<u8, u8, Replicated>::new();
 //! let key = netser_transport::netcode::generate_key()?;
-//! let protocol = netser_transport::netcode::protocol_id::<u8, u8>();
-//! let server = Server::bind("127.0.0.1:0", UdpServerConfig::new(protocol, key))?;
-//! let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-//! let token = ConnectToken::generate(&TokenParams::new(protocol, vec![server.local_addr()], now), &key)?;
-//! let client = Client::connect(token, UdpClientConfig::default())?;
+//! let server = Server::bind("127.0.0.1:0", &protocol, UdpServerConfig::new(key))?;
+//! let params = protocol.token_params(vec![server.local_addr()], std::time::SystemTime::now());
+//! let client = Client::connect(ConnectToken::generate(&params, &key)?, &protocol, UdpClientConfig::default())?;
 //!
 //! let mut server_app = App::new();
 //! server_app
@@ -209,6 +230,7 @@ pub use server::{
 
 use bevy_ecs::schedule::{IntoScheduleConfigs, SystemSet};
 use netser::NetSerialize;
+use netser_transport::netcode::Protocol;
 
 /// What a message type needs to go through the plugins: `NetSerialize`, and what Bevy asks
 /// of a message (`Send + Sync + 'static`). Implemented for every such type.
@@ -228,6 +250,35 @@ use netser::NetSerialize;
 pub trait NetMessage: NetSerialize + Send + Sync + 'static {}
 
 impl<T: NetSerialize + Send + Sync + 'static> NetMessage for T {}
+
+/// The protocol of a game on the plugins: the transport's
+/// [`Protocol<ToServer, ToClient, Snapshot>`](Protocol) with the state of the replicated
+/// component set `C` (`()`, none, by default) as its snapshot type. Build it once and give
+/// it to [`NetServer::bind`], [`NetClient::connect`] and the backend's
+/// [`token_params`](Protocol::token_params): its id covers the message types, the channels,
+/// the connection settings and the component set, so a client built from another one is
+/// refused at connect. Without replicated components it is the transport's
+/// `Protocol<ToServer, ToClient>` itself. Name its types where you build it
+/// (`NetProtocol::<ToServer, ToClient, C>::new()`): `C` cannot be inferred from the state.
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use netser::NetSerialize;
+/// use netser_bevy::NetProtocol;
+///
+/// #[derive(Component, NetSerialize, Clone, PartialEq)]
+/// #[net(delta)]
+/// struct Health(#[net(range = 0..=100)] u8);
+///
+/// // Clients send u16, the server u32; Health is replicated.
+/// let protocol = NetProtocol::<u16, u32, (Health,)>::new();
+/// assert_ne!(protocol.id(), NetProtocol::<u16, u32>::new().id());
+/// // No components: the transport's protocol.
+/// let plain: netser_transport::netcode::Protocol<u16, u32> = NetProtocol::<u16, u32>::new();
+/// assert_eq!(plain.id(), netser_transport::netcode::Protocol::<u16, u32>::new().id());
+/// ```
+pub type NetProtocol<ToServer, ToClient, C = ()> =
+    Protocol<ToServer, ToClient, <C as ComponentSet>::State>;
 
 /// The system set in `PreUpdate` where the plugins read the socket and write the
 /// connection and message events. Order a system `.after(NetReceive)` in `PreUpdate` to
@@ -293,9 +344,9 @@ pub mod prelude {
     pub use crate::{
         BlockFromServer, BlockToClient, ClientConnected, ClientDisconnected, ClientNetwork,
         ClientStats, ConnectedToServer, DisconnectedFromServer, FromClient, FromServer, NetClient,
-        NetClientPlugin, NetMessage, NetReceive, NetSend, NetServer, NetServerPlugin, ServerStats,
-        client_connected, client_connecting, client_disconnected, client_just_connected,
-        client_just_disconnected, server_running,
+        NetClientPlugin, NetMessage, NetProtocol, NetReceive, NetSend, NetServer, NetServerPlugin,
+        ServerStats, client_connected, client_connecting, client_disconnected,
+        client_just_connected, client_just_disconnected, server_running,
     };
     pub use crate::{
         ClientReplicationStats, ClientVisibility, Remote, Replicated, ReplicationPriority,

@@ -16,10 +16,10 @@
 //! the protocol: an entity's state is one type, [`EntityState<C>`], whose layout, worst
 //! case and schema hash the compiler knows, so the transport's bounds hold for it and the
 //! server and its clients cannot register different components in different orders by
-//! accident: both name the same type. (The connect token's protocol id does not carry the
-//! set's schema: a client built with another set than the server's is not refused at
-//! connect; it refuses the entity sets it cannot decode, counted in
-//! [`ClientReplicationStats::counters`], or misreads those it can.)
+//! accident: both name the same type. The set's state is the snapshot type of the game's
+//! [`NetProtocol`](crate::NetProtocol), whose id every connect token carries: a client
+//! built with another set than the server's is refused at connect
+//! ([`SetupError::ProtocolMismatch`](netser_transport::netcode::SetupError::ProtocolMismatch)).
 //!
 //! # What goes
 //!

@@ -9,15 +9,18 @@ use std::time::Duration;
 
 use bevy_app::{App, AppExit, Last, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
+use bevy_time::{Real, Time};
 use netser::NetDelta;
 use netser_transport::channel::ChannelId;
-use netser_transport::netcode::{ClientId, DisconnectReason, NetworkInfo, RefusalCounters};
+use netser_transport::netcode::{
+    ClientId, DisconnectReason, NetworkInfo, RefusalCounters, USER_DATA_BYTES,
+};
 use netser_transport::udp::{
-    BlockProgress, ServerEvent, StartError, UdpServer, UdpServerConfig, UdpStats,
+    BlockProgress, StartError, UdpServer, UdpServerConfig, UdpServerEvent, UdpStats,
 };
 
 use crate::replication::{ComponentSet, ReplicationConfig, add_server_systems};
-use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
+use crate::{ExitSet, NetMessage, NetProtocol, NetReceive, NetSend, Types, configure_exit};
 
 /// The game server as a Bevy resource: a [`UdpServer`] sending `Out` and receiving `In`,
 /// run by [`NetServerPlugin<Out, In>`](NetServerPlugin). Every method of `UdpServer` is
@@ -36,12 +39,13 @@ use crate::{ExitSet, NetMessage, NetReceive, NetSend, Types, configure_exit};
 ///
 /// ```
 /// use bevy_ecs::prelude::*;
-/// use netser_bevy::NetServer;
+/// use netser_bevy::{NetProtocol, NetServer};
 /// use netser_transport::udp::UdpServerConfig;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// // Sends u32, receives u16.
-/// let server = NetServer::<u32, u16>::bind("127.0.0.1:0", UdpServerConfig::new(0x1234, [7; 32]))?;
+/// // Sends u32, receives u16: clients send u16.
+/// let protocol = NetProtocol::<u16, u32>::new();
+/// let server = NetServer::<u32, u16>::bind("127.0.0.1:0", &protocol, UdpServerConfig::new([7; 32]))?;
 /// assert_eq!(server.connected_clients(), 0);
 ///
 /// // In a system:
@@ -57,20 +61,27 @@ pub struct NetServer<Out: NetMessage, In: NetMessage, C: ComponentSet = ()> {
 }
 
 impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetServer<Out, In, C> {
-    /// Binds a UDP socket to `addr` and starts a server on it (see [`UdpServer::bind`]).
+    /// Binds a UDP socket to `addr` and starts a server of `protocol` on it (see
+    /// [`UdpServer::bind`]); its clients connect with the same protocol.
     ///
     /// ```
-    /// use netser_bevy::NetServer;
+    /// use netser_bevy::{NetProtocol, NetServer};
     /// use netser_transport::udp::UdpServerConfig;
     ///
-    /// let server = NetServer::<u8, u8>::bind("127.0.0.1:0", UdpServerConfig::new(1, [0; 32])).unwrap();
+    /// // Clients send u16, the server sends u32.
+    /// let protocol = NetProtocol::<u16, u32>::new();
+    /// let server = NetServer::<u32, u16>::bind("127.0.0.1:0", &protocol, UdpServerConfig::new([0; 32])).unwrap();
     /// assert!(server.local_addr().port() != 0);
     /// ```
     ///
     /// # Errors
     /// [`StartError`] if the socket cannot be bound or a setting is refused.
-    pub fn bind(addr: impl ToSocketAddrs, config: UdpServerConfig) -> Result<Self, StartError> {
-        UdpServer::bind(addr, config).map(Self::new)
+    pub fn bind(
+        addr: impl ToSocketAddrs,
+        protocol: &NetProtocol<In, Out, C>,
+        config: UdpServerConfig,
+    ) -> Result<Self, StartError> {
+        UdpServer::bind(addr, protocol, config).map(Self::new)
     }
 
     /// A resource around a server the caller built (its own driver, socket options or
@@ -79,11 +90,12 @@ impl<Out: NetMessage, In: NetMessage, C: ComponentSet> NetServer<Out, In, C> {
     /// `C` cannot be told from the server's entity type.
     ///
     /// ```
-    /// use netser_bevy::NetServer;
+    /// use netser_bevy::{NetProtocol, NetServer};
     /// use netser_transport::udp::{UdpConfig, UdpDriver, UdpServer, UdpServerConfig};
     ///
+    /// let protocol = NetProtocol::<u8, u8>::new();
     /// let driver = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
-    /// let server: UdpServer<u8, u8> = UdpServer::with_driver(driver, UdpServerConfig::new(1, [0; 32])).unwrap();
+    /// let server: UdpServer<u8, u8> = UdpServer::with_driver(driver, &protocol, UdpServerConfig::new([0; 32])).unwrap();
     /// let server = NetServer::<u8, u8>::new(server);
     /// assert_eq!(server.max_clients(), 64);
     /// ```
@@ -133,6 +145,9 @@ pub struct ClientConnected {
     pub client_id: ClientId,
     /// Its address.
     pub addr: SocketAddr,
+    /// The user data of its connect token (what the backend put there: an account, a
+    /// team), boxed as the transport gives it.
+    pub user_data: Box<[u8; USER_DATA_BYTES]>,
 }
 
 /// A client left, timed out or was disconnected (server side); its slot is free.
@@ -151,6 +166,8 @@ pub struct ClientConnected {
 pub struct ClientDisconnected {
     /// The id from its connect token.
     pub client_id: ClientId,
+    /// Its address.
+    pub addr: SocketAddr,
     /// Why.
     pub reason: DisconnectReason,
 }
@@ -344,7 +361,8 @@ pub fn server_running(stats: Option<Res<ServerStats>>) -> bool {
 /// use netser_bevy::prelude::*;
 /// use netser_transport::udp::UdpServerConfig;
 ///
-/// let server = NetServer::<u32, u16>::bind("127.0.0.1:0", UdpServerConfig::new(0x1234, [7; 32])).unwrap();
+/// let protocol = NetProtocol::<u16, u32>::new();
+/// let server = NetServer::<u32, u16>::bind("127.0.0.1:0", &protocol, UdpServerConfig::new([7; 32])).unwrap();
 /// let mut app = App::new();
 /// app.add_plugins(NetServerPlugin::<u32, u16>::default()).insert_resource(server);
 /// app.update();
@@ -472,14 +490,29 @@ impl<In: NetMessage> ServerWriters<'_, In> {
         let mut messages = 0;
         while let Some(event) = server.poll_event() {
             match event {
-                ServerEvent::ClientConnected { client_id, addr } => {
-                    self.connected.write(ClientConnected { client_id, addr });
+                UdpServerEvent::ClientConnected {
+                    client_id,
+                    addr,
+                    user_data,
+                } => {
+                    self.connected.write(ClientConnected {
+                        client_id,
+                        addr,
+                        user_data,
+                    });
                 }
-                ServerEvent::ClientDisconnected { client_id, reason } => {
-                    self.disconnected
-                        .write(ClientDisconnected { client_id, reason });
+                UdpServerEvent::ClientDisconnected {
+                    client_id,
+                    addr,
+                    reason,
+                } => {
+                    self.disconnected.write(ClientDisconnected {
+                        client_id,
+                        addr,
+                        reason,
+                    });
                 }
-                ServerEvent::Message {
+                UdpServerEvent::Message {
                     client_id,
                     channel,
                     message,
@@ -491,7 +524,7 @@ impl<In: NetMessage> ServerWriters<'_, In> {
                         message,
                     });
                 }
-                ServerEvent::BlockProgress {
+                UdpServerEvent::BlockProgress {
                     client_id,
                     progress,
                 } => {
@@ -513,6 +546,7 @@ fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     server: Option<ResMut<NetServer<Out, In, C>>>,
     mut writers: ServerWriters<In>,
     mut stats: ResMut<ServerStats>,
+    time: Option<Res<Time<Real>>>,
 ) {
     let Some(mut server) = server else {
         if stats.local_addr.is_some() {
@@ -524,7 +558,10 @@ fn receive<Out: NetMessage, In: NetMessage, C: ComponentSet>(
         // A new server: its counters start again.
         *stats = ServerStats::default();
     }
-    server.receive();
+    match time {
+        Some(time) => server.receive_at(time.elapsed_secs_f64()),
+        None => server.receive(),
+    }
     stats.messages_received += writers.drain(&mut server);
     stats.refresh(&server);
 }
@@ -534,11 +571,15 @@ fn send<Out: NetMessage, In: NetMessage, C: ComponentSet>(
     server: Option<ResMut<NetServer<Out, In, C>>>,
     mut writers: ServerWriters<In>,
     mut stats: ResMut<ServerStats>,
+    time: Option<Res<Time<Real>>>,
 ) {
     let Some(mut server) = server else {
         return;
     };
-    server.transmit();
+    match time {
+        Some(time) => server.transmit_at(time.elapsed_secs_f64()),
+        None => server.transmit(),
+    }
     // Timeouts found while sending; read by the game next frame.
     stats.messages_received += writers.drain(&mut server);
     stats.refresh(&server);

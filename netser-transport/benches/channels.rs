@@ -6,6 +6,12 @@
 //!
 //! Prints wire bytes per message (client -> server datagrams, lossless, one frame at a
 //! time) and measures messages per second. `cargo bench -p netser-transport --bench channels`.
+//!
+//! First it prints the two libraries' figures on the same lossy link (see
+//! [`figures`]): reliable-ordered delay in round trips and wire bytes per payload byte
+//! at 0%, 5% and 25% loss, and messages delivered in 300 s under yojimbo's soak profile
+//! at the same byte budget. `cargo bench -p netser-transport --bench channels -- figures`
+//! prints them alone (no timed case has that name).
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 
@@ -52,6 +58,10 @@ fn netser_pair() -> (Connection<GameEvent>, Connection<GameEvent>) {
     let config = ConnectionConfig {
         // renet's default budget is 60 000 bytes per tick: no budget limit either way.
         bandwidth: 1e9,
+        // renet's server answers each frame's messages in the same frame; so does this
+        // one (with the default 50 ms ack delay the client's queue of 1,024 fills: 256
+        // messages a frame wait three frames for their acks).
+        ack_delay: 0.0,
         ..ConnectionConfig::with_channels(vec![
             ChannelConfig::new(ChannelKind::Unreliable),
             ChannelConfig::reliable_ordered(),
@@ -160,7 +170,318 @@ fn report_wire_bytes() {
     );
 }
 
+/// netser and renet on the same lossy link (the seeded simulator), both sans-IO at 60 Hz.
+///
+/// - Delay: one reliable-ordered message of 32 payload bytes a tick each way, 50 ms each
+///   way (a 100 ms round trip), 0%, 5% and 25% loss, 300 simulated seconds; the delay
+///   from `send_message` to `receive_message`, in round trips, and every datagram's
+///   bytes both ways per payload byte sent.
+/// - Goodput: yojimbo's soak profile (1 s latency and 100 ms jitter each way, 25% loss,
+///   25% duplicates); the client sends as many reliable-ordered messages as its library
+///   takes (32 payload bytes, every 64th one 4 KiB), the server takes them every tick;
+///   messages delivered in 300 s, both at a budget of 256,000 bytes a second (netser's
+///   default `bandwidth`; renet's `available_bytes_per_tick` of 4,266 at 60 Hz).
+///
+/// renet's channel resends after 100 ms (its default is 300 ms); its messages are
+/// bitcode, netser's its own encoding of the same struct.
+mod figures {
+    use std::time::Duration;
+
+    use netser::NetSerialize;
+    use netser_transport::channel::ChannelConfig;
+    use netser_transport::connection::{Connection, ConnectionConfig};
+    use netser_transport::simulator::{Simulator, SimulatorConfig};
+    use renet::{RenetClient, RenetServer};
+
+    const TICK: f64 = 1.0 / 60.0;
+    const BUDGET: f64 = 256_000.0;
+    const CLIENT: u64 = 1;
+
+    /// A message: its id and its bytes.
+    #[derive(NetSerialize, bitcode::Encode, bitcode::Decode, Debug, Clone, PartialEq)]
+    pub struct Payload {
+        id: u32,
+        #[net(max_len = 8192)]
+        bytes: Vec<u8>,
+    }
+
+    impl Payload {
+        fn new(id: u32, len: usize) -> Self {
+            Self {
+                id,
+                bytes: (0..len).map(|i| (i as u32 ^ id) as u8).collect(),
+            }
+        }
+
+        /// Payload bytes: the id and the bytes.
+        fn size(&self) -> usize {
+            4 + self.bytes.len()
+        }
+    }
+
+    /// One library's connected pair: side 0 the client, side 1 the server.
+    trait Pair {
+        /// Queues a reliable-ordered message; `false` if the library takes no more now.
+        fn send(&mut self, side: usize, message: &Payload) -> bool;
+        /// Runs the side's timers and returns what it sends at `now`.
+        fn transmit(&mut self, side: usize, now: f64, out: &mut Vec<Vec<u8>>);
+        fn handle(&mut self, side: usize, now: f64, datagram: &[u8]);
+        fn take(&mut self, side: usize) -> Option<Payload>;
+    }
+
+    struct Netser([Connection<Payload>; 2]);
+
+    impl Netser {
+        fn new() -> Self {
+            let config = ConnectionConfig {
+                bandwidth: BUDGET,
+                ..ConnectionConfig::with_channels(vec![ChannelConfig::reliable_ordered()])
+            };
+            Self([
+                Connection::new(0.0, config.clone()).unwrap(),
+                Connection::new(0.0, config).unwrap(),
+            ])
+        }
+    }
+
+    impl Pair for Netser {
+        fn send(&mut self, side: usize, message: &Payload) -> bool {
+            self.0[side].send_message(0, message).is_ok()
+        }
+        fn transmit(&mut self, side: usize, now: f64, out: &mut Vec<Vec<u8>>) {
+            self.0[side].handle_timeout(now);
+            while let Some(datagram) = self.0[side].poll_transmit(now) {
+                out.push(datagram.to_vec());
+            }
+        }
+        fn handle(&mut self, side: usize, now: f64, datagram: &[u8]) {
+            let _ = self.0[side].handle_datagram(now, datagram);
+        }
+        fn take(&mut self, side: usize) -> Option<Payload> {
+            self.0[side].receive_message(0)
+        }
+    }
+
+    struct Renet {
+        client: RenetClient,
+        server: RenetServer,
+    }
+
+    impl Renet {
+        fn new() -> Self {
+            let channels = vec![renet::ChannelConfig {
+                channel_id: 0,
+                max_memory_usage_bytes: 5 * 1024 * 1024,
+                send_type: renet::SendType::ReliableOrdered {
+                    resend_time: Duration::from_millis(100),
+                },
+            }];
+            let config = renet::ConnectionConfig {
+                available_bytes_per_tick: (BUDGET * TICK) as u64,
+                server_channels_config: channels.clone(),
+                client_channels_config: channels,
+            };
+            let mut server = RenetServer::new(config.clone());
+            let mut client = RenetClient::new(config);
+            server.add_connection(CLIENT);
+            client.set_connected();
+            Self { client, server }
+        }
+    }
+
+    impl Pair for Renet {
+        fn send(&mut self, side: usize, message: &Payload) -> bool {
+            let bytes = bitcode::encode(message);
+            if side == 0 {
+                if !self.client.can_send_message(0, bytes.len()) {
+                    return false;
+                }
+                self.client.send_message(0, bytes);
+            } else {
+                if !self.server.can_send_message(CLIENT, 0, bytes.len()) {
+                    return false;
+                }
+                self.server.send_message(CLIENT, 0, bytes);
+            }
+            true
+        }
+        fn transmit(&mut self, side: usize, _now: f64, out: &mut Vec<Vec<u8>>) {
+            let tick = Duration::from_secs_f64(TICK);
+            if side == 0 {
+                self.client.update(tick);
+                out.extend(self.client.get_packets_to_send());
+            } else {
+                self.server.update(tick);
+                out.extend(self.server.get_packets_to_send(CLIENT).unwrap());
+            }
+        }
+        fn handle(&mut self, side: usize, _now: f64, datagram: &[u8]) {
+            if side == 0 {
+                self.client.process_packet(datagram);
+            } else {
+                self.server.process_packet_from(datagram, CLIENT).unwrap();
+            }
+        }
+        fn take(&mut self, side: usize) -> Option<Payload> {
+            let bytes = if side == 0 {
+                self.client.receive_message(0)
+            } else {
+                self.server.receive_message(CLIENT, 0)
+            }?;
+            Some(bitcode::decode(&bytes).unwrap())
+        }
+    }
+
+    pub struct Run {
+        pub p50: f64,
+        pub p99: f64,
+        pub wire_per_payload: f64,
+        pub delivered: usize,
+    }
+
+    /// `seconds` of traffic, ticking both sides at 60 Hz: one 32-byte message a tick
+    /// (from the client only unless `both_ways`), then 60 s for everything to arrive;
+    /// or, `saturate`d, as many as the library takes (every 64th of 4 KiB) and no more
+    /// time after.
+    fn run(
+        pair: &mut dyn Pair,
+        link: SimulatorConfig,
+        seconds: f64,
+        both_ways: bool,
+        saturate: bool,
+    ) -> Run {
+        let mut net: Simulator = Simulator::new(link);
+        let rtt = 2.0 * net.config().latency;
+        let mut sent_at: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut next = [0u32; 2];
+        let mut delays = Vec::new();
+        let (mut wire, mut payload) = (0usize, 0usize);
+        let mut out = Vec::new();
+        let frames = (seconds / TICK).round() as u32;
+        let sides = if both_ways { 2 } else { 1 };
+        for frame in 0..frames + if saturate { 0 } else { 3600 } {
+            let now = f64::from(frame) * TICK;
+            while let Some(delivery) = net.receive(now) {
+                pair.handle(delivery.to as usize, now, &delivery.data);
+            }
+            for side in 0..2 {
+                while let Some(message) = pair.take(side) {
+                    let from = 1 - side;
+                    assert_eq!(message.id, next[from], "in order, exactly once");
+                    next[from] += 1;
+                    delays.push(now - sent_at[from][message.id as usize]);
+                }
+            }
+            for (side, sent_at) in sent_at.iter_mut().enumerate() {
+                if frame < frames && side < sides {
+                    loop {
+                        let id = sent_at.len() as u32;
+                        let len = if saturate && id % 64 == 63 { 4096 } else { 28 };
+                        let message = Payload::new(id, len);
+                        if !pair.send(side, &message) {
+                            break;
+                        }
+                        sent_at.push(now);
+                        payload += message.size();
+                        if !saturate {
+                            break;
+                        }
+                    }
+                }
+                out.clear();
+                pair.transmit(side, now, &mut out);
+                for datagram in &out {
+                    wire += datagram.len();
+                    net.send(now, side as u32, 1 - side as u32, datagram);
+                }
+            }
+        }
+        if !saturate {
+            assert_eq!(delays.len(), sent_at[0].len() + sent_at[1].len());
+        }
+        delays.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            delays
+                .get(((delays.len().max(1) - 1) as f64 * p).round() as usize)
+                .map_or(f64::NAN, |d| d / rtt)
+        };
+        Run {
+            p50: at(0.5),
+            p99: at(0.99),
+            wire_per_payload: wire as f64 / payload as f64,
+            delivered: delays.len(),
+        }
+    }
+
+    /// The delay link: 50 ms each way.
+    pub fn delay_link(loss: f64) -> SimulatorConfig {
+        SimulatorConfig {
+            latency: 0.05,
+            loss,
+            seed: 1234,
+            ..SimulatorConfig::default()
+        }
+    }
+
+    /// yojimbo's soak profile, each way.
+    pub fn yojimbo_link() -> SimulatorConfig {
+        SimulatorConfig {
+            latency: 1.0,
+            jitter: 0.1,
+            loss: 0.25,
+            duplicate: 0.25,
+            max_in_flight: 1 << 20,
+            seed: 4321,
+            ..SimulatorConfig::default()
+        }
+    }
+
+    pub fn netser_delay(loss: f64) -> Run {
+        run(&mut Netser::new(), delay_link(loss), 300.0, true, false)
+    }
+
+    pub fn renet_delay(loss: f64) -> Run {
+        run(&mut Renet::new(), delay_link(loss), 300.0, true, false)
+    }
+
+    pub fn netser_goodput() -> Run {
+        run(&mut Netser::new(), yojimbo_link(), 300.0, false, true)
+    }
+
+    pub fn renet_goodput() -> Run {
+        run(&mut Renet::new(), yojimbo_link(), 300.0, false, true)
+    }
+
+    pub fn report() {
+        println!("reliable-ordered, same link, 60 Hz, 100 ms RTT, 32-byte messages a tick each way, 300 s:");
+        println!("| loss | netser p50 / p99 (RTT) | renet p50 / p99 (RTT) | netser / renet wire bytes per payload byte |");
+        println!("|---:|---:|---:|---:|");
+        for loss in [0.0, 0.05, 0.25] {
+            let n = netser_delay(loss);
+            let r = renet_delay(loss);
+            println!(
+                "| {:.0}% | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
+                loss * 100.0,
+                n.p50,
+                n.p99,
+                r.p50,
+                r.p99,
+                n.wire_per_payload,
+                r.wire_per_payload
+            );
+        }
+        let n = netser_goodput();
+        let r = renet_goodput();
+        println!("yojimbo's soak profile, 300 s, 256,000 bytes/s budget, one way, saturated:");
+        println!(
+            "  messages delivered: netser {} ({:.2} wire bytes per payload byte), renet {} ({:.2})",
+            n.delivered, n.wire_per_payload, r.delivered, r.wire_per_payload
+        );
+    }
+}
+
 fn channels(c: &mut Criterion) {
+    figures::report();
     report_wire_bytes();
     let messages: Vec<GameEvent> = (0..MESSAGES_PER_FRAME).map(event).collect();
     let mut group = c.benchmark_group("reliable_ordered_pair");

@@ -40,8 +40,6 @@
 //! assert!(inputs.validate().is_ok());
 //! ```
 
-#[cfg(test)]
-mod delay_tests;
 pub(crate) mod reliable;
 pub(crate) mod unreliable;
 pub(crate) mod wire;

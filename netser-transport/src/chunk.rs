@@ -4,8 +4,11 @@
 //! A chunk is split into slices (1024 bytes, at most 256 per chunk, both configurable).
 //! The [`ChunkSender`] sends slices within a bandwidth budget, walking them round-robin
 //! from where it stopped and resending each one until it is acked, no sooner than a
-//! minimum resend delay (RTT x 1.25, or 100 ms while the RTT is unknown); an optional
-//! initial burst sends every slice once before the budget applies. The [`ChunkReceiver`]
+//! minimum resend delay (RTT x 1.25, or 100 ms while the RTT is unknown; once the owner
+//! feeds an RTT, the smaller of that and the sender's own, measured from its slices'
+//! acks), or as soon as a slice sent after it is acked and 9/8 of that RTT has passed
+//! (it was lost); an optional initial burst sends every slice once before the budget
+//! applies. The [`ChunkReceiver`]
 //! reassembles the slices and answers with [`AckPacket`]s that carry the whole bitfield of
 //! received slices, so a lost or late ack costs nothing: a slice counts as acked the first
 //! time any ack says so. One chunk is in flight at a time, with a queue in front of the
@@ -86,6 +89,7 @@ pub use packet::{
     SLICE_HEADER_BYTES, SLICE_PACKET_TYPE,
 };
 pub use receiver::{ChunkReceiver, ChunkReceiverStats, ReceiveProgress, ReceivedChunk};
+pub(crate) use sender::PER_SLICE_STATE_BYTES;
 pub use sender::{ChunkSender, ChunkSenderStats, SendProgress};
 
 use std::fmt;

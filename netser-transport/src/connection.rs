@@ -409,10 +409,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         // A whole packet is parsed (and its section handed up) before the endpoint sees
         // it, so that a packet we cannot take is never acked (the peer resends its
         // messages, and its snapshot layer never takes a refused snapshot for received).
+        let mut ack_header = None;
         let parsed_early = match bytes.first() {
             Some(prefix) if prefix & 1 == 0 => {
                 match crate::endpoint::header::PacketHeader::read(bytes) {
                     Ok((header, header_len)) => {
+                        ack_header = Some(header.ack);
                         let payload = &bytes[header_len..];
                         let parsed = packet::parse(payload, &self.channels, &mut self.incoming)?;
                         section::hand_up(header.sequence, payload, parsed.section, on_section)?;
@@ -428,6 +430,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .endpoint
             .handle_datagram_with_ack_delay(now, bytes, ack_delay)
             .map_err(ReceiveError::Endpoint)?;
+        let taken = received.is_some();
         if let Some(received) = received {
             let sequence = received.sequence;
             let had_section = match parsed_early {
@@ -451,6 +454,14 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             self.deliver_incoming();
         }
         self.process_acks();
+        // The peer's newest ack tells the reliable senders which messages it missed,
+        // before the ack of a later packet would (a reassembled packet's header is not
+        // at hand: it only delays that news to the next packet).
+        if let (true, Some(ack)) = (taken, ack_header) {
+            for channel in &mut self.channels {
+                channel.on_ack_header(now, ack);
+            }
+        }
         Ok(())
     }
 
@@ -643,6 +654,12 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .saturating_add(1)
             .saturating_mul(config.max_block_size)
             .saturating_add(config.chunk.max_chunk_size().saturating_mul(2))
+            .saturating_add(
+                config
+                    .chunk
+                    .max_slices
+                    .saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES),
+            )
             .saturating_add(
                 config
                     .max_received_blocks

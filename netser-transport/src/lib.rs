@@ -55,6 +55,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+/// The crate README's examples, compiled (and run where they can be) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod channel;
 pub mod chunk;
 pub mod connection;

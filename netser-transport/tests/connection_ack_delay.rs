@@ -5,7 +5,7 @@
 mod support;
 
 use netser_transport::connection::{Connection, ConnectionConfig};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::SimulatorConfig;
 use support::{drain, receive_all, Msg};
 
 const FRAME: f64 = 1.0 / 60.0;
@@ -31,60 +31,34 @@ impl Rng {
 /// at its own rate (messages per frame, `0.0..=1.0`, spread evenly), at 60 frames a
 /// second.
 struct Game {
-    a: Connection<Msg>,
-    b: Connection<Msg>,
-    net: Simulator,
-    now: f64,
+    pair: support::Pair,
     frame: u64,
 }
 
 impl Game {
     fn new(config: ConnectionConfig, net: SimulatorConfig) -> Self {
         Self {
-            a: Connection::new(0.0, config.clone()).unwrap(),
-            b: Connection::new(0.0, config).unwrap(),
-            net: Simulator::new(net),
-            now: 0.0,
+            pair: support::pair(config, net),
             frame: 0,
         }
     }
 
     /// One frame: each side queues its message if due, runs its timers and sends; the
-    /// network delivers. Returns the datagrams `b` sent.
-    fn step(&mut self, a_every: u64, b_every: Option<u64>) -> Vec<Vec<u8>> {
-        let now = self.now;
+    /// network delivers. Returns how many datagrams `b` sent.
+    fn step(&mut self, a_every: u64, b_every: Option<u64>) -> u64 {
+        let message = Msg::Small(self.frame as u32);
         if self.frame.is_multiple_of(a_every) {
-            self.a
-                .send_message(1, &Msg::Small(self.frame as u32))
-                .unwrap();
+            self.pair.a.send_message(1, &message).unwrap();
         }
         if b_every.is_some_and(|every| self.frame.is_multiple_of(every)) {
-            self.b
-                .send_message(1, &Msg::Small(self.frame as u32))
-                .unwrap();
+            self.pair.b.send_message(1, &message).unwrap();
         }
-        self.a.handle_timeout(now);
-        for datagram in drain(&mut self.a, now) {
-            self.net.send(now, 1, 2, &datagram);
-        }
-        self.b.handle_timeout(now);
-        let from_b = drain(&mut self.b, now);
-        for datagram in &from_b {
-            self.net.send(now, 2, 1, datagram);
-        }
-        while let Some(delivery) = self.net.receive(now) {
-            let side = if delivery.to == 1 {
-                &mut self.a
-            } else {
-                &mut self.b
-            };
-            let _ = side.handle_datagram(now, &delivery.data);
-        }
-        receive_all(&mut self.a, 1);
-        receive_all(&mut self.b, 1);
-        self.now += FRAME;
+        let sent_before = self.pair.traffic[1].datagrams;
+        self.pair.step(FRAME);
+        receive_all(&mut self.pair.a, 1);
+        receive_all(&mut self.pair.b, 1);
         self.frame += 1;
-        from_b
+        self.pair.traffic[1].datagrams - sent_before
     }
 }
 
@@ -174,7 +148,7 @@ fn the_rtt_read_on_a_100_ms_path_is_100_ms() {
         }
         game
     };
-    for side in [&reported.a, &reported.b] {
+    for side in [&reported.pair.a, &reported.pair.b] {
         let stats = side.stats();
         assert!(
             (0.1 - 1e-9..=0.1 + 2.0 * FRAME).contains(&side.rtt()),
@@ -203,10 +177,10 @@ fn the_rtt_read_on_a_100_ms_path_is_100_ms() {
         game
     };
     assert!(
-        unreported.a.stats().rtt_max > reported.a.stats().rtt_max + 0.5 * FRAME,
+        unreported.pair.a.stats().rtt_max > reported.pair.a.stats().rtt_max + 0.5 * FRAME,
         "{:?} vs {:?}",
-        unreported.a.stats(),
-        reported.a.stats()
+        unreported.pair.a.stats(),
+        reported.pair.a.stats()
     );
 }
 
@@ -221,11 +195,11 @@ fn ack_only_packets_per_second_with_and_without_payload_traffic() {
         let mut game = Game::new(config, SimulatorConfig::default());
         let mut b_datagrams = 0;
         for _ in 0..frames {
-            b_datagrams += game.step(1, b_every).len();
+            b_datagrams += game.step(1, b_every);
         }
         (
-            game.a.counters().ack_only_packets_sent as f64 / seconds,
-            game.b.counters().ack_only_packets_sent as f64 / seconds,
+            game.pair.a.counters().ack_only_packets_sent as f64 / seconds,
+            game.pair.b.counters().ack_only_packets_sent as f64 / seconds,
             b_datagrams as f64 / seconds,
         )
     };
@@ -311,15 +285,12 @@ fn lost_acks_still_deliver_exactly_once() {
             seed,
             ..SimulatorConfig::default()
         };
-        let mut net: Simulator = Simulator::new(net);
-        let config = ConnectionConfig::default();
-        let mut a: Connection<Msg> = Connection::new(0.0, config.clone()).unwrap();
-        let mut b: Connection<Msg> = Connection::new(0.0, config).unwrap();
+        let mut pair = support::pair(ConnectionConfig::default(), net);
         let mut rng = Rng(seed);
         let (mut to_b, mut to_a) = (0u32, 0u32);
         let (mut at_b, mut at_a) = (Vec::new(), Vec::new());
-        let mut now = 0.0;
         for _ in 0..6000 {
+            let (a, b) = (&mut pair.a, &mut pair.b);
             if to_b < 400 && rng.chance(0.5) && a.queued_messages(0) < 200 {
                 a.send_message(0, &Msg::Small(to_b)).unwrap();
                 to_b += 1;
@@ -329,27 +300,21 @@ fn lost_acks_still_deliver_exactly_once() {
                 b.send_message(0, &Msg::Small(to_a)).unwrap();
                 to_a += 1;
             }
-            for (side, from, to) in [(&mut a, 1, 2), (&mut b, 2, 1)] {
-                side.handle_timeout(now);
-                for datagram in drain(side, now) {
-                    net.send(now, from, to, &datagram);
-                }
-            }
-            while let Some(delivery) = net.receive(now) {
-                let side = if delivery.to == 1 { &mut a } else { &mut b };
-                let _ = side.handle_datagram(now, &delivery.data);
-            }
-            at_b.extend(receive_all(&mut b, 0));
-            at_a.extend(receive_all(&mut a, 0));
-            now += FRAME;
-            if at_b.len() == 400 && at_a.len() == 40 && a.queued_messages(0) == 0 {
+            pair.step(FRAME);
+            at_b.extend(receive_all(&mut pair.b, 0));
+            at_a.extend(receive_all(&mut pair.a, 0));
+            if at_b.len() == 400 && at_a.len() == 40 && pair.a.queued_messages(0) == 0 {
                 break;
             }
         }
         let expected = |n: u32| (0..n).map(Msg::Small).collect::<Vec<_>>();
         assert_eq!(at_b, expected(400), "seed {seed}");
         assert_eq!(at_a, expected(40), "seed {seed}");
-        assert_eq!(a.queued_messages(0), 0, "seed {seed}: everything acked");
-        assert!(b.counters().ack_only_packets_sent > 0);
+        assert_eq!(
+            pair.a.queued_messages(0),
+            0,
+            "seed {seed}: everything acked"
+        );
+        assert!(pair.b.counters().ack_only_packets_sent > 0);
     }
 }

@@ -7,7 +7,7 @@ use netser::{Encoder, NetSerialize, WriteStream};
 use netser_transport::channel::{ChannelConfig, ChannelKind};
 use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::endpoint::header::PacketHeader;
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::{Pair, SimulatorConfig};
 use proptest::prelude::*;
 
 /// Every variant carries its index in the sender's list, so a delivery can be checked
@@ -99,35 +99,24 @@ struct Received {
 /// frames). Returns what `b` received and each side's refused or malformed packets.
 fn run(mix: &[(u8, Event)], net: SimulatorConfig, per_frame: usize) -> (Received, [u64; 2]) {
     let config = four_channels();
-    let mut a: Connection<Event> = Connection::new(0.0, config.clone()).unwrap();
-    let mut b: Connection<Event> = Connection::new(0.0, config).unwrap();
-    let mut net: Simulator = Simulator::new(net);
+    let a: Connection<Event> = Connection::new(0.0, config.clone()).unwrap();
+    let b: Connection<Event> = Connection::new(0.0, config).unwrap();
+    let mut pair = Pair::new(a, b, net);
     let reliable = |channel: u8| mix.iter().filter(|(c, _)| *c == channel).count();
     let expected = [reliable(RELIABLE_ORDERED), reliable(RELIABLE_UNORDERED)];
     let mut received = Received::default();
-    let mut now = 0.0;
     let mut next = 0;
     for _frame in 0..3000 {
         for (channel, message) in mix[next..].iter().take(per_frame) {
-            a.send_message(*channel, message).unwrap();
+            pair.a.send_message(*channel, message).unwrap();
         }
         next = (next + per_frame).min(mix.len());
-        for (side, from, to) in [(&mut a, 1, 2), (&mut b, 2, 1)] {
-            side.handle_timeout(now);
-            while let Some(datagram) = side.poll_transmit(now) {
-                net.send(now, from, to, datagram);
-            }
-        }
-        while let Some(delivery) = net.receive(now) {
-            let side = if delivery.to == 1 { &mut a } else { &mut b };
-            let _ = side.handle_datagram(now, &delivery.data);
-        }
+        pair.step(1.0 / 60.0);
         for (channel, out) in received.channels.iter_mut().enumerate() {
-            while let Some(message) = b.receive_message(channel as u8) {
+            while let Some(message) = pair.b.receive_message(channel as u8) {
                 out.push(message);
             }
         }
-        now += 1.0 / 60.0;
         if next == mix.len()
             && received.channels[0].len() == expected[0]
             && received.channels[1].len() == expected[1]
@@ -136,8 +125,8 @@ fn run(mix: &[(u8, Event)], net: SimulatorConfig, per_frame: usize) -> (Received
         }
     }
     let refused = [
-        a.counters().malformed_packets + a.counters().packets_refused,
-        b.counters().malformed_packets + b.counters().packets_refused,
+        pair.a.counters().malformed_packets + pair.a.counters().packets_refused,
+        pair.b.counters().malformed_packets + pair.b.counters().packets_refused,
     ];
     (received, refused)
 }

@@ -8,7 +8,7 @@ use netser::NetSerialize;
 use netser_transport::channel::{ChannelConfig, ChannelId, ChannelKind};
 use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError, SendError};
 use netser_transport::simulator::SimulatorConfig;
-use support::{bytes, drain, receive_all, Msg, Pair};
+use support::{bytes, drain, receive_all, Msg};
 
 fn one_channel(channel: ChannelConfig) -> ConnectionConfig {
     ConnectionConfig::with_channels(vec![channel])
@@ -200,7 +200,7 @@ fn a_full_receive_queue_refuses_the_packet_without_acking_it() {
         receive_queue_size: 4,
         ..ChannelConfig::reliable_unordered()
     });
-    let mut pair = Pair::lossless(config);
+    let mut pair = support::lossless(config);
     for i in 0..12u32 {
         pair.a.send_message(0, &Msg::Small(i)).unwrap();
     }
@@ -227,7 +227,7 @@ fn a_full_receive_queue_refuses_the_packet_without_acking_it() {
 #[test]
 fn message_ids_wrap_around_16_bits() {
     let config = one_channel(ChannelConfig::reliable_ordered());
-    let mut pair = Pair::new(
+    let mut pair = support::pair(
         config,
         SimulatorConfig {
             latency: 0.02,
@@ -392,7 +392,7 @@ fn each_error_at_send() {
 #[test]
 fn blocks_are_delivered_in_order_with_small_messages() {
     let config = ConnectionConfig::with_channels(vec![ChannelConfig::reliable_ordered()]);
-    let mut pair = Pair::new(
+    let mut pair = support::pair(
         config,
         SimulatorConfig {
             latency: 0.05,

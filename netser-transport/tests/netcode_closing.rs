@@ -2,24 +2,19 @@
 //! as the client's disconnect are read before the disconnect, and a client that connects
 //! and leaves in one frame is reported connected, then disconnected.
 
+mod netcode_support;
+
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use netcode_support::protocol;
 use netser_transport::netcode::packet::Packet;
 use netser_transport::netcode::{
     generate_key, Client, ClientState, ConnectToken, DisconnectReason, Key, Server, ServerConfig,
     TokenParams, USER_DATA_BYTES,
 };
+use netser_transport::simulator::{SimulatorConfig, Star};
 use netser_transport::udp::{UdpServer, UdpServerConfig, UdpServerEvent};
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 const CLIENT_ID: u64 = 9;
 
@@ -199,59 +194,46 @@ fn a_client_that_connects_and_leaves_in_one_batch_is_connected_first() {
     );
 }
 
+/// A sans-IO server and one client connecting to it over a perfect link.
+type Sessions = Star<Server<u32, u32>, Client<u32, u32>>;
+
+/// The star, and the client's token.
+fn connecting(key: &Key) -> (Sessions, ConnectToken) {
+    let config = ServerConfig::new(
+        protocol::<u32, u32>().id(),
+        *key,
+        vec![Sessions::SERVER_ADDR],
+    );
+    let server = Server::new(0.0, SystemTime::now(), config, &protocol()).unwrap();
+    let mut star = Sessions::new(server, SimulatorConfig::default());
+    let token = token(key, Sessions::SERVER_ADDR);
+    star.add_client(Client::new(0.0, token.clone(), &protocol()).unwrap());
+    (star, token)
+}
+
 /// The sans-IO server: a closed client's messages are readable until the next update,
 /// then the ones left are counted.
 #[test]
 fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
     let key = generate_key().unwrap();
-    let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-    let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-    let now = unix_now();
-    let config = ServerConfig::new(protocol::<u32, u32>().id(), key, vec![server_addr]);
-    let mut server: Server<u32, u32> =
-        Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
-    let mut client: Client<u32, u32> =
-        Client::new(0.0, token(&key, server_addr), &protocol()).unwrap();
-    let mut t = 0.0;
-    let exchange = |server: &mut Server<u32, u32>, client: &mut Client<u32, u32>, t: f64| {
-        client.handle_timeout(t);
-        let mut out = Vec::new();
-        while let Some(transmit) = client.poll_transmit() {
-            out.push(transmit.data.to_vec());
-        }
-        for bytes in &out {
-            server.handle_datagram(now + t, client_addr, bytes);
-        }
-        server.handle_timeout(now + t);
-        let mut back = Vec::new();
-        while let Some(transmit) = server.poll_transmit() {
-            back.push(transmit.data.to_vec());
-        }
-        for bytes in &back {
-            client.handle_datagram(t, server_addr, bytes);
-        }
-    };
-    while !client.is_connected() {
-        assert!(t < 5.0, "never connected");
-        exchange(&mut server, &mut client, t);
-        t += 0.02;
-    }
+    let (mut star, _) = connecting(&key);
+    assert!(
+        star.run_until(5.0, |star| star.clients[0].is_connected()),
+        "never connected"
+    );
+    let client = &mut star.clients[0];
     for n in 0..3 {
         client.send_message(0, &n).unwrap();
     }
-    client.handle_timeout(t);
+    client.handle_timeout(star.now);
     client.disconnect();
-    let mut out = Vec::new();
-    while let Some(transmit) = client.poll_transmit() {
-        out.push(transmit.data.to_vec());
-    }
-    for bytes in &out {
-        server.handle_datagram(now + t, client_addr, bytes);
-    }
+    // The messages and the disconnects reach the server in one round, after its timers.
+    star.round();
+    let (server, t) = (&mut star.server, star.now);
     assert!(!server.is_connected(CLIENT_ID));
     assert_eq!(server.receive_message(CLIENT_ID, 0), Some(0));
     assert_eq!(server.dropped_closing_messages(), 0);
-    server.handle_timeout(now + t + 0.02);
+    server.handle_timeout(t + 0.02);
     // The two left unread are freed with the connection, and counted.
     assert_eq!(server.receive_message(CLIENT_ID, 0), None);
     assert_eq!(server.dropped_closing_messages(), 2);
@@ -263,25 +245,12 @@ fn a_closed_clients_unread_messages_are_counted_at_the_next_update() {
 fn the_sans_io_server_reports_a_one_batch_client_connected_then_disconnected() {
     use netser_transport::netcode::ServerEvent as GameEvent;
     let key = generate_key().unwrap();
-    let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-    let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-    let config = ServerConfig::new(protocol::<u32, u32>().id(), key, vec![server_addr]);
-    let mut server: Server<u32, u32> =
-        Server::new(0.0, SystemTime::now(), config, &protocol()).unwrap();
-    let token = token(&key, server_addr);
-    let mut client: Client<u32, u32> = Client::new(0.0, token.clone(), &protocol()).unwrap();
-    let mut t = 0.0;
-    while client.state() != ClientState::SendingConnectionResponse {
-        assert!(t < 5.0, "never challenged");
-        client.handle_timeout(t);
-        while let Some(transmit) = client.poll_transmit() {
-            server.handle_datagram(t, client_addr, transmit.data);
-        }
-        while let Some(transmit) = server.poll_transmit() {
-            client.handle_datagram(t, server_addr, transmit.data);
-        }
-        t += 0.02;
-    }
+    let (mut star, token) = connecting(&key);
+    let challenged =
+        |star: &mut Sessions| star.clients[0].state() == ClientState::SendingConnectionResponse;
+    assert!(star.run_until(5.0, challenged), "never challenged");
+    let client_addr = Sessions::client_addr(0);
+    let (server, client, t) = (&mut star.server, &mut star.clients[0], star.now);
     assert_eq!(server.poll_event(), None);
     // The response, then a disconnect under the session's key, handled back to back.
     client.handle_timeout(t + 0.1);

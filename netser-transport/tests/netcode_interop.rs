@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use netser_transport::netcode::{
     ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
-    NetcodeServer, Refusal, SendError, ServerConfig, TokenParams, USER_DATA_BYTES,
+    NetcodeServer, PayloadError, Refusal, ServerConfig, TokenParams, USER_DATA_BYTES,
 };
 use netser_transport::simulator::{Simulator, SimulatorConfig};
 use renetcode::{ClientAuthentication, ServerAuthentication, ServerResult};
@@ -703,7 +703,10 @@ fn renetcode_layout_carries_1300_byte_payloads_scenario() {
     });
     let mut server = RenetServer::new();
     let mut client = NetcodeClient::new(0.0, from_renet(&renet_token(51, vec![server_addr()])));
-    assert_eq!(client.send_payload(&[1; 10]), Err(SendError::NotConnected));
+    assert_eq!(
+        client.send_payload(&[1; 10]),
+        Err(PayloadError::NotConnected)
+    );
     let (mut inbox, mut received) = (Vec::new(), Vec::new());
     let mut t = 0.0;
     let mut sent = false;
@@ -718,7 +721,7 @@ fn renetcode_layout_carries_1300_byte_payloads_scenario() {
         if client.is_connected() && !sent {
             assert_eq!(
                 client.send_payload(&[7; 1301]),
-                Err(SendError::PayloadTooLarge {
+                Err(PayloadError::PayloadTooLarge {
                     len: 1301,
                     max: 1300,
                     layout: Layout::Renetcode

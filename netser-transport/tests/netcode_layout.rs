@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use netser_transport::netcode::{
     ClientState, ConnectToken, DisconnectReason, Layout, NetcodeClient, NetcodeEvent,
-    NetcodeServer, Refusal, SendError, ServerConfig, TokenParams, MAX_PAYLOAD_BYTES,
+    NetcodeServer, PayloadError, Refusal, ServerConfig, TokenParams, MAX_PAYLOAD_BYTES,
 };
 
 const T0: f64 = 1_700_000_000.0;
@@ -84,7 +84,7 @@ fn connect(server: &mut NetcodeServer, client: &mut NetcodeClient) -> f64 {
 fn a_1201_byte_payload_is_an_error_at_send_in_the_standard_layout() {
     let (mut server, mut client) = pair(Layout::Standard, Layout::Standard);
     let t = connect(&mut server, &mut client);
-    let too_large = SendError::PayloadTooLarge {
+    let too_large = PayloadError::PayloadTooLarge {
         len: 1201,
         max: 1200,
         layout: Layout::Standard,
@@ -108,7 +108,7 @@ fn a_1201_byte_payload_is_an_error_at_send_in_the_standard_layout() {
 fn a_1301_byte_payload_is_an_error_at_send_in_renetcode_layout() {
     let (mut server, mut client) = pair(Layout::Renetcode, Layout::Renetcode);
     let t = connect(&mut server, &mut client);
-    let too_large = SendError::PayloadTooLarge {
+    let too_large = PayloadError::PayloadTooLarge {
         len: 1301,
         max: 1300,
         layout: Layout::Renetcode,

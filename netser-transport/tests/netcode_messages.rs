@@ -2,8 +2,12 @@
 //! simulator, events, blocks, schema mismatch, and the forged datagrams that disturb a
 //! bare connection but never get past netcode.
 
-use std::net::SocketAddr;
+mod netcode_support;
 
+use std::net::SocketAddr;
+use std::time::{Duration, UNIX_EPOCH};
+
+use netcode_support::protocol;
 use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
 use netser_transport::netcode::packet::Packet;
@@ -11,16 +15,7 @@ use netser_transport::netcode::{
     Client, ClientState, ConnectToken, DisconnectReason, MessageError, Refusal, Server,
     ServerConfig, ServerEvent, SetupError, TokenParams, USER_DATA_BYTES,
 };
-use netser_transport::simulator::{Simulator, SimulatorConfig};
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
+use netser_transport::simulator::{SimulatorConfig, Star};
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum ClientMsg {
@@ -45,10 +40,10 @@ const T0: f64 = 1_700_000_000.0;
 const FRAME: f64 = 1.0 / 60.0;
 
 fn server_addr() -> SocketAddr {
-    "192.0.2.1:40000".parse().unwrap()
+    World::SERVER_ADDR
 }
 fn client_addr(i: usize) -> SocketAddr {
-    SocketAddr::new([198, 51, 100, 1].into(), 50_000 + i as u16)
+    World::client_addr(i)
 }
 
 fn token(client_id: u64, protocol: u64) -> ConnectToken {
@@ -60,86 +55,51 @@ fn token(client_id: u64, protocol: u64) -> ConnectToken {
     ConnectToken::generate(&params, &KEY).unwrap()
 }
 
-struct World {
-    sim: Simulator<SocketAddr>,
-    server: Server<ServerMsg, ClientMsg>,
-    clients: Vec<Client<ClientMsg, ServerMsg>>,
-    t: f64,
+/// The server and its clients over the lossy simulator, stepped by the shared harness.
+type World = Star<Server<ServerMsg, ClientMsg>, Client<ClientMsg, ServerMsg>>;
+
+fn new_world(clients: usize, loss: f64, seed: u64) -> World {
+    let net = SimulatorConfig {
+        latency: 0.03,
+        jitter: 0.005,
+        loss,
+        seed,
+        ..SimulatorConfig::default()
+    };
+    let config = ServerConfig::new(
+        protocol::<ClientMsg, ServerMsg>().id(),
+        KEY,
+        vec![server_addr()],
+    );
+    // The Unix time is T0 when the world starts, as the tokens say.
+    let unix_now = UNIX_EPOCH + Duration::from_secs_f64(T0);
+    let server = Server::new(0.0, unix_now, config, &protocol()).unwrap();
+    let mut world = World::new(server, net);
+    for i in 0..clients {
+        let token = token(100 + i as u64, protocol::<ClientMsg, ServerMsg>().id());
+        world.add_client(Client::new(0.0, token, &protocol()).unwrap());
+    }
+    world
 }
 
-impl World {
-    fn new(clients: usize, loss: f64, seed: u64) -> Self {
-        let sim = Simulator::new(SimulatorConfig {
-            latency: 0.03,
-            jitter: 0.005,
-            loss,
-            seed,
-            ..SimulatorConfig::default()
-        });
-        let config = ServerConfig::new(
-            protocol::<ClientMsg, ServerMsg>().id(),
-            KEY,
-            vec![server_addr()],
-        );
-        let server = Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol()).unwrap();
-        let clients = (0..clients)
-            .map(|i| {
-                let token = token(100 + i as u64, protocol::<ClientMsg, ServerMsg>().id());
-                Client::new(0.0, token, &protocol()).unwrap()
-            })
-            .collect();
-        Self {
-            sim,
-            server,
-            clients,
-            t: 0.0,
-        }
-    }
+/// Runs `world` from one wakeup to the next until `done`; fails after `limit` seconds.
+fn run_until(world: &mut World, limit: f64, done: impl FnMut(&mut World) -> bool) {
+    let deadline = world.now + limit;
+    assert!(world.run_until(deadline, done), "not done after {limit} s");
+}
 
-    fn step(&mut self) {
-        let t = self.t;
-        while let Some(d) = self.sim.receive(t) {
-            if d.to == server_addr() {
-                self.server.handle_datagram(T0 + t, d.from, &d.data);
-            } else if let Some(i) = (0..self.clients.len()).find(|&i| client_addr(i) == d.to) {
-                self.clients[i].handle_datagram(t, d.from, &d.data);
-            }
-        }
-        self.server.handle_timeout(T0 + t);
-        let sim = &mut self.sim;
-        while let Some(transmit) = self.server.poll_transmit() {
-            sim.send(t, server_addr(), transmit.to, transmit.data);
-        }
-        for (i, client) in self.clients.iter_mut().enumerate() {
-            client.handle_timeout(t);
-            while let Some(transmit) = client.poll_transmit() {
-                sim.send(t, client_addr(i), transmit.to, transmit.data);
-            }
-        }
-        self.t += FRAME;
-    }
-
-    fn run_until(&mut self, limit: f64, mut done: impl FnMut(&mut Self) -> bool) {
-        let start = self.t;
-        while !done(self) {
-            assert!(self.t - start < limit, "not done after {limit} s");
-            self.step();
-        }
-    }
-
-    fn connect_all(&mut self) {
-        self.run_until(10.0, |w| w.clients.iter().all(Client::is_connected));
-    }
+fn connect_all(world: &mut World) {
+    run_until(world, 10.0, |w| w.clients.iter().all(Client::is_connected));
 }
 
 #[test]
 fn messages_flow_both_ways_over_loss_with_events() {
-    let mut world = World::new(3, 0.2, 1);
+    let mut world = new_world(3, 0.2, 1);
     // Queued before connecting: sent once connected.
     for client in &mut world.clients {
         client.send_message(0, &ClientMsg::Input(1)).unwrap();
     }
-    world.connect_all();
+    connect_all(&mut world);
     let mut connected = Vec::new();
     while let Some(event) = world.server.poll_event() {
         connected.push(event);
@@ -167,9 +127,9 @@ fn messages_flow_both_ways_over_loss_with_events() {
                 .broadcast_message(0, &ServerMsg::State(u32::from(n)))
                 .unwrap();
         }
-        world.step();
+        world.step(FRAME);
     }
-    world.run_until(10.0, |w| {
+    run_until(&mut world, 10.0, |w| {
         for (i, received) in from_clients.iter_mut().enumerate() {
             while let Some(m) = w.server.receive_message(100 + i as u64, 0) {
                 received.push(m);
@@ -213,7 +173,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
         world.server.send_message(101, 0, &ServerMsg::State(1)),
         Err(MessageError::NotConnected)
     );
-    world.run_until(2.0, |w| {
+    run_until(&mut world, 2.0, |w| {
         w.server.connected_clients() == 1 && w.clients[1].is_disconnected()
     });
     assert_eq!(
@@ -238,7 +198,7 @@ fn messages_flow_both_ways_over_loss_with_events() {
         })
     );
     assert_eq!(world.server.client_ids(), Vec::<u64>::new());
-    world.run_until(2.0, |w| w.clients[2].is_disconnected());
+    run_until(&mut world, 2.0, |w| w.clients[2].is_disconnected());
     assert_eq!(
         world.clients[2].send_message(0, &ClientMsg::Input(1)),
         Err(MessageError::NotConnected)
@@ -247,8 +207,8 @@ fn messages_flow_both_ways_over_loss_with_events() {
 
 #[test]
 fn a_block_crosses_netcode_over_loss() {
-    let mut world = World::new(1, 0.1, 2);
-    world.connect_all();
+    let mut world = new_world(1, 0.1, 2);
+    connect_all(&mut world);
     let blob: Vec<u8> = (0..250_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     world.clients[0]
         .send_message(0, &ClientMsg::Blob(blob.clone()))
@@ -258,7 +218,7 @@ fn a_block_crosses_netcode_over_loss() {
         .send_message(100, 0, &ServerMsg::Blob(blob.clone()))
         .unwrap();
     let (mut at_server, mut at_client) = (None, None);
-    world.run_until(30.0, |w| {
+    run_until(&mut world, 30.0, |w| {
         at_server = at_server
             .take()
             .or_else(|| w.server.receive_message(100, 0));
@@ -318,17 +278,13 @@ fn a_client_built_from_another_schema_is_refused() {
 /// Sends `forged` from `from` to `to` both raw and wrapped in netcode payload packets
 /// with guessed keys and plausible sequences.
 fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
-    let t = world.t;
-    world.sim.send(
-        t,
-        from,
-        if from == server_addr() {
-            client_addr(0)
-        } else {
-            server_addr()
-        },
-        forged,
-    );
+    let t = world.now;
+    let to = if from == server_addr() {
+        client_addr(0)
+    } else {
+        server_addr()
+    };
+    world.net.send(t, from, to, forged);
     for (i, guess) in [[0u8; 32], [0xff; 32], [0x42; 32]].iter().enumerate() {
         let mut wrapped = Vec::new();
         Packet::Payload(forged).encode(
@@ -337,16 +293,7 @@ fn inject(world: &mut World, from: SocketAddr, forged: &[u8]) {
             guess,
             &mut wrapped,
         );
-        world.sim.send(
-            t,
-            from,
-            if from == server_addr() {
-                client_addr(0)
-            } else {
-                server_addr()
-            },
-            &wrapped,
-        );
+        world.net.send(t, from, to, &wrapped);
     }
 }
 
@@ -364,8 +311,8 @@ const BLOCK_BYTES: usize = 261_200;
 /// way through; checks that it arrives intact and that the attack never reached the
 /// server's connection.
 fn block_under_attack(seed: u64, attack: impl FnOnce(&mut World)) -> World {
-    let mut world = World::new(1, 0.05, seed);
-    world.connect_all();
+    let mut world = new_world(1, 0.05, seed);
+    connect_all(&mut world);
     for n in 0..50u16 {
         world.clients[0]
             .send_message(0, &ClientMsg::Input(n))
@@ -378,13 +325,13 @@ fn block_under_attack(seed: u64, attack: impl FnOnce(&mut World)) -> World {
         .send_message(0, &ClientMsg::Blob(blob.clone()))
         .unwrap();
     for _ in 0..30 {
-        world.step();
+        world.step(FRAME);
     }
     let refused_before =
         world.server.netcode().refusals().total() + world.clients[0].netcode().refusals().total();
     attack(&mut world);
     let mut got = Vec::new();
-    world.run_until(30.0, |w| {
+    run_until(&mut world, 30.0, |w| {
         while let Some(m) = w.server.receive_message(100, 0) {
             got.push(m);
         }

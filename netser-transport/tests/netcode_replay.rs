@@ -5,9 +5,12 @@
 //! report the client connected again nor deliver the 20 messages a second time: a new
 //! session under the same token refuses every sequence the old one used.
 
-use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+mod netcode_support;
 
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use netcode_support::{protocol, token_params, Relay};
 use netser::NetSerialize;
 use netser_transport::netcode::{
     generate_key, ClientState, ConnectToken, NetcodeClient, NetcodeEvent, NetcodeServer, Refusal,
@@ -16,15 +19,6 @@ use netser_transport::netcode::{
 use netser_transport::udp::{
     UdpClient, UdpClientConfig, UdpServer, UdpServerConfig, UdpServerEvent,
 };
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum Msg {
@@ -35,46 +29,6 @@ type Server = UdpServer<Msg, Msg>;
 type Client = UdpClient<Msg, Msg>;
 
 const RELIABLE: u8 = 0;
-
-/// A UDP relay on the path: the client talks to `front`, the server sees the client at
-/// `back`'s address. It records what it forwards to the server.
-struct Relay {
-    front: UdpSocket,
-    back: UdpSocket,
-    server: SocketAddr,
-    client: Option<SocketAddr>,
-    recorded: Vec<Vec<u8>>,
-}
-
-impl Relay {
-    fn new(server: SocketAddr) -> Self {
-        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-        front.set_nonblocking(true).unwrap();
-        back.set_nonblocking(true).unwrap();
-        Self {
-            front,
-            back,
-            server,
-            client: None,
-            recorded: Vec::new(),
-        }
-    }
-
-    fn pump(&mut self) {
-        let mut buf = [0u8; 2048];
-        while let Ok((n, from)) = self.front.recv_from(&mut buf) {
-            self.client = Some(from);
-            self.recorded.push(buf[..n].to_vec());
-            let _ = self.back.send_to(&buf[..n], self.server);
-        }
-        while let Ok((n, _)) = self.back.recv_from(&mut buf) {
-            if let Some(client) = self.client {
-                let _ = self.front.send_to(&buf[..n], client);
-            }
-        }
-    }
-}
 
 fn frame(server: &mut Server, events: &mut Vec<UdpServerEvent<Msg>>, relay: &mut Relay) {
     relay.pump();
@@ -106,19 +60,14 @@ fn a_recorded_session_replayed_over_udp_opens_no_ghost_session() {
     let mut server: Server =
         UdpServer::bind("127.0.0.1:0", &protocol(), UdpServerConfig::new(key)).unwrap();
     let mut relay = Relay::new(server.local_addr());
-    let unix_now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
     // The client is given the relay's address; the server knows itself by its own.
     let params = TokenParams {
-        client_id: 77,
         timeout_seconds: 5,
         internal_server_addresses: vec![server.local_addr()],
-        ..TokenParams::new(
-            protocol::<Msg, Msg>().id(),
-            vec![relay.front.local_addr().unwrap()],
-            unix_now,
+        ..token_params(
+            &protocol::<Msg, Msg>(),
+            relay.front.local_addr().unwrap(),
+            77,
         )
     };
     let token = ConnectToken::generate(&params, &key).unwrap();

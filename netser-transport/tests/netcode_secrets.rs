@@ -3,21 +3,15 @@
 //! configurations and the message-level server and client. Each is formatted, plain and
 //! pretty, at every stage of a connection, and searched for the key bytes.
 
+mod netcode_support;
+
 use std::net::SocketAddr;
 
+use netcode_support::protocol;
 use netser_transport::netcode::{
     Client, ConnectToken, Key, NetcodeClient, NetcodeServer, PrivateConnectToken, Server,
     ServerConfig, TokenParams,
 };
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 const T0: f64 = 1_700_000_000.0;
 const PRIVATE_KEY: Key = [

@@ -418,7 +418,7 @@ fn handshake_takes_two_round_trips() {
 
 #[test]
 fn event_queue_and_outbox_are_bounded() {
-    use netser_transport::netcode::{Refusal, SendError, MAX_PACKET_BYTES};
+    use netser_transport::netcode::{PayloadError, Refusal, MAX_PACKET_BYTES};
     // Connects and disconnects with nobody polling events: after 2 * max_clients + 16
     // connect events, new connections wait (refused, the client retries) until polled.
     let mut server = NetcodeServer::new(
@@ -484,12 +484,15 @@ fn event_queue_and_outbox_are_bounded() {
     assert!((2..=4).contains(&sent), "{sent}");
     assert_eq!(
         server.send_payload(200, &payload),
-        Err(SendError::OutboxFull)
+        Err(PayloadError::OutboxFull)
     );
-    assert_eq!(server.send_payload(200, &[]), Err(SendError::EmptyPayload));
+    assert_eq!(
+        server.send_payload(200, &[]),
+        Err(PayloadError::EmptyPayload)
+    );
     assert_eq!(
         server.send_payload(200, &[0; 1201]),
-        Err(SendError::PayloadTooLarge {
+        Err(PayloadError::PayloadTooLarge {
             len: 1201,
             max: 1200,
             layout: Layout::Standard
@@ -497,7 +500,7 @@ fn event_queue_and_outbox_are_bounded() {
     );
     assert_eq!(
         server.send_payload(999, &payload),
-        Err(SendError::UnknownClient { client_id: 999 })
+        Err(PayloadError::UnknownClient { client_id: 999 })
     );
     while server.poll_transmit().is_some() {}
     assert!(server.send_payload(200, &payload).is_ok());

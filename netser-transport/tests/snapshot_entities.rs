@@ -6,19 +6,15 @@
 mod snapshot_support;
 
 use netser_transport::connection::{Connection, ConnectionConfig, ReceiveError};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::{Pair, SimulatorConfig};
 use netser_transport::snapshot::{EntityConfig, EntityReceiver, EntitySender};
-use snapshot_support::{Body, Rng};
+use snapshot_support::{Body, Receiving, Rng, Sizes};
 
+/// A server connection (`pair.a`, keeping its datagram sizes) sending entity sets to a
+/// client (`pair.b`).
 struct Run {
-    server: Connection<u8>,
-    client: Connection<u8>,
+    pair: Pair<Sizes<Connection<u8>>, Receiving<EntityReceiver<Body>>>,
     sender: EntitySender<Body>,
-    receiver: EntityReceiver<Body>,
-    net: Simulator,
-    now: f64,
-    /// Server -> client datagram sizes.
-    sizes: Vec<usize>,
 }
 
 impl Run {
@@ -31,42 +27,27 @@ impl Run {
         net: SimulatorConfig,
         connection: ConnectionConfig,
     ) -> Self {
-        Self {
-            server: Connection::new(0.0, connection.clone()).unwrap(),
-            client: Connection::new(0.0, connection).unwrap(),
-            sender: EntitySender::new(config.clone()).unwrap(),
-            receiver: EntityReceiver::new(config).unwrap(),
-            net: Simulator::new(net),
-            now: 0.0,
+        let server = Sizes {
+            peer: Connection::new(0.0, connection.clone()).unwrap(),
             sizes: Vec::new(),
+        };
+        let client = Receiving {
+            connection: Connection::new(0.0, connection).unwrap(),
+            receiver: EntityReceiver::new(config.clone()).unwrap(),
+        };
+        Self {
+            pair: Pair::new(server, client, net),
+            sender: EntitySender::new(config).unwrap(),
         }
     }
 
     /// One tick: send `world`, deliver, ack.
     fn tick(&mut self, world: &[Option<Body>], priority: impl FnMut(usize, &Body) -> f32) {
-        let now = self.now;
+        let server = &mut self.pair.a.peer;
         self.sender
-            .send(now, &mut self.server, world, priority)
+            .send(self.pair.now, server, world, priority)
             .unwrap();
-        self.server.handle_timeout(now);
-        while let Some(d) = self.server.poll_transmit(now) {
-            self.sizes.push(d.len());
-            self.net.send(now, 1, 2, d);
-        }
-        self.client.handle_timeout(now);
-        while let Some(d) = self.client.poll_transmit(now) {
-            self.net.send(now, 2, 1, d);
-        }
-        while let Some(delivery) = self.net.receive(now) {
-            if delivery.to == 2 {
-                let _ = self
-                    .receiver
-                    .handle_datagram(now, &mut self.client, &delivery.data);
-            } else {
-                let _ = self.server.handle_datagram(now, &delivery.data);
-            }
-        }
-        self.now += 1.0 / 60.0;
+        self.pair.step(1.0 / 60.0);
     }
 }
 
@@ -109,12 +90,12 @@ fn budget_and_priority_order() {
         run.tick(&world, |id, _| id as f32);
     }
     assert!(
-        run.sizes.iter().all(|&size| size + 28 <= 200),
+        run.pair.a.sizes.iter().all(|&size| size + 28 <= 200),
         "{:?}",
-        run.sizes.iter().max()
+        run.pair.a.sizes.iter().max()
     );
     assert!(
-        run.sizes.iter().filter(|&&s| s + 28 >= 180).count() > 300,
+        run.pair.a.sizes.iter().filter(|&&s| s + 28 >= 180).count() > 300,
         "packets are filled"
     );
 }
@@ -139,7 +120,7 @@ fn budget_holds_with_the_ack_delay_reported() {
             let world: Vec<Option<Body>> = (0..500).map(|i| Some(body(i, t))).collect();
             run.tick(&world, |id, _| id as f32);
         }
-        let largest = run.sizes.iter().max().unwrap() + 28;
+        let largest = run.pair.a.sizes.iter().max().unwrap() + 28;
         assert!(
             largest <= budget,
             "{largest} bytes over a budget of {budget}"
@@ -164,7 +145,7 @@ fn high_priority_goes_every_packet() {
         let world: Vec<Option<Body>> = (0..300).map(|i| Some(body(i, t))).collect();
         run.tick(&world, |id, _| if id == 123 { 1e6 } else { 1.0 });
         assert_eq!(run.sender.age(123), None, "tick {t}: 123 went");
-        assert_eq!(run.receiver.entity(123), Some(&body(123, t)));
+        assert_eq!(run.pair.b.receiver.entity(123), Some(&body(123, t)));
     }
 }
 
@@ -205,7 +186,11 @@ fn no_entity_starves() {
     }
     assert_eq!(run.sender.stats().pending, 0);
     for (id, expected) in world.iter().enumerate() {
-        assert_eq!(run.receiver.entity(id), expected.as_ref(), "entity {id}");
+        assert_eq!(
+            run.pair.b.receiver.entity(id),
+            expected.as_ref(),
+            "entity {id}"
+        );
     }
     // Once acked, entities went as deltas.
     assert!(run.sender.stats().delta_sent > run.sender.stats().absolute_sent);
@@ -246,17 +231,21 @@ fn appearing_and_vanishing() {
         run.tick(&world, |_, _| 1.0);
     }
     for (id, expected) in world.iter().enumerate() {
-        assert_eq!(run.receiver.entity(id), expected.as_ref(), "entity {id}");
+        assert_eq!(
+            run.pair.b.receiver.entity(id),
+            expected.as_ref(),
+            "entity {id}"
+        );
     }
-    let counters = *run.receiver.counters();
+    let counters = *run.pair.b.receiver.counters();
     assert_eq!(counters.unknown_baseline + counters.malformed, 0);
     assert!(counters.duplicates > 0);
     assert!(run.sender.stats().removals_sent > 0);
-    let sent = run.sizes.len();
+    let sent = run.pair.a.sizes.len();
     for _ in 0..60 {
         run.tick(&world, |_, _| 1.0);
     }
-    assert_eq!(run.sizes.len(), sent, "at rest nothing goes");
+    assert_eq!(run.pair.a.sizes.len(), sent, "at rest nothing goes");
 }
 
 /// A state against a packet the receiver never got is refused (and its packet unacked).

@@ -197,7 +197,7 @@ fn sequence_wrap() {
         worlds.insert(world.tick, world.clone());
         let outcome = link
             .sender
-            .send(link.now, &mut link.server, world.clone())
+            .send(link.pair.now, &mut link.pair.a, world.clone())
             .unwrap();
         if let SendOutcome::Sent {
             sequence,
@@ -207,14 +207,14 @@ fn sequence_wrap() {
         {
             across += u32::from(b > sequence);
         }
-        link.pump(1.0 / 60.0);
-        if let Some((_, decoded)) = link.receiver.poll_snapshot() {
+        link.pair.step(1.0 / 60.0);
+        if let Some((_, decoded)) = link.pair.b.receiver.poll_snapshot() {
             assert_eq!(decoded, &worlds[&decoded.tick]);
         }
     }
     assert!(across > 0, "some baselines were before the wrap");
     assert!(link.sender.stats().delta_sent > 1_000);
-    let r = link.receiver.counters();
+    let r = link.pair.b.receiver.counters();
     assert_eq!(r.unknown_baseline + r.malformed + r.wrong_kind, 0);
     assert!(r.decoded > 1_000);
 }
@@ -236,10 +236,10 @@ fn at_rest_sends_keep_alives_only() {
     for _ in 0..120 {
         outcomes.push(
             link.sender
-                .send(link.now, &mut link.server, world.clone())
+                .send(link.pair.now, &mut link.pair.a, world.clone())
                 .unwrap(),
         );
-        link.pump(1.0 / 60.0);
+        link.pair.step(1.0 / 60.0);
     }
     let sent = outcomes
         .iter()
@@ -247,9 +247,12 @@ fn at_rest_sends_keep_alives_only() {
         .count();
     // The first two (before the first ack is back), then one every 0.25 s over 2 s.
     assert!((8..=11).contains(&sent), "{sent} sent");
-    assert_eq!(link.datagrams, sent as u64, "nothing else went");
     assert_eq!(
-        link.client.counters().packets_sent,
+        link.pair.traffic[0].datagrams, sent as u64,
+        "nothing else went"
+    );
+    assert_eq!(
+        link.pair.b.connection.counters().packets_sent,
         sent as u64,
         "one ack each"
     );

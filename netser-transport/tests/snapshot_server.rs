@@ -4,9 +4,8 @@
 
 mod snapshot_support;
 
-use std::net::SocketAddr;
-
 use netser_transport::netcode::{generate_key, Client, ConnectToken, Server, TokenParams};
+use netser_transport::simulator::{SimulatorConfig, Star};
 use netser_transport::snapshot::{EntityConfig, SendOutcome};
 use snapshot_support::{Body, World, WorldGen, SLOTS};
 
@@ -18,40 +17,34 @@ fn protocol<S: netser::NetDelta>() -> netser_transport::netcode::Protocol<u8, u8
 
 const NOW: f64 = 1_700_000_000.0;
 
+type GameStar<S> = Star<Server<u8, u8, S>, Client<u8, u8, S>>;
+
+/// The game server and its clients, datagrams arriving at once.
 struct Game<S> {
-    server: Server<u8, u8, S>,
-    clients: Vec<(SocketAddr, Client<u8, u8, S>)>,
-    server_addr: SocketAddr,
-    now: f64,
+    star: GameStar<S>,
 }
 
 impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
     fn new(clients: u64) -> Self {
         let key = generate_key().unwrap();
-        let server_addr: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let server_addr = GameStar::<S>::SERVER_ADDR;
         let protocol = protocol::<S>();
         let config = protocol.server_config(key, vec![server_addr]);
         let server = Server::new(0.0, std::time::UNIX_EPOCH, config, &protocol).unwrap();
-        let clients = (0..clients)
-            .map(|i| {
-                let params = TokenParams {
-                    client_id: i + 1,
-                    ..TokenParams::new(protocol.id(), vec![server_addr], NOW as u64)
-                };
-                let token = ConnectToken::generate(&params, &key).unwrap();
-                let addr: SocketAddr = format!("127.0.0.1:{}", 50_000 + i).parse().unwrap();
-                (addr, Client::new(NOW, token, &protocol).unwrap())
-            })
-            .collect();
-        let mut game = Self {
-            server,
-            clients,
-            server_addr,
-            now: NOW,
-        };
-        while game.server.connected_clients() < game.clients.len() {
+        let mut star = Star::new(server, SimulatorConfig::default());
+        star.now = NOW;
+        for i in 0..clients {
+            let params = TokenParams {
+                client_id: i + 1,
+                ..TokenParams::new(protocol.id(), vec![server_addr], NOW as u64)
+            };
+            let token = ConnectToken::generate(&params, &key).unwrap();
+            star.add_client(Client::new(NOW, token, &protocol).unwrap());
+        }
+        let mut game = Self { star };
+        while game.star.server.connected_clients() < game.star.clients.len() {
             game.step(|_| {});
-            assert!(game.now < NOW + 5.0, "connected");
+            assert!(game.star.now < NOW + 5.0, "connected");
         }
         game
     }
@@ -59,31 +52,12 @@ impl<S: netser::NetDelta + PartialEq + Clone> Game<S> {
     /// One frame: clients send, the server receives, `send` runs, the server sends, the
     /// clients receive. Datagrams arrive at once.
     fn step(&mut self, send: impl FnOnce(&mut Self)) {
-        let now = self.now;
-        for (addr, client) in &mut self.clients {
-            client.handle_timeout(now);
-            let mut out = Vec::new();
-            while let Some(transmit) = client.poll_transmit() {
-                out.push(transmit.data.to_vec());
-            }
-            for bytes in &out {
-                self.server.handle_datagram(now, *addr, bytes);
-            }
-        }
-        self.server.handle_timeout(now);
+        self.star.transmit_clients();
+        self.star.deliver();
         send(self);
-        let mut out = Vec::new();
-        while let Some(transmit) = self.server.poll_transmit() {
-            out.push((transmit.to, transmit.data.to_vec()));
-        }
-        for (to, bytes) in &out {
-            for (addr, client) in &mut self.clients {
-                if addr == to {
-                    client.handle_datagram(now, self.server_addr, bytes);
-                }
-            }
-        }
-        self.now += 1.0 / 60.0;
+        self.star.transmit_server();
+        self.star.deliver();
+        self.star.now += 1.0 / 60.0;
     }
 }
 
@@ -96,26 +70,26 @@ fn snapshots_to_all() {
     for _ in 0..120 {
         let world = gen.step().clone();
         game.step(|g| {
-            g.server.push_snapshot(world);
-            g.server.send_snapshot_to_all(g.now).unwrap();
+            g.star.server.push_snapshot(world);
+            g.star.server.send_snapshot_to_all(g.star.now).unwrap();
         });
-        for (_, client) in &mut game.clients {
+        for client in &mut game.star.clients {
             let (_, decoded) = client.poll_snapshot().expect("a new snapshot every frame");
             assert_eq!(decoded, &gen.world);
         }
     }
-    let history = game.server.snapshot_history().counters();
+    let history = game.star.server.snapshot_history().counters();
     // Three clients acking at the same pace share nearly every encoding.
     assert!(history.encodings_shared >= 2 * 115, "{history:?}");
     for id in 1..=3 {
-        let stats = game.server.snapshot_stats(id).unwrap();
+        let stats = game.star.server.snapshot_stats(id).unwrap();
         assert_eq!(stats.sent, 120);
         assert_eq!(stats.absolute_sent, 1, "{stats:?}");
         assert_eq!(stats.last_baseline_age, Some(1));
         assert!(stats.bits_per_snapshot() < 1_000.0);
-        assert!(game.server.snapshot_memory_bound(id).unwrap() > 0);
+        assert!(game.star.server.snapshot_memory_bound(id).unwrap() > 0);
     }
-    let counters = game.clients[0].1.snapshot_counters();
+    let counters = game.star.clients[0].snapshot_counters();
     assert_eq!(counters.decoded, 120);
     assert_eq!(counters.unknown_baseline, 0);
 }
@@ -127,16 +101,16 @@ fn snapshot_per_client() {
     let world = WorldGen::new(1).step().clone();
     let mut outcome = None;
     game.step(|g| {
-        g.server.push_snapshot(world.clone());
-        outcome = Some(g.server.send_snapshot(g.now, 2).unwrap());
-        assert!(g.server.send_snapshot(g.now, 9).is_err());
+        g.star.server.push_snapshot(world.clone());
+        outcome = Some(g.star.server.send_snapshot(g.star.now, 2).unwrap());
+        assert!(g.star.server.send_snapshot(g.star.now, 9).is_err());
     });
     assert!(matches!(
         outcome,
         Some(SendOutcome::Sent { baseline: None, .. })
     ));
-    assert_eq!(game.clients[1].1.newest_snapshot().unwrap().1, &world);
-    assert_eq!(game.clients[0].1.newest_snapshot(), None);
+    assert_eq!(game.star.clients[1].newest_snapshot().unwrap().1, &world);
+    assert_eq!(game.star.clients[0].newest_snapshot(), None);
 }
 
 /// Entity sets: each client's accumulator fills its packets to the budget; the clients
@@ -149,16 +123,17 @@ fn entities_to_all() {
         packet_budget: 120,
         ..EntityConfig::default()
     };
-    game.server.set_entity_config(config.clone()).unwrap();
-    for (_, client) in &mut game.clients {
+    game.star.server.set_entity_config(config.clone()).unwrap();
+    for client in &mut game.star.clients {
         client.set_entity_config(config.clone()).unwrap();
     }
     let mut gen = WorldGen::new(8);
     for _ in 0..300 {
         let world = gen.step().clone();
         game.step(|g| {
-            g.server
-                .send_entities_to_all(g.now, &world.bodies, |client, id, _| {
+            g.star
+                .server
+                .send_entities_to_all(g.star.now, &world.bodies, |client, id, _| {
                     // Client 1 cares about low ids, client 2 about high ones.
                     if (client == 1) == (id < SLOTS / 2) {
                         10.0
@@ -172,18 +147,19 @@ fn entities_to_all() {
     let still = gen.world.clone();
     for _ in 0..120 {
         game.step(|g| {
-            g.server
-                .send_entities_to_all(g.now, &still.bodies, |_, _, _| 1.0)
+            g.star
+                .server
+                .send_entities_to_all(g.star.now, &still.bodies, |_, _, _| 1.0)
                 .unwrap();
         });
     }
-    for (_, client) in &game.clients {
+    for client in &game.star.clients {
         for (id, expected) in still.bodies.iter().enumerate() {
             assert_eq!(client.entity(id), expected.as_ref(), "entity {id}");
         }
         assert_eq!(client.entity_counters().unwrap().unknown_baseline, 0);
     }
-    let stats = game.server.entity_stats(1).unwrap();
+    let stats = game.star.server.entity_stats(1).unwrap();
     assert_eq!(stats.pending, 0);
     assert!(
         stats.delta_sent > 0 && stats.packets_sent > 100,

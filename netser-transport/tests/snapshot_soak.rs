@@ -24,11 +24,11 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use netser_transport::connection::{Connection, ConnectionConfig};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::{Pair, Simulator, SimulatorConfig};
 use netser_transport::snapshot::{
     EntityConfig, EntityReceiver, EntitySender, SnapshotConfig, SnapshotReceiver, SnapshotSender,
 };
-use snapshot_support::{Body, World, WorldGen, SLOTS};
+use snapshot_support::{Body, Receiving, Watched, World, WorldGen, SLOTS};
 
 const TICK: f64 = 1.0 / 60.0;
 
@@ -87,18 +87,28 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
         first_sequence: 65_000, // wraps early
         ..SnapshotConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
-    let mut client = Connection::<u8>::new(0.0, connection_config()).unwrap();
-    let mut receiver = SnapshotReceiver::<World>::new(config.clone()).unwrap();
-    let bound = receiver.memory_bound();
+    let client = Watched {
+        peer: Receiving {
+            connection: Connection::new(0.0, connection_config()).unwrap(),
+            receiver: SnapshotReceiver::<World>::new(config.clone()).unwrap(),
+        },
+        // Each snapshot decoded, as it is decoded.
+        look: |client: &mut Receiving<SnapshotReceiver<World>>, _| {
+            let (sequence, decoded) = client.receiver.poll_snapshot()?;
+            Some((sequence, decoded.clone()))
+        },
+        seen: Vec::new(),
+    };
+    let server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
+    let mut pair = Pair::lossless(server, client);
+    let bound = pair.b.peer.receiver.memory_bound();
     let mut sender = SnapshotSender::<World>::new(config.clone()).unwrap();
     let mut gen = WorldGen::new(seed);
     let mut worlds: HashMap<u32, World> = HashMap::new();
     let mut tick_of: HashMap<u16, u32> = HashMap::new();
-    let mut now = 0.0;
     let mut checked = 0u64;
     for (name, net) in phases(seed) {
-        let mut sim = Simulator::new(net);
+        pair.net = Simulator::new(net);
         let phase_ticks = match name {
             "calm" => ticks / 4 + 200,
             "rest" => 200,
@@ -111,31 +121,17 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
                 gen.step().clone()
             };
             worlds.insert(world.tick, world.clone());
-            sender.send(now, &mut server, world).unwrap();
+            sender.send(pair.now, &mut pair.a, world).unwrap();
             let (sequence, world) = sender.history().newest().unwrap();
             tick_of.insert(sequence, world.tick);
-            server.handle_timeout(now);
-            while let Some(d) = server.poll_transmit(now) {
-                sim.send(now, 1, 2, d);
+            pair.step(TICK);
+            for (sequence, decoded) in pair.b.seen.drain(..) {
+                assert_eq!(decoded, worlds[&decoded.tick], "seed {seed}, {name}");
+                assert_eq!(tick_of[&sequence], decoded.tick);
+                checked += 1;
             }
-            client.handle_timeout(now);
-            while let Some(d) = client.poll_transmit(now) {
-                sim.send(now, 2, 1, d);
-            }
-            while let Some(delivery) = sim.receive(now) {
-                if delivery.to == 2 {
-                    let _ = receiver.handle_datagram(now, &mut client, &delivery.data);
-                    if let Some((sequence, decoded)) = receiver.poll_snapshot() {
-                        assert_eq!(decoded, &worlds[&decoded.tick], "seed {seed}, {name}");
-                        assert_eq!(tick_of[&sequence], decoded.tick);
-                        checked += 1;
-                    }
-                } else {
-                    let _ = server.handle_datagram(now, &delivery.data);
-                }
-            }
-            now += TICK;
         }
+        let receiver = &pair.b.peer.receiver;
         // Everything held is exact.
         let newest = receiver.newest().map(|(s, _)| s).unwrap();
         for back in 0..256u16 {
@@ -157,6 +153,7 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
         );
     }
     assert!(checked > 100);
+    let receiver = &pair.b.peer.receiver;
     assert_eq!(
         receiver.newest().unwrap().1,
         &gen.world,
@@ -177,7 +174,6 @@ fn soak_snapshots(seed: u64, ticks: u32) -> [u64; 4] {
         c.decoded + c.duplicates + c.stale + c.baseline_evicted
     );
     assert!(c.duplicates > 0, "{c:?}");
-    drop((client, receiver));
     [c.decoded, c.baseline_evicted, c.stale, c.duplicates]
 }
 
@@ -188,18 +184,39 @@ fn soak_entities(seed: u64, ticks: u32) {
         packet_budget: 300,
         ..EntityConfig::default()
     };
-    let mut server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
-    let mut client = Connection::<u8>::new(0.0, connection_config()).unwrap();
-    let mut receiver = EntityReceiver::<Body>::new(config.clone()).unwrap();
-    let bound = receiver.memory_bound();
+    let client = Watched {
+        peer: Receiving {
+            connection: Connection::new(0.0, connection_config()).unwrap(),
+            receiver: EntityReceiver::<Body>::new(config.clone()).unwrap(),
+        },
+        // After each datagram taken: the updates applied so far, and every entity the
+        // client holds (or knows gone) with the packet that carried it.
+        look: |client: &mut Receiving<EntityReceiver<Body>>, taken| {
+            let receiver = &client.receiver;
+            let held = (0..SLOTS)
+                .filter_map(|id| {
+                    Some((
+                        id,
+                        receiver.entity_packet(id)?,
+                        receiver.entity(id).copied(),
+                    ))
+                })
+                .collect::<Vec<_>>();
+            taken.then(|| (receiver.counters().updates_applied, held))
+        },
+        seen: Vec::new(),
+    };
+    let server: Connection<u8> = Connection::new(0.0, connection_config()).unwrap();
+    let mut pair = Pair::lossless(server, client);
+    let bound = pair.b.peer.receiver.memory_bound();
     let mut sender = EntitySender::<Body>::new(config.clone()).unwrap();
+    let mut applied = 0;
     let mut gen = WorldGen::new(seed ^ 0xe17);
     // By packet sequence: the world it was built from.
     let mut sent: HashMap<u16, World> = HashMap::new();
-    let mut now = 0.0;
     let mut checked = 0u64;
     for (name, net) in phases(seed ^ 0xe17) {
-        let mut sim = Simulator::new(net);
+        pair.net = Simulator::new(net);
         let phase_ticks = match name {
             "calm" => ticks / 4 + 200,
             "rest" => 300,
@@ -212,45 +229,31 @@ fn soak_entities(seed: u64, ticks: u32) {
                 gen.step().clone()
             };
             if let Some(packet) = sender
-                .send(now, &mut server, &world.bodies, |id, _| 1.0 + id as f32)
+                .send(pair.now, &mut pair.a, &world.bodies, |id, _| {
+                    1.0 + id as f32
+                })
                 .unwrap()
             {
                 sent.insert(packet, world);
             }
-            server.handle_timeout(now);
-            while let Some(d) = server.poll_transmit(now) {
-                sim.send(now, 1, 2, d);
-            }
-            client.handle_timeout(now);
-            while let Some(d) = client.poll_transmit(now) {
-                sim.send(now, 2, 1, d);
-            }
-            while let Some(delivery) = sim.receive(now) {
-                if delivery.to == 2 {
-                    let applied = receiver.counters().updates_applied;
-                    let taken = receiver
-                        .handle_datagram(now, &mut client, &delivery.data)
-                        .is_ok();
-                    if taken && receiver.counters().updates_applied > applied {
-                        // Every entity the client holds (or knows gone) is exactly as in
-                        // the world of the packet that carried it.
-                        for id in 0..SLOTS {
-                            if let Some(packet) = receiver.entity_packet(id) {
-                                assert_eq!(
-                                    receiver.entity(id),
-                                    sent[&packet].bodies[id].as_ref(),
-                                    "seed {seed}, {name}: entity {id} from packet {packet}"
-                                );
-                                checked += 1;
-                            }
-                        }
+            pair.step(TICK);
+            for (applied_now, held) in pair.b.seen.drain(..) {
+                if applied_now > applied {
+                    // Every entity the client holds (or knows gone) is exactly as in the
+                    // world of the packet that carried it.
+                    for (id, packet, entity) in held {
+                        assert_eq!(
+                            entity.as_ref(),
+                            sent[&packet].bodies[id].as_ref(),
+                            "seed {seed}, {name}: entity {id} from packet {packet}"
+                        );
+                        checked += 1;
                     }
-                } else {
-                    let _ = server.handle_datagram(now, &delivery.data);
                 }
+                applied = applied_now;
             }
-            now += TICK;
         }
+        let receiver = &pair.b.peer.receiver;
         assert_eq!(receiver.memory_bound(), bound, "fixed by the configuration");
         eprintln!(
             "entities, {name}: sender {:?}\n  receiver {:?}\n  bound {bound} bytes",
@@ -259,6 +262,7 @@ fn soak_entities(seed: u64, ticks: u32) {
         );
     }
     // Converged: the client holds the server's last world exactly.
+    let receiver = &pair.b.peer.receiver;
     for (id, expected) in gen.world.bodies.iter().enumerate() {
         assert_eq!(
             receiver.entity(id),

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use netser::NetSerialize;
 use netser_transport::channel::{ChannelConfig, ChannelKind};
 use netser_transport::connection::{Connection, ConnectionConfig, SendError};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::{Pair, SimulatorConfig};
 
 const FRAME: f64 = 1.0 / 60.0;
 const CHANNELS: usize = 5;
@@ -169,40 +169,28 @@ fn receive(side: &mut Connection<SoakMessage>, flow: &mut Flow) {
 }
 
 struct World {
-    sides: [Connection<SoakMessage>; 2],
+    pair: Pair<Connection<SoakMessage>, Connection<SoakMessage>>,
     /// flows[i]: what side i sends (and the other receives).
     flows: [Flow; 2],
-    net: Simulator,
-    now: f64,
     frame: u32,
 }
 
 impl World {
     fn step(&mut self, sending: bool) {
-        let now = self.now;
-        for i in 0..2 {
-            if sending {
-                send(
-                    &mut self.sides[i],
-                    &mut self.flows[i],
-                    self.frame.wrapping_mul(2) + i as u32,
-                );
-            }
-            let side = &mut self.sides[i];
-            side.handle_timeout(now);
-            while let Some(datagram) = side.poll_transmit(now) {
-                assert!(datagram.len() <= 1200);
-                self.net.send(now, i as u32, 1 - i as u32, datagram);
+        if sending {
+            let sides = [&mut self.pair.a, &mut self.pair.b];
+            for (i, (side, flow)) in sides.into_iter().zip(&mut self.flows).enumerate() {
+                send(side, flow, self.frame.wrapping_mul(2) + i as u32);
             }
         }
-        while let Some(delivery) = self.net.receive(now) {
-            let _ = self.sides[delivery.to as usize].handle_datagram(now, &delivery.data);
+        self.pair.step(FRAME);
+        for traffic in &self.pair.traffic {
+            assert!(traffic.largest <= 1200, "{traffic:?}");
         }
-        for i in 0..2 {
-            let (receiver, flow) = (&mut self.sides[i], &mut self.flows[1 - i]);
-            receive(receiver, flow);
-        }
-        self.now += FRAME;
+        // Each side receives what the other sends.
+        let [from_a, from_b] = &mut self.flows;
+        receive(&mut self.pair.a, from_b);
+        receive(&mut self.pair.b, from_a);
         self.frame += 1;
     }
 
@@ -238,20 +226,19 @@ fn soak_connection() {
     let deadline = env_u64("NETSER_SOAK_SECONDS").map(|s| Instant::now() + Duration::from_secs(s));
     let cycles = env_u64("NETSER_SOAK_ITERATIONS").unwrap_or(2);
     let mut world = World {
-        sides: [
+        pair: Pair::new(
             Connection::new(0.0, config()).unwrap(),
             Connection::new(0.0, config()).unwrap(),
-        ],
+            bad_network(seed),
+        ),
         flows: [Flow::default(), Flow::default()],
-        net: Simulator::new(bad_network(seed)),
-        now: 0.0,
         frame: 0,
     };
     let mut cycle = 0;
     loop {
-        world.net.set_config(bad_network(seed + cycle));
+        world.pair.net.set_config(bad_network(seed + cycle));
         world.run(20.0, true);
-        world.net.set_config(SimulatorConfig {
+        world.pair.net.set_config(SimulatorConfig {
             loss: 0.99,
             ..bad_network(seed + cycle)
         });
@@ -266,14 +253,15 @@ fn soak_connection() {
         }
     }
     // The network recovers: everything reliable arrives, nothing else is sent.
-    world.net.set_config(bad_network(seed ^ 0xFF));
-    let limit = world.now + 300.0;
+    world.pair.net.set_config(bad_network(seed ^ 0xFF));
+    let limit = world.pair.now + 300.0;
     while !world.all_reliable_arrived() {
         world.step(false);
-        assert!(world.now < limit, "reliable messages stalled");
+        assert!(world.pair.now < limit, "reliable messages stalled");
     }
     for (i, flow) in world.flows.iter().enumerate() {
-        let counters = world.sides[i].counters();
+        let side = if i == 0 { &world.pair.a } else { &world.pair.b };
+        let counters = side.counters();
         eprintln!(
             "side {i}: sent ids {:?}, received {:?}, refused full {}, too large {}, {:?}, channels {:?}",
             flow.next_id,
@@ -282,7 +270,7 @@ fn soak_connection() {
             flow.refused_too_large,
             counters,
             (0..CHANNELS)
-                .map(|c| world.sides[i].channel_counters(c as u8).unwrap())
+                .map(|c| side.channel_counters(c as u8).unwrap())
                 .collect::<Vec<_>>()
         );
         for channel in 0..3 {
@@ -297,7 +285,7 @@ fn soak_connection() {
         .sum();
     eprintln!(
         "{total} messages delivered in {:.0} simulated seconds",
-        world.now
+        world.pair.now
     );
     assert!(total > 20_000, "only {total} messages delivered");
 }

@@ -1,41 +1,23 @@
 //! Every knob of the netcode server is reachable from `UdpServerConfig` and reaches the
 //! server, and every setting out of its bounds is refused at start with a typed error.
 
-use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod netcode_support;
 
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use netcode_support::{protocol, token};
 use netser_transport::netcode::{
-    generate_key, ConnectToken, Key, Layout, Refusal, ServerConfigError, SetupError, TokenParams,
-    MAX_CLIENTS, MAX_PACKET_BYTES, MAX_PENDING,
+    generate_key, Key, Layout, Refusal, ServerConfigError, SetupError, MAX_CLIENTS,
+    MAX_PACKET_BYTES, MAX_PENDING,
 };
 use netser_transport::udp::{
     StartError, UdpClient, UdpClientConfig, UdpConfig, UdpConfigError, UdpDriver, UdpServer,
     UdpServerConfig, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
 
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
-
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
-
-fn token(key: &Key, server: SocketAddr, client_id: u64) -> ConnectToken {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let params = TokenParams {
-        client_id,
-        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
-    };
-    ConnectToken::generate(&params, key).unwrap()
-}
 
 fn config(key: Key) -> UdpServerConfig {
     UdpServerConfig::new(key)

@@ -4,24 +4,17 @@
 //! each with a latency simulator on its socket. The peer must see the disconnect with
 //! its reason, never a timeout.
 
-use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+mod netcode_support;
 
-use netser_transport::netcode::{generate_key, ConnectToken, DisconnectReason, Key, TokenParams};
+use std::time::{Duration, Instant};
+
+use netcode_support::{protocol, token_params, udp_connect};
+use netser_transport::netcode::{generate_key, ConnectToken, DisconnectReason, TokenParams};
 use netser_transport::simulator::SimulatorConfig;
 use netser_transport::udp::{
     UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
     UdpServerEvent,
 };
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
@@ -42,19 +35,6 @@ fn slow_link() -> UdpConfig {
     }
 }
 
-fn token(key: &Key, server: SocketAddr) -> ConnectToken {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let params = TokenParams {
-        client_id: 9,
-        timeout_seconds: TIMEOUT_SECONDS,
-        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
-    };
-    ConnectToken::generate(&params, key).unwrap()
-}
-
 fn connected_pair(server_udp: UdpConfig, client_udp: UdpConfig) -> (Server, Client) {
     let key = generate_key().unwrap();
     let config = UdpServerConfig {
@@ -63,19 +43,13 @@ fn connected_pair(server_udp: UdpConfig, client_udp: UdpConfig) -> (Server, Clie
     };
     let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
     let config = UdpClientConfig { udp: client_udp };
-    let token = token(&key, server.local_addr());
+    let params = TokenParams {
+        timeout_seconds: TIMEOUT_SECONDS,
+        ..token_params(&protocol::<u32, u32>(), server.local_addr(), 9)
+    };
+    let token = ConnectToken::generate(&params, &key).unwrap();
     let mut client: Client = UdpClient::connect(token, &protocol(), config).unwrap();
-    let start = Instant::now();
-    while !(client.is_connected() && server.connected_clients() == 1) {
-        assert!(start.elapsed() < Duration::from_secs(5), "no connection");
-        client.receive();
-        client.transmit();
-        server.receive();
-        server.transmit();
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    while server.poll_event().is_some() {}
-    while client.poll_event().is_some() {}
+    udp_connect(&mut server, &mut client);
     (server, client)
 }
 

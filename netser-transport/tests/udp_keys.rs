@@ -6,20 +6,11 @@
 //! and for any key-shaped run of bytes (the keys the test cannot see, such as the
 //! challenge key).
 
-use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+mod netcode_support;
 
-use netser_transport::netcode::{ConnectToken, Key, TokenParams};
+use netcode_support::{protocol, token, udp_connect};
+use netser_transport::netcode::Key;
 use netser_transport::udp::{UdpClient, UdpClientConfig, UdpServer, UdpServerConfig};
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 type Server = UdpServer<u32, u32>;
 type Client = UdpClient<u32, u32>;
@@ -35,18 +26,6 @@ const PRIVATE_KEY: Key = {
     }
     key
 };
-
-fn token(server: SocketAddr) -> ConnectToken {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let params = TokenParams {
-        client_id: 7,
-        ..TokenParams::new(protocol::<u32, u32>().id(), vec![server], now)
-    };
-    ConnectToken::generate(&params, &PRIVATE_KEY).unwrap()
-}
 
 /// Every run of numbers in `text` (decimal, in order), split wherever something other
 /// than separators (commas, spaces, newlines) comes between two numbers.
@@ -161,7 +140,7 @@ fn udp_server_and_client_debug_hide_every_key() {
     let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
     check("UdpServer (no clients)", &server, &[PRIVATE_KEY]);
 
-    let token = token(server.local_addr());
+    let token = token(&PRIVATE_KEY, server.local_addr(), 7);
     let session_keys = [
         PRIVATE_KEY,
         *token.client_to_server_key(),
@@ -171,15 +150,7 @@ fn udp_server_and_client_debug_hide_every_key() {
         UdpClient::connect(token, &protocol(), UdpClientConfig::default()).unwrap();
     check("UdpClient (connecting)", &client, &session_keys);
 
-    let start = Instant::now();
-    while !(client.is_connected() && server.connected_clients() == 1) {
-        assert!(start.elapsed() < Duration::from_secs(5), "no connection");
-        client.receive();
-        client.transmit();
-        server.receive();
-        server.transmit();
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    udp_connect(&mut server, &mut client);
     check("UdpServer (a client connected)", &server, &session_keys);
     check("UdpClient (connected)", &client, &session_keys);
     let text = format!("{server:?}");

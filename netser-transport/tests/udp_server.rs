@@ -1,10 +1,13 @@
 //! UdpServer and UdpClient over real loopback sockets: many clients with messages and
 //! blocks, timeouts that free the slot, garbage and spoofed datagrams, reconnects.
 
+mod netcode_support;
+
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use netcode_support::{protocol, token_params, Relay};
 use netser::NetSerialize;
 use netser_transport::netcode::{
     generate_key, ConnectToken, DisconnectReason, Key, SetupError, TokenParams,
@@ -13,15 +16,6 @@ use netser_transport::udp::{
     BlockProgress, StartError, UdpClient, UdpClientConfig, UdpClientEvent, UdpServer,
     UdpServerConfig, UdpServerEvent,
 };
-
-/// The protocol these tests speak: the message types given, the default connection
-/// settings.
-fn protocol<C: netser::NetSerialize, S: netser::NetSerialize>(
-) -> netser_transport::netcode::Protocol<C, S> {
-    netser_transport::netcode::Protocol::with_connection(
-        netser_transport::connection::ConnectionConfig::default(),
-    )
-}
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
 enum Msg {
@@ -48,9 +42,8 @@ fn unix_now() -> u64 {
 
 fn token(key: &Key, server: SocketAddr, client_id: u64, timeout_seconds: i32) -> ConnectToken {
     let params = TokenParams {
-        client_id,
         timeout_seconds,
-        ..TokenParams::new(protocol::<Msg, Msg>().id(), vec![server], unix_now())
+        ..token_params(&protocol::<Msg, Msg>(), server, client_id)
     };
     ConnectToken::generate(&params, key).unwrap()
 }
@@ -590,55 +583,13 @@ fn a_full_server_denies_and_a_bad_protocol_is_refused() {
     assert_eq!(server.connected_clients(), 1);
 }
 
-/// A relay between one client and the server that records what the client sent, as an
-/// attacker on the path would.
-struct Tap {
-    /// Where the client sends (the address in its token).
-    front: UdpSocket,
-    /// Where the tap forwards from (the server sees this address as the client's).
-    back: UdpSocket,
-    client: Option<SocketAddr>,
-    server: SocketAddr,
-    recorded: Vec<Vec<u8>>,
-}
-
-impl Tap {
-    fn new(server: SocketAddr) -> Self {
-        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-        front.set_nonblocking(true).unwrap();
-        back.set_nonblocking(true).unwrap();
-        Self {
-            front,
-            back,
-            client: None,
-            server,
-            recorded: Vec::new(),
-        }
-    }
-
-    fn relay(&mut self) {
-        let mut buf = [0u8; 2048];
-        while let Ok((n, from)) = self.front.recv_from(&mut buf) {
-            self.client = Some(from);
-            self.recorded.push(buf[..n].to_vec());
-            self.back.send_to(&buf[..n], self.server).unwrap();
-        }
-        while let Ok((n, _)) = self.back.recv_from(&mut buf) {
-            if let Some(client) = self.client {
-                self.front.send_to(&buf[..n], client).unwrap();
-            }
-        }
-    }
-}
-
 #[test]
 fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     let key = generate_key().unwrap();
     // The server is reached through the tap: its public address is the tap's.
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let server_addr = socket.local_addr().unwrap();
-    let mut tap = Tap::new(server_addr);
+    let mut tap = Relay::new(server_addr);
     let config = UdpServerConfig {
         max_clients: 4,
         public_addresses: vec![tap.front.local_addr().unwrap()],
@@ -654,7 +605,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     while !(clients[0].is_connected() && server.connected_clients() == 1) {
         assert!(start.elapsed() < Duration::from_secs(10));
         frame(&mut server, &mut sev, &mut clients, &mut cev);
-        tap.relay();
+        tap.pump();
     }
     for seq in 0..3 {
         clients[0]
@@ -675,7 +626,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
     {
         assert!(start.elapsed() < Duration::from_secs(20));
         frame(&mut server, &mut sev, &mut clients, &mut cev);
-        tap.relay();
+        tap.pump();
     }
     let recorded = tap.recorded.clone();
     assert!(recorded.len() >= 3, "handshake and payloads recorded");
@@ -699,7 +650,7 @@ fn recorded_datagrams_replayed_or_spoofed_are_refused() {
         .count();
     for _ in 0..50 {
         frame(&mut server, &mut sev, &mut clients, &mut cev);
-        tap.relay();
+        tap.pump();
     }
     let messages_after = sev
         .iter()

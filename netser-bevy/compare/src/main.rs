@@ -157,7 +157,7 @@ mod netser_side {
     use netser::NetSerialize;
     use netser_bevy::ReplicationConfig;
     use netser_bevy::prelude::*;
-    use netser_transport::netcode::{ConnectToken, TokenParams, generate_key, protocol_id};
+    use netser_transport::netcode::{ConnectToken, generate_key};
     use netser_transport::snapshot::EntityConfig;
     use netser_transport::udp::{UdpClientConfig, UdpServerConfig};
 
@@ -182,7 +182,7 @@ mod netser_side {
 
     pub fn row(name: &str, entities: EntityConfig) -> Row {
         let key = generate_key().unwrap();
-        let protocol = protocol_id::<u8, u8>();
+        let protocol = NetProtocol::<u8, u8, Components>::new();
         let config = ReplicationConfig::new(entities).unwrap();
         // The server's public address is the relay's, which clients reach it at.
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -191,14 +191,17 @@ mod netser_side {
         let mut relay = Relay::new(server_addr);
         let server = NetServer::<u8, u8, Components>::bind(
             server_addr,
+            &protocol,
             UdpServerConfig {
                 public_addresses: vec![relay.addr()],
-                ..UdpServerConfig::new(protocol, key)
+                ..UdpServerConfig::new(key)
             },
         )
         .unwrap();
         let mut server_app = App::new();
         server_app
+            // The plugins run the transport on the frame's real time.
+            .add_plugins(bevy::time::TimePlugin)
             .add_plugins(
                 NetServerPlugin::<u8, u8, Components>::default().with_replication(config.clone()),
             )
@@ -210,17 +213,14 @@ mod netser_side {
                 .world_mut()
                 .spawn((Replicated, Position(position(i, 0)), Index(i)));
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        let token =
-            ConnectToken::generate(&TokenParams::new(protocol, vec![relay.addr()], now), &key)
-                .unwrap();
+        let params = protocol.token_params(vec![relay.addr()], SystemTime::now());
+        let token = ConnectToken::generate(&params, &key).unwrap();
         let client =
-            NetClient::<u8, u8, Components>::connect(token, UdpClientConfig::default()).unwrap();
+            NetClient::<u8, u8, Components>::connect(token, &protocol, UdpClientConfig::default())
+                .unwrap();
         let mut client_app = App::new();
         client_app
+            .add_plugins(bevy::time::TimePlugin)
             .add_plugins(NetClientPlugin::<u8, u8, Components>::default().with_replication(config))
             .init_resource::<Updates>()
             .insert_resource(client)

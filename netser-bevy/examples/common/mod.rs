@@ -88,12 +88,15 @@ pub enum ClientMessage {
     Chat(Chat),
 }
 
-/// The connection settings both sides use: the two channels.
-pub fn connection_config() -> ConnectionConfig {
-    ConnectionConfig::with_channels(vec![
-        ChannelConfig::reliable_ordered(),
-        ChannelConfig::new(ChannelKind::UnreliableSequenced),
-    ])
+/// The game's protocol, one for the server, its clients and the token issuing: the
+/// message types, the two channels, the replicated components.
+pub fn protocol() -> NetProtocol<ClientMessage, ServerMessage, Components> {
+    NetProtocol::<ClientMessage, ServerMessage, Components>::with_connection(
+        ConnectionConfig::with_channels(vec![
+            ChannelConfig::reliable_ordered(),
+            ChannelConfig::new(ChannelKind::UnreliableSequenced),
+        ]),
+    )
 }
 
 /// The world block's bytes, a pattern the client checks.
@@ -218,8 +221,8 @@ fn relay_chat_and_count_inputs(
                     from: m.client_id,
                     text: chat.text.clone(),
                 });
-                if let Err((client_id, e)) = server.broadcast_message(RELIABLE, &relayed) {
-                    warn!(client_id, "chat not relayed: {e}");
+                if let Err(e) = server.broadcast_message(RELIABLE, &relayed) {
+                    warn!(client_id = e.client_id, "chat not relayed: {}", e.error);
                 }
             }
         }

@@ -1,15 +1,16 @@
 //! A server `App` and client `App`s in one process, stepped frame by frame.
 
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
+use bevy_time::TimePlugin;
 use netser::NetSerialize;
 use netser_bevy::prelude::*;
 use netser_transport::channel::{ChannelConfig, ChannelKind};
 use netser_transport::connection::ConnectionConfig;
-use netser_transport::netcode::{ConnectToken, Key, TokenParams, generate_key, protocol_id};
+use netser_transport::netcode::{ConnectToken, Key, TokenParams, generate_key};
 use netser_transport::udp::{UdpClientConfig, UdpConfig, UdpServerConfig};
 
 /// Channel 0: reliable-ordered.
@@ -47,6 +48,11 @@ pub enum Down {
 pub type Server = NetServer<Down, Up>;
 pub type Client = NetClient<Up, Down>;
 
+/// The tests' protocol: the four channel kinds of [`connection_config`].
+pub fn protocol() -> NetProtocol<Up, Down> {
+    NetProtocol::<Up, Down>::with_connection(connection_config())
+}
+
 /// The four channel kinds, in the order of the constants above.
 pub fn connection_config() -> ConnectionConfig {
     ConnectionConfig::with_channels(vec![
@@ -71,6 +77,14 @@ fn collect<M: Message + Clone>(mut reader: MessageReader<M>, mut log: ResMut<Log
     log.0.extend(reader.read().cloned());
 }
 
+/// Who left the server and why, in order.
+pub fn left(server: &App) -> Vec<(ClientId, DisconnectReason)> {
+    logged::<ClientDisconnected>(server)
+        .iter()
+        .map(|d| (d.client_id, d.reason))
+        .collect()
+}
+
 fn log<M: Message + Clone>(app: &mut App) {
     app.init_resource::<Log<M>>()
         .add_systems(Update, collect::<M>);
@@ -85,6 +99,8 @@ pub fn logged<M: Message + Clone>(app: &App) -> &[M] {
 pub struct Game {
     pub server: App,
     pub clients: Vec<App>,
+    /// Built once, as a game does: the server's, the tokens' and every client's.
+    protocol: NetProtocol<Up, Down>,
     key: Key,
     addr: SocketAddr,
     udp: UdpConfig,
@@ -95,14 +111,16 @@ impl Game {
     /// (a simulator, for instance); each simulator gets its own seed.
     pub fn new(clients: u64, udp: UdpConfig) -> Self {
         let key = generate_key().unwrap();
+        let protocol = protocol();
         let config = UdpServerConfig {
-            connection: connection_config(),
             udp: seeded(&udp, 1000),
-            ..UdpServerConfig::new(protocol_id::<Up, Down>(), key)
+            ..UdpServerConfig::new(key)
         };
-        let server = Server::bind("127.0.0.1:0", config).unwrap();
+        let server = Server::bind("127.0.0.1:0", &protocol, config).unwrap();
         let addr = server.local_addr();
         let mut app = App::new();
+        // The plugins run the transport on the frame's real time.
+        app.add_plugins(TimePlugin);
         app.add_plugins(NetServerPlugin::<Down, Up>::with_shutdown_timeout(
             Duration::from_millis(100),
         ))
@@ -114,6 +132,7 @@ impl Game {
         let mut game = Self {
             server: app,
             clients: Vec::new(),
+            protocol,
             key,
             addr,
             udp,
@@ -127,26 +146,24 @@ impl Game {
 
     /// A new client resource with a fresh token for `client_id`.
     pub fn client(&self, client_id: u64) -> Client {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
         let params = TokenParams {
             client_id,
-            ..TokenParams::new(protocol_id::<Up, Down>(), vec![self.addr], now)
+            ..self
+                .protocol
+                .token_params(vec![self.addr], SystemTime::now())
         };
         let token = ConnectToken::generate(&params, &self.key).unwrap();
         let config = UdpClientConfig {
-            connection: connection_config(),
             udp: seeded(&self.udp, client_id),
         };
-        Client::connect(token, config).unwrap()
+        Client::connect(token, &self.protocol, config).unwrap()
     }
 
     /// A client app connecting as `client_id`.
     pub fn client_app(&self, client_id: u64) -> App {
         let mut app = App::new();
-        app.add_plugins(NetClientPlugin::<Up, Down>::default())
+        app.add_plugins(TimePlugin)
+            .add_plugins(NetClientPlugin::<Up, Down>::default())
             .insert_resource(self.client(client_id));
         log::<ConnectedToServer>(&mut app);
         log::<DisconnectedFromServer>(&mut app);

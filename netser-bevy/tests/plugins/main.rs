@@ -1,6 +1,7 @@
 //! The plugins end to end: a server `App` and client `App`s in one process over loopback
 //! UDP (and through the transport's simulator), stepped with `app.update()`.
 
+mod clock;
 mod harness;
 
 use std::collections::BTreeSet;
@@ -24,6 +25,8 @@ fn connect_and_disconnect_events() {
     assert_eq!(joined.len(), 2, "{joined:?}");
     for (i, c) in joined.iter().enumerate() {
         assert_eq!(c.client_id, i as u64 + 1);
+        // The token's user data (all zero here) comes with it.
+        assert_eq!(*c.user_data, [0; 256]);
         // The port the server saw is the client's socket's.
         assert_eq!(
             c.addr.port(),
@@ -47,11 +50,8 @@ fn connect_and_disconnect_events() {
         !logged::<ClientDisconnected>(&g.server).is_empty()
     });
     assert_eq!(
-        logged::<ClientDisconnected>(&game.server),
-        [ClientDisconnected {
-            client_id: 1,
-            reason: DisconnectReason::DisconnectedByClient
-        }]
+        left(&game.server),
+        [(1, DisconnectReason::DisconnectedByClient)]
     );
     assert_eq!(
         logged::<DisconnectedFromServer>(&game.clients[0]),
@@ -72,11 +72,8 @@ fn connect_and_disconnect_events() {
         }]
     );
     assert_eq!(
-        logged::<ClientDisconnected>(&game.server)[1],
-        ClientDisconnected {
-            client_id: 2,
-            reason: DisconnectReason::DisconnectedByServer
-        }
+        left(&game.server)[1],
+        (2, DisconnectReason::DisconnectedByServer)
     );
     let stats = game.clients[1].world().resource::<ClientStats>();
     assert_eq!(
@@ -377,11 +374,8 @@ fn client_reconnects() {
         !logged::<ClientDisconnected>(&g.server).is_empty()
     });
     assert_eq!(
-        logged::<ClientDisconnected>(&game.server),
-        [ClientDisconnected {
-            client_id: 1,
-            reason: DisconnectReason::DisconnectedByClient
-        }]
+        left(&game.server),
+        [(1, DisconnectReason::DisconnectedByClient)]
     );
     assert_eq!(
         game.clients[0].world().resource::<ClientStats>().state,
@@ -440,11 +434,8 @@ fn app_exit_disconnects() {
         !logged::<ClientDisconnected>(&g.server).is_empty()
     });
     assert_eq!(
-        logged::<ClientDisconnected>(&game.server),
-        [ClientDisconnected {
-            client_id: 2,
-            reason: DisconnectReason::DisconnectedByClient
-        }]
+        left(&game.server),
+        [(2, DisconnectReason::DisconnectedByClient)]
     );
 
     game.server_mut()

@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 use netser::{NetSerialize, ReadStream, WriteStream};
 use netser_bevy::ReplicationConfig;
 use netser_bevy::prelude::*;
-use netser_transport::netcode::{ConnectToken, Key, TokenParams, generate_key, protocol_id};
+use netser_transport::netcode::{ConnectToken, Key, TokenParams, generate_key};
 use netser_transport::snapshot::EntityConfig;
 use netser_transport::udp::{UdpClientConfig, UdpConfig, UdpServerConfig};
 
@@ -35,6 +35,8 @@ pub struct Secret(pub u32);
 pub type Components = (Position, Health);
 pub type Server = NetServer<u8, u8, Components>;
 pub type Client = NetClient<u8, u8, Components>;
+/// The protocol of the server and its clients, with the replicated components.
+pub type Protocol = NetProtocol<u8, u8, Components>;
 
 impl Position {
     /// The position as the wire carries it (what a client decodes), so that the server's
@@ -48,10 +50,13 @@ impl Position {
     }
 }
 
-/// A server and its clients.
+/// A server and its clients. Their apps have no `TimePlugin`: the plugins run the transport
+/// on its own clock (the plugins' tests run it on Bevy's).
 pub struct Game {
     pub server: App,
     pub clients: Vec<App>,
+    /// The server's, the tokens' and the clients'.
+    pub protocol: Protocol,
     key: Key,
     addr: SocketAddr,
     udp: UdpConfig,
@@ -73,11 +78,13 @@ impl Game {
     pub fn with_config(clients: u64, entities: EntityConfig, udp: UdpConfig) -> Self {
         let key = generate_key().unwrap();
         let config = ReplicationConfig::new(entities).unwrap();
+        let protocol = Protocol::new();
         let server = Server::bind(
             "127.0.0.1:0",
+            &protocol,
             UdpServerConfig {
                 udp: seeded(&udp, 1000),
-                ..UdpServerConfig::new(protocol_id::<u8, u8>(), key)
+                ..UdpServerConfig::new(key)
             },
         )
         .unwrap();
@@ -91,6 +98,7 @@ impl Game {
         let mut game = Self {
             server: app,
             clients: Vec::new(),
+            protocol,
             key,
             addr,
             udp,
@@ -108,22 +116,24 @@ impl Game {
         game
     }
 
-    /// A new client resource with a fresh token for `client_id`.
-    pub fn client(&self, client_id: u64) -> Client {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
+    /// A fresh connect token for `client_id`, as the game's backend issues it: for the
+    /// server's protocol.
+    pub fn token(&self, client_id: u64) -> ConnectToken {
         let params = TokenParams {
             client_id,
-            ..TokenParams::new(protocol_id::<u8, u8>(), vec![self.addr], now)
+            ..self
+                .protocol
+                .token_params(vec![self.addr], SystemTime::now())
         };
-        let token = ConnectToken::generate(&params, &self.key).unwrap();
+        ConnectToken::generate(&params, &self.key).unwrap()
+    }
+
+    /// A new client resource with a fresh token for `client_id`.
+    pub fn client(&self, client_id: u64) -> Client {
         let config = UdpClientConfig {
             udp: seeded(&self.udp, client_id),
-            ..UdpClientConfig::default()
         };
-        Client::connect(token, config).unwrap()
+        Client::connect(self.token(client_id), &self.protocol, config).unwrap()
     }
 
     /// One frame of every app.

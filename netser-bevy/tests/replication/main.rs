@@ -323,3 +323,38 @@ fn priority_under_a_small_budget() {
     assert!(changes[0] > 60, "{changes:?}");
     assert!(changes[0] > 3 * changes[1], "{changes:?}");
 }
+
+/// The component set is part of the protocol: a client built with another set than the
+/// server's (here `Position` alone) is refused when it connects with the server's token,
+/// with a reason that says the protocols differ, instead of misreading entity sets.
+#[test]
+fn a_client_of_another_component_set_is_refused_at_connect() {
+    use netser_transport::netcode::SetupError;
+    use netser_transport::udp::{StartError, UdpClientConfig};
+
+    let game = Game::new(0, 16, UdpConfig::default());
+    let other = NetProtocol::<u8, u8, (Position,)>::new();
+    assert_ne!(other.id(), game.protocol.id());
+
+    let refused = NetClient::<u8, u8, (Position,)>::connect(
+        game.token(1),
+        &other,
+        UdpClientConfig::default(),
+    )
+    .unwrap_err();
+    match &refused {
+        StartError::Setup(SetupError::ProtocolMismatch { token, expected }) => {
+            assert_eq!(*token, game.protocol.id());
+            assert_eq!(*expected, other.id());
+        }
+        e => panic!("refused for another reason: {e:?}"),
+    }
+    let reason = std::error::Error::source(&refused).unwrap().to_string();
+    assert!(reason.contains("different protocols"), "{reason}");
+
+    // The same components in another order are another protocol too.
+    let swapped = NetProtocol::<u8, u8, (Health, Position)>::new();
+    assert_ne!(swapped.id(), game.protocol.id());
+    // The server's own set connects.
+    assert!(Client::connect(game.token(2), &game.protocol, UdpClientConfig::default()).is_ok());
+}

@@ -167,3 +167,59 @@ impl<In> UnreliableReceiver<In> {
         self.capacity * core::mem::size_of::<In>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sequenced_receiver_drops_anything_not_newer_across_the_wrap() {
+        let mut receiver = UnreliableReceiver::new(true, 8);
+        receiver.accept(u16::MAX, 1u8).unwrap();
+        assert_eq!(receiver.accept(u16::MAX, 2), Err(Dropped::Stale));
+        assert_eq!(receiver.accept(u16::MAX - 3, 3), Err(Dropped::Stale));
+        receiver.accept(2, 4).unwrap();
+        assert_eq!(receiver.accept(0, 5), Err(Dropped::Stale));
+        assert_eq!(
+            (receiver.next(), receiver.next(), receiver.next()),
+            (Some(1), Some(4), None)
+        );
+    }
+
+    #[test]
+    fn a_full_receive_queue_drops_and_a_stale_drop_does_not_move_the_newest() {
+        let mut receiver = UnreliableReceiver::new(true, 2);
+        receiver.accept(1, 1u8).unwrap();
+        receiver.accept(2, 2).unwrap();
+        assert_eq!(receiver.accept(3, 3), Err(Dropped::QueueFull));
+        assert_eq!(receiver.next(), Some(1));
+        // 3 was dropped for room, not seen: it is still newer than the newest kept.
+        receiver.accept(3, 3).unwrap();
+        let mut plain = UnreliableReceiver::new(false, 2);
+        plain.accept(0, 1u8).unwrap();
+        plain.accept(0, 1).unwrap();
+        assert_eq!(plain.accept(0, 1), Err(Dropped::QueueFull));
+        assert_eq!(plain.len(), 2);
+    }
+
+    #[test]
+    fn the_sender_picks_in_order_within_the_budget_and_the_per_packet_limit() {
+        let mut sender = UnreliableSender::new(true, 4, 2);
+        for value in 0..3u8 {
+            sender.push(EncodedMessage::encode(&value).unwrap());
+        }
+        assert!(!sender.is_full());
+        sender.push(EncodedMessage::encode(&3u8).unwrap());
+        assert!(sender.is_full());
+        // 16 bits of id and 8 of message, then a relative id: two per packet at most.
+        let (count, bits) = sender.select(0, 0, 1000, 1000);
+        assert_eq!(count, 2);
+        assert!(bits > 24);
+        // Room for the first only.
+        assert_eq!(sender.select(0, 0, 24, 24), (1, 24));
+        let mut buffer = [0u8; 16];
+        let mut w = netser::WriteStream::new(&mut buffer);
+        sender.write(&mut w).unwrap();
+        assert_eq!(sender.len(), 3, "written once, forgotten");
+    }
+}

@@ -46,11 +46,57 @@ pub struct ChunkSender {
     /// Time of the last budget refill (None before the first poll).
     budget_time: Option<f64>,
     rtt: Option<f64>,
+    /// The round trip measured from this sender's own slices (see
+    /// [`SliceRtt`]), `None` until a slice sent once is acked.
+    slice_rtt: Option<SliceRtt>,
     now: f64,
     last_completed: Option<(ChunkId, f64)>,
     packet: Vec<u8>,
     stats: ChunkSenderStats,
 }
+
+/// A slice is lost once a slice sent after it is acked and this many of the slices'
+/// smoothed RTTs have passed since it was sent (QUIC's time threshold, RFC 9002: room for
+/// slices reordered by jitter).
+const SLICE_LOSS_TIME_THRESHOLD: f64 = 9.0 / 8.0;
+
+/// Clock granularity in the retransmission timeout (RFC 6298's G).
+const SLICE_RTO_GRANULARITY: f64 = 0.001;
+
+/// A round trip estimated as RFC 6298 does, from slices sent once and the first ack that
+/// reports each.
+#[derive(Debug, Clone, Copy)]
+struct SliceRtt {
+    smoothed: f64,
+    variance: f64,
+}
+
+impl SliceRtt {
+    fn first(sample: f64) -> Self {
+        Self {
+            smoothed: sample,
+            variance: sample / 2.0,
+        }
+    }
+
+    fn update(self, sample: f64) -> Self {
+        Self {
+            variance: 0.75 * self.variance + 0.25 * (self.smoothed - sample).abs(),
+            smoothed: 0.875 * self.smoothed + 0.125 * sample,
+        }
+    }
+
+    /// The retransmission timeout: `smoothed + max(4 variance, G)`.
+    fn rto(&self) -> f64 {
+        self.smoothed + (4.0 * self.variance).max(SLICE_RTO_GRANULARITY)
+    }
+}
+
+/// The heap bytes the sender keeps per slice of the chunk in flight (its acked, resent,
+/// last-sent and send-order entries), for memory bounds.
+pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
+    + core::mem::size_of::<Option<f64>>()
+    + core::mem::size_of::<u32>();
 
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -61,11 +107,39 @@ struct InFlight {
     acked_count: usize,
     acked_bytes: usize,
     last_sent: Vec<Option<f64>>,
+    /// Slices sent more than once: their acks give no RTT sample (Karn's rule).
+    resent: Vec<bool>,
+    /// Each slice's place in the order of sends (its last send), the next place, and
+    /// the latest place among the acked slices: a slice sent before that one and still
+    /// unacked is lost once the loss delay has passed (slices of one burst leave at the
+    /// same time, so the order, not the time, says which went first).
+    send_order: Vec<u32>,
+    next_order: u32,
+    largest_acked_order: Option<u32>,
     /// Next slice of the initial burst, while it lasts.
     burst_next: Option<usize>,
 }
 
 impl InFlight {
+    /// When an unacked slice may go again (`-inf`: never sent): `delay` after its last
+    /// send, or `loss_delay` after it once a slice sent later is acked.
+    fn due(&self, slice: usize, delay: f64, loss_delay: Option<f64>) -> f64 {
+        let Some(sent) = self.last_sent[slice] else {
+            return f64::NEG_INFINITY;
+        };
+        let timer = sent + delay;
+        match loss_delay {
+            Some(loss)
+                if self
+                    .largest_acked_order
+                    .is_some_and(|order| self.send_order[slice] < order) =>
+            {
+                timer.min(sent + loss)
+            }
+            _ => timer,
+        }
+    }
+
     fn slice_range(&self, slice_id: usize, slice_size: usize) -> std::ops::Range<usize> {
         let start = slice_id * slice_size;
         start..(start + slice_size).min(self.data.len())
@@ -172,6 +246,7 @@ impl ChunkSender {
             budget: 0.0,
             budget_time: None,
             rtt: None,
+            slice_rtt: None,
             now: 0.0,
             last_completed: None,
             stats: ChunkSenderStats::default(),
@@ -245,8 +320,16 @@ impl ChunkSender {
         self.rtt = rtt.filter(|r| r.is_finite() && *r >= 0.0);
     }
 
-    /// Minimum time between two sends of the same slice: RTT x `resend_rtt_factor` when
-    /// the RTT is known, else `resend_delay`.
+    /// Minimum time between two sends of the same slice: RTT x `resend_rtt_factor` once
+    /// an RTT is fed ([`set_rtt`](Self::set_rtt)), else `resend_delay` (the article's
+    /// fixed delay, for a sender whose owner tracks no RTT). The RTT is then the smaller
+    /// of the one fed and this sender's own retransmission timeout (RFC 6298, from the
+    /// acks of slices sent once): the receiver acks a slice as soon as it arrives, so its
+    /// own samples are what it waits for, where an estimate from packets the peer sends
+    /// only now and then (acks of rare messages) can grow to many round trips. With an
+    /// RTT fed, a slice is also resent, sooner, once a slice sent after it is acked and
+    /// 9/8 of the slices' smoothed RTT has passed since it was sent (QUIC's loss
+    /// detection): it was lost, or later than any reordering.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -255,8 +338,16 @@ impl ChunkSender {
     /// ```
     pub fn resend_delay(&self) -> f64 {
         self.rtt.map_or(self.config.resend_delay, |rtt| {
-            rtt * self.config.resend_rtt_factor
+            let own = self.slice_rtt.map_or(rtt, |own| own.rto());
+            rtt.min(own) * self.config.resend_rtt_factor
         })
+    }
+
+    /// How long after it was sent a slice is lost once a slice sent after it is acked.
+    fn loss_delay(&self) -> Option<f64> {
+        self.rtt?;
+        self.slice_rtt
+            .map(|rtt| SLICE_LOSS_TIME_THRESHOLD * rtt.smoothed)
     }
 
     /// The next slice packet to send at `now`, or `None` when the budget is spent or every
@@ -287,6 +378,7 @@ impl ChunkSender {
     pub fn poll_packet(&mut self, now: f64) -> Option<&[u8]> {
         self.refill(now);
         let slice_size = self.config.slice_size;
+        let (delay, loss_delay) = (self.resend_delay(), self.loss_delay());
         let cur = self.current.as_mut()?;
         let count = usize::from(cur.slice_count);
 
@@ -300,13 +392,10 @@ impl ChunkSender {
             self.stats.burst_packets += 1;
             next
         } else {
-            let delay = self.rtt.map_or(self.config.resend_delay, |r| {
-                r * self.config.resend_rtt_factor
-            });
             let mut chosen = None;
             for step in 0..count {
                 let i = (self.cursor + step) % count;
-                if cur.acked[i] || cur.last_sent[i].is_some_and(|t| self.now < t + delay) {
+                if cur.acked[i] || self.now < cur.due(i, delay, loss_delay) {
                     continue;
                 }
                 let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
@@ -325,8 +414,12 @@ impl ChunkSender {
 
         if cur.last_sent[slice_id].is_some() {
             self.stats.slices_resent += 1;
+            cur.resent[slice_id] = true;
         }
         cur.last_sent[slice_id] = Some(self.now);
+        cur.send_order[slice_id] = cur.next_order;
+        // At most 2^32 sends of one chunk's slices: at 8192 slices, over 500,000 rounds.
+        cur.next_order = cur.next_order.saturating_add(1);
         let packet = SlicePacket {
             chunk_id: cur.id,
             slice_id: slice_id as u16,
@@ -358,10 +451,10 @@ impl ChunkSender {
         if cur.burst_next.is_some() {
             return Some(self.now);
         }
-        let delay = self.resend_delay();
+        let (delay, loss_delay) = (self.resend_delay(), self.loss_delay());
         let eligible = (0..usize::from(cur.slice_count))
             .filter(|&i| !cur.acked[i])
-            .map(|i| cur.last_sent[i].map_or(self.now, |t| t + delay))
+            .map(|i| cur.due(i, delay, loss_delay).max(self.now))
             .min_by(f64::total_cmp)?;
         let cost = (self.config.max_slice_packet_size() + self.config.packet_overhead) as f64;
         let funded = match self.budget_time {
@@ -428,6 +521,8 @@ impl ChunkSender {
                 }));
         }
         self.stats.acks_received += 1;
+        // The newly acked slice sent last and only once gives an RTT sample.
+        let mut sample: Option<f64> = None;
         for i in 0..cur.slice_count {
             let slot = usize::from(i);
             // The fuse: unacked -> acked once, never back.
@@ -435,7 +530,22 @@ impl ChunkSender {
                 cur.acked[slot] = true;
                 cur.acked_count += 1;
                 cur.acked_bytes += cur.slice_range(slot, slice_size).len();
+                if let Some(sent) = cur.last_sent[slot] {
+                    let order = cur.send_order[slot];
+                    cur.largest_acked_order =
+                        Some(cur.largest_acked_order.map_or(order, |o| o.max(order)));
+                    if !cur.resent[slot] {
+                        let rtt = (self.now - sent).max(0.0);
+                        sample = Some(sample.map_or(rtt, |s: f64| s.min(rtt)));
+                    }
+                }
             }
+        }
+        if let Some(rtt) = sample {
+            self.slice_rtt = Some(match self.slice_rtt {
+                None => SliceRtt::first(rtt),
+                Some(estimate) => estimate.update(rtt),
+            });
         }
         if cur.acked_count == usize::from(cur.slice_count) {
             let id = cur.id;
@@ -568,6 +678,10 @@ impl ChunkSender {
             acked_count: 0,
             acked_bytes: 0,
             last_sent: vec![None; count],
+            resent: vec![false; count],
+            send_order: vec![0; count],
+            next_order: 0,
+            largest_acked_order: None,
             burst_next: self.config.initial_burst.then_some(0),
         });
     }
@@ -654,14 +768,77 @@ mod tests {
         assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1, 2, 3]);
         assert!(drain(&mut sender, 0.099).is_empty());
         sender.receive_ack(0.05, &ack(0, 4, &[1, 3])).unwrap();
+        // No RTT fed: the configured delay, whatever the acks measured.
+        assert_eq!(sender.resend_delay(), 0.1);
         assert_eq!(slice_ids(&drain(&mut sender, 0.1)), [0, 2]);
         assert_eq!(sender.stats().slices_resent, 2);
-        // With an RTT of 40 ms the delay becomes 50 ms.
+        // With an RTT of 40 ms the delay becomes 50 ms (the slices' own RTO, 0.05 s
+        // plus 4 x 0.025 s, is longer).
         sender.set_rtt(Some(0.04));
         assert!(drain(&mut sender, 0.149).is_empty());
         assert_eq!(slice_ids(&drain(&mut sender, 0.16)), [0, 2]);
         let p = sender.progress().unwrap();
         assert_eq!((p.slices_acked, p.bytes_acked), (2, 8));
+    }
+
+    /// The connection's RTT can grow to many round trips when the peer sends packets only
+    /// now and then (its send interval counts as ack delay there); the slices' own
+    /// samples, acked as soon as they arrive, keep the resends at the real round trip.
+    #[test]
+    fn the_slices_own_round_trip_caps_an_inflated_one() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.set_rtt(Some(13.0));
+        sender.send(vec![0u8; 8]).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1]);
+        assert!((sender.resend_delay() - 16.25).abs() < 1e-9);
+        // Slice 0 acked 2 s after it left: RTO 2 + 4 x 1 = 6 s, slice 1's resend at 7.5 s
+        // (sent after the acked one, it is not known lost).
+        sender.receive_ack(2.0, &ack(0, 2, &[0])).unwrap();
+        assert!((sender.resend_delay() - 7.5).abs() < 1e-9);
+        assert!(drain(&mut sender, 7.49).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 7.5)), [1]);
+    }
+
+    /// A slice sent before one that is acked is lost once 9/8 of the slices' smoothed RTT
+    /// has passed since it was sent, long before the timer.
+    #[test]
+    fn a_slice_is_lost_once_a_later_one_is_acked() {
+        let one_packet_per_half_second = ChunkConfig {
+            bandwidth: 2.0 * (config(4, 10).max_slice_packet_size() + 28) as f64,
+            budget_window: 0.0,
+            ..config(4, 10)
+        };
+        // Slices 0 and 1 leave 0.5 s apart (the budget of one packet at a time).
+        let mut sender = ChunkSender::new(one_packet_per_half_second).unwrap();
+        sender.set_rtt(Some(100.0));
+        sender.send(vec![0u8; 8]).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0]);
+        assert_eq!(slice_ids(&drain(&mut sender, 0.5)), [1]);
+        // Slice 1's ack after 1 s: slice 0, sent 0.5 s before it, is lost at 9/8 s,
+        // long before its timer (1 s + 4 x 0.5 s, x 1.25).
+        sender.receive_ack(1.5, &ack(0, 2, &[1])).unwrap();
+        assert!((sender.resend_delay() - 3.75).abs() < 1e-9);
+        assert_eq!(sender.next_send_time(), Some(1.5));
+        assert_eq!(slice_ids(&drain(&mut sender, 1.5)), [0]);
+        assert_eq!(sender.stats().slices_resent, 1);
+    }
+
+    /// Slices of one burst leave at the same time: the order of sends says which went
+    /// before the acked one.
+    #[test]
+    fn slices_of_one_burst_are_lost_by_their_order() {
+        let mut sender = ChunkSender::new(config(4, 10)).unwrap();
+        sender.set_rtt(Some(100.0));
+        sender.send(vec![0u8; 12]).unwrap();
+        assert_eq!(slice_ids(&drain(&mut sender, 0.0)), [0, 1, 2]);
+        // Slice 1 acked after 1 s: slice 0 went before it, slice 2 after.
+        sender.receive_ack(1.0, &ack(0, 3, &[1])).unwrap();
+        assert!(drain(&mut sender, 1.12).is_empty());
+        assert_eq!(sender.next_send_time(), Some(1.125));
+        assert_eq!(slice_ids(&drain(&mut sender, 1.125)), [0]);
+        // Slice 2 waits for its timer (1 s + 4 x 0.5 s, x 1.25) or a later ack.
+        assert!(drain(&mut sender, 3.7).is_empty());
+        assert_eq!(slice_ids(&drain(&mut sender, 3.75)), [2]);
     }
 
     #[test]

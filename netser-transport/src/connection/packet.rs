@@ -224,7 +224,7 @@ pub(crate) fn write<E: Encoder, In: NetSerialize>(
     }
     if let Some((bytes, bits)) = section {
         e.write_bool(true)?;
-        super::section::copy_bits(e, bytes, bits)?;
+        crate::channel::wire::copy_bits(e, bytes, bits)?;
     }
     Ok(())
 }

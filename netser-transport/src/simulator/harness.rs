@@ -8,10 +8,11 @@
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
-use netser::NetSerialize;
+use netser::{NetDelta, NetSerialize};
 
 use super::{Simulator, SimulatorConfig};
 use crate::connection::Connection;
+use crate::netcode::{Client, Server};
 
 /// A sans-IO layer the harness can drive.
 ///
@@ -52,6 +53,54 @@ impl<Out: NetSerialize, In: NetSerialize> Peer for Connection<Out, In> {
     }
 }
 
+/// The game server: a datagram is refused when netcode refuses it (its
+/// [`refusals`](crate::netcode::NetcodeServer::refusals) grow). The harness gives it the
+/// same clock as its clients; it checks connect tokens against the Unix time it was built
+/// with, moved on by that clock.
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Peer
+    for Server<Out, In, S>
+{
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let refused = self.netcode().refusals().total();
+        Server::handle_datagram(self, now, from, datagram);
+        self.netcode().refusals().total() == refused
+    }
+
+    fn poll_transmit(&mut self, _now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Server::poll_transmit(self).map(|transmit| (Some(transmit.to), transmit.data))
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        Server::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        Server::poll_timeout(self)
+    }
+}
+
+/// The game client: a datagram is refused when netcode refuses it (its
+/// [`refusals`](crate::netcode::NetcodeClient::refusals) grow).
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> Peer for Client<Out, In, S> {
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let refused = self.netcode().refusals().total();
+        Client::handle_datagram(self, now, from, datagram);
+        self.netcode().refusals().total() == refused
+    }
+
+    fn poll_transmit(&mut self, _now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Client::poll_transmit(self).map(|transmit| (Some(transmit.to), transmit.data))
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        Client::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        Client::poll_timeout(self)
+    }
+}
+
 /// What went one way over the simulated network.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Traffic {
@@ -61,12 +110,15 @@ pub struct Traffic {
     pub bytes: u64,
     /// Datagrams the receiver refused ([`Peer::handle_datagram`] returned `false`).
     pub refused: u64,
+    /// The largest datagram, in bytes (to check an MTU).
+    pub largest: usize,
 }
 
 impl Traffic {
     fn add(&mut self, len: usize) {
         self.datagrams += 1;
         self.bytes += len as u64;
+        self.largest = self.largest.max(len);
     }
 }
 
@@ -318,8 +370,22 @@ impl<S: Peer, C: Peer> Star<S, C> {
     }
 
     /// One round at the current time: every client, then the server, runs its timers
-    /// and sends; then every datagram due by now is delivered.
+    /// and sends; then every datagram due by now is delivered. The same as
+    /// [`transmit_clients`](Self::transmit_clients), [`transmit_server`](Self::transmit_server)
+    /// and [`deliver`](Self::deliver) in turn.
     pub fn round(&mut self) {
+        self.transmit_clients();
+        self.transmit_server();
+        self.deliver();
+    }
+
+    /// Every client runs its timers and sends, at the current time.
+    ///
+    /// A test that needs the server to read its clients' datagrams before it sends (a
+    /// game's frame: read the inputs, update, send the state) calls this, then
+    /// [`deliver`](Self::deliver), then [`transmit_server`](Self::transmit_server) and
+    /// [`deliver`](Self::deliver) again.
+    pub fn transmit_clients(&mut self) {
         let now = self.now;
         for (i, client) in self.clients.iter_mut().enumerate() {
             let traffic = &mut self.traffic[i][1];
@@ -329,12 +395,14 @@ impl<S: Peer, C: Peer> Star<S, C> {
                 Self::client_addr(i),
                 &mut self.net,
                 |_| Some(Self::SERVER_ADDR),
-                |_, len| {
-                    traffic.datagrams += 1;
-                    traffic.bytes += len as u64;
-                },
+                |_, len| traffic.add(len),
             );
         }
+    }
+
+    /// The server runs its timers and sends, at the current time.
+    pub fn transmit_server(&mut self) {
+        let now = self.now;
         let clients = self.clients.len();
         let (traffic, misrouted) = (&mut self.traffic, &mut self.misrouted);
         let route = |to: Option<SocketAddr>| {
@@ -357,6 +425,12 @@ impl<S: Peer, C: Peer> Star<S, C> {
             route,
             count,
         );
+    }
+
+    /// Delivers every datagram due by the current time.
+    pub fn deliver(&mut self) {
+        let now = self.now;
+        let clients = self.clients.len();
         while let Some(delivery) = self.net.receive(now) {
             if delivery.to == Self::SERVER_ADDR {
                 if !self
@@ -431,6 +505,8 @@ mod tests {
         // Delivered at the latency, not a frame later: the pair jumped to the delivery.
         assert!((pair.now - 0.1).abs() < 1e-9, "{}", pair.now);
         assert!(pair.traffic[0].datagrams >= 1 && pair.traffic[0].bytes > 0);
+        let largest = pair.traffic[0].largest;
+        assert!(largest > 0 && largest as u64 <= pair.traffic[0].bytes);
         // `b` acks: once the ack is back, `a` has nothing left to resend.
         pair.run_until(5.0, |p| p.a.stats().smoothed_rtt > 0.0);
         assert!(pair.traffic[1].datagrams >= 1);
@@ -465,5 +541,110 @@ mod tests {
             assert_eq!(S::client_index(S::client_addr(i)), Some(i));
         }
         assert_eq!(S::client_index(S::SERVER_ADDR), None);
+    }
+
+    /// A game server and three game clients: they connect, exchange messages both
+    /// ways, and one disconnects while the others stay.
+    #[test]
+    fn a_star_of_game_clients_connects_exchanges_and_one_leaves() {
+        use crate::netcode::{ConnectToken, DefaultChannel, Protocol, ServerEvent, TokenParams};
+        use std::time::SystemTime;
+
+        type S = Star<Server<u32>, Client<u32>>;
+        let protocol = Protocol::<u32, u32>::new();
+        let key = [7; 32];
+        let unix_now = SystemTime::now();
+        let config = protocol.server_config(key, vec![S::SERVER_ADDR]);
+        let server = Server::new(0.0, unix_now, config, &protocol).unwrap();
+        let net = SimulatorConfig {
+            latency: 0.02,
+            ..Default::default()
+        };
+        let mut star = S::new(server, net);
+        for id in 0..3 {
+            let params = TokenParams {
+                client_id: 100 + id,
+                ..protocol.token_params(vec![S::SERVER_ADDR], unix_now)
+            };
+            let token = ConnectToken::generate(&params, &key).unwrap();
+            star.add_client(Client::new(0.0, token, &protocol).unwrap());
+        }
+
+        let connected = |star: &mut S| {
+            star.server.connected_clients() == 3 && star.clients.iter().all(Client::is_connected)
+        };
+        assert!(star.run_until(2.0, connected), "at {}", star.now);
+        let mut seen = Vec::new();
+        while let Some(event) = star.server.poll_event() {
+            if let ServerEvent::ClientConnected {
+                client_id, addr, ..
+            } = event
+            {
+                assert_eq!(addr, S::client_addr(client_id as usize - 100));
+                seen.push(client_id);
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, [100, 101, 102]);
+
+        // Each client says its id; the server answers everyone with the sum.
+        let channel = DefaultChannel::ReliableOrdered;
+        for client in &mut star.clients {
+            let id = client.client_id() as u32;
+            client.send_message(channel, &id).unwrap();
+        }
+        let mut sum = 0;
+        let mut heard = 0;
+        assert!(star.run_until(star.now + 2.0, |star| {
+            for id in 100..103 {
+                while let Some(message) = star.server.receive_message(id, channel) {
+                    assert_eq!(u64::from(message), id);
+                    sum += message;
+                    heard += 1;
+                }
+            }
+            heard == 3
+        }));
+        star.server.broadcast_message(channel, &sum).unwrap();
+        let mut answers = [None; 3];
+        assert!(star.run_until(star.now + 2.0, |star| {
+            for (answer, client) in answers.iter_mut().zip(&mut star.clients) {
+                if let Some(message) = client.receive_message(channel) {
+                    *answer = Some(message);
+                }
+            }
+            answers.iter().all(Option::is_some)
+        }));
+        assert_eq!(answers, [Some(303); 3]);
+
+        // Client 1 leaves: the server sees it go and keeps the other two.
+        star.clients[1].disconnect();
+        let mut gone = None;
+        assert!(star.run_until(star.now + 2.0, |star| {
+            while let Some(event) = star.server.poll_event() {
+                if let ServerEvent::ClientDisconnected {
+                    client_id, addr, ..
+                } = event
+                {
+                    gone = Some((client_id, addr));
+                }
+            }
+            gone.is_some()
+        }));
+        assert_eq!(gone, Some((101, S::client_addr(1))));
+        assert_eq!(star.server.client_ids(), [100, 102]);
+        assert!(star.clients[1].is_disconnected());
+        assert!(star.clients[0].is_connected() && star.clients[2].is_connected());
+        // Netcode refuses the redundant handshake and disconnect packets (the server no
+        // longer knows client 1's address); the harness counts each refusal once.
+        for (i, [down, up]) in star.traffic.iter().enumerate() {
+            assert!(down.datagrams > 0 && up.datagrams > 0, "client {i}");
+            let refused = star.clients[i].netcode().refusals().total();
+            assert_eq!(down.refused, refused, "client {i}");
+        }
+        let up: u64 = star.traffic.iter().map(|[_, up]| up.refused).sum();
+        assert_eq!(up, star.server.netcode().refusals().total());
+        assert!(star.traffic[1][1].refused > 0);
+        assert_eq!(star.misrouted, 0);
     }
 }

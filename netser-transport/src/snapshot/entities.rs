@@ -618,7 +618,7 @@ impl<E: NetDelta + PartialEq + Clone> EntitySender<E> {
         let write = |s: &mut WriteStream<'_>| -> netser::Result<()> {
             s.write_bool(KIND_ENTITIES)?;
             s.write_bits(sent.len() as u64 - 1, count_bits)?;
-            crate::connection::section::copy_bits(s, entries, entry_bits)
+            crate::channel::wire::copy_bits(s, entries, entry_bits)
         };
         write(&mut s).expect("the section fits the budget it was filled to");
         *section_bits = s.bit_position();

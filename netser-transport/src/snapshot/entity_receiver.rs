@@ -312,8 +312,13 @@ mod tests {
             max_entities: 4,
             ..EntityConfig::default()
         };
-        let mut server: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-        let mut client: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+        // Acks at once, so that an entity the client holds is acked before the next tick.
+        let connection = ConnectionConfig {
+            ack_delay: 0.0,
+            ..ConnectionConfig::default()
+        };
+        let mut server: Connection<u8> = Connection::new(0.0, connection.clone()).unwrap();
+        let mut client: Connection<u8> = Connection::new(0.0, connection).unwrap();
         let mut sender = EntitySender::<u16>::new(config.clone()).unwrap();
         let mut receiver = EntityReceiver::<u16>::new(config).unwrap();
         let mut now = 0.0;

@@ -3,10 +3,14 @@
 //! and a client connection through the simulator with a snapshot sender and receiver.
 #![allow(dead_code)]
 
+use std::net::SocketAddr;
+
 use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
-use netser_transport::snapshot::{SnapshotConfig, SnapshotReceiver, SnapshotSender};
+use netser_transport::simulator::{Pair, Peer, SimulatorConfig};
+use netser_transport::snapshot::{
+    EntityReceiver, SnapshotConfig, SnapshotReceiver, SnapshotSender,
+};
 
 pub const SLOTS: usize = 32;
 
@@ -113,18 +117,110 @@ impl WorldGen {
     }
 }
 
-/// A server connection (address 1) sending snapshots of a world to a client connection
-/// (address 2) through the simulator.
+/// A snapshot or entity receiver: takes a datagram through its connection.
+pub trait Receiver {
+    fn take(&mut self, now: f64, connection: &mut Connection<u8>, datagram: &[u8]) -> bool;
+}
+
+impl Receiver for SnapshotReceiver<World> {
+    fn take(&mut self, now: f64, connection: &mut Connection<u8>, datagram: &[u8]) -> bool {
+        self.handle_datagram(now, connection, datagram).is_ok()
+    }
+}
+
+impl Receiver for EntityReceiver<Body> {
+    fn take(&mut self, now: f64, connection: &mut Connection<u8>, datagram: &[u8]) -> bool {
+        self.handle_datagram(now, connection, datagram).is_ok()
+    }
+}
+
+/// A client connection whose datagrams go through its receiver.
+pub struct Receiving<R> {
+    pub connection: Connection<u8>,
+    pub receiver: R,
+}
+
+impl<R: Receiver> Peer for Receiving<R> {
+    fn handle_datagram(&mut self, now: f64, _from: SocketAddr, datagram: &[u8]) -> bool {
+        self.receiver.take(now, &mut self.connection, datagram)
+    }
+
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        Peer::poll_transmit(&mut self.connection, now)
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        self.connection.handle_timeout(now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        self.connection.poll_timeout()
+    }
+}
+
+/// A peer that keeps the size of every datagram it sends.
+pub struct Sizes<P> {
+    pub peer: P,
+    pub sizes: Vec<usize>,
+}
+
+impl<P: Peer> Peer for Sizes<P> {
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        self.peer.handle_datagram(now, from, datagram)
+    }
+
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        let transmit = self.peer.poll_transmit(now);
+        if let Some((_, datagram)) = &transmit {
+            self.sizes.push(datagram.len());
+        }
+        transmit
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        self.peer.handle_timeout(now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        self.peer.poll_timeout()
+    }
+}
+
+/// A peer and what `look` saw of it after each datagram it was handed (with whether it
+/// took it), for checks after every datagram rather than every frame.
+pub struct Watched<P, T> {
+    pub peer: P,
+    pub look: fn(&mut P, bool) -> Option<T>,
+    pub seen: Vec<T>,
+}
+
+impl<P: Peer, T> Peer for Watched<P, T> {
+    fn handle_datagram(&mut self, now: f64, from: SocketAddr, datagram: &[u8]) -> bool {
+        let taken = self.peer.handle_datagram(now, from, datagram);
+        if let Some(seen) = (self.look)(&mut self.peer, taken) {
+            self.seen.push(seen);
+        }
+        taken
+    }
+
+    fn poll_transmit(&mut self, now: f64) -> Option<(Option<SocketAddr>, &[u8])> {
+        self.peer.poll_transmit(now)
+    }
+
+    fn handle_timeout(&mut self, now: f64) {
+        self.peer.handle_timeout(now);
+    }
+
+    fn poll_timeout(&self) -> Option<f64> {
+        self.peer.poll_timeout()
+    }
+}
+
+/// A server connection (`pair.a`) sending snapshots of a world to a client (`pair.b`)
+/// through the simulator; `pair.traffic[0]` counts the server's datagrams.
 pub struct Link {
-    pub server: Connection<u8>,
-    pub client: Connection<u8>,
+    pub pair: Pair<Connection<u8>, Receiving<SnapshotReceiver<World>>>,
     pub sender: SnapshotSender<World>,
-    pub receiver: SnapshotReceiver<World>,
-    pub net: Simulator,
-    pub now: f64,
-    /// Server -> client datagrams and their bytes.
-    pub datagrams: u64,
-    pub bytes: u64,
 }
 
 impl Link {
@@ -134,41 +230,14 @@ impl Link {
         connection.endpoint.sent_packets_buffer_size = 1024;
         // Each snapshot acked at once, as the tests count (one ack per packet).
         connection.ack_delay = 0.0;
+        let client = Receiving {
+            connection: Connection::new(0.0, connection.clone()).unwrap(),
+            receiver: SnapshotReceiver::new(config.clone()).unwrap(),
+        };
+        let server = Connection::new(0.0, connection).unwrap();
         Self {
-            server: Connection::new(0.0, connection.clone()).unwrap(),
-            client: Connection::new(0.0, connection).unwrap(),
-            sender: SnapshotSender::new(config.clone()).unwrap(),
-            receiver: SnapshotReceiver::new(config).unwrap(),
-            net: Simulator::new(net),
-            now: 0.0,
-            datagrams: 0,
-            bytes: 0,
+            pair: Pair::new(server, client, net),
+            sender: SnapshotSender::new(config).unwrap(),
         }
-    }
-
-    /// Sends the server's datagrams and the client's acks, delivers what arrives by
-    /// `now`, and moves time on by `dt`.
-    pub fn pump(&mut self, dt: f64) {
-        let now = self.now;
-        self.server.handle_timeout(now);
-        while let Some(d) = self.server.poll_transmit(now) {
-            self.datagrams += 1;
-            self.bytes += d.len() as u64;
-            self.net.send(now, 1, 2, d);
-        }
-        self.client.handle_timeout(now);
-        while let Some(d) = self.client.poll_transmit(now) {
-            self.net.send(now, 2, 1, d);
-        }
-        while let Some(delivery) = self.net.receive(now) {
-            if delivery.to == 2 {
-                let _ = self
-                    .receiver
-                    .handle_datagram(now, &mut self.client, &delivery.data);
-            } else {
-                let _ = self.server.handle_datagram(now, &delivery.data);
-            }
-        }
-        self.now += dt;
     }
 }

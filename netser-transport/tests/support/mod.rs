@@ -1,10 +1,10 @@
-//! Shared by the connection tests: a message type and a pair of connections wired
-//! directly (datagrams in a queue each way) or through the simulator.
+//! Shared by the connection tests: a message type and a pair of connections over the
+//! simulator (the transport's own harness).
 #![allow(dead_code)]
 
 use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
-use netser_transport::simulator::{Simulator, SimulatorConfig};
+use netser_transport::simulator::SimulatorConfig;
 
 /// The tests' message: a small value, a byte string up to 300 KB, and a bounded value.
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
@@ -14,47 +14,19 @@ pub enum Msg {
     Bounded(#[net(range = 0..=100)] u8),
 }
 
-/// Two connections, `a` (address 1) and `b` (address 2).
-pub struct Pair {
-    pub a: Connection<Msg>,
-    pub b: Connection<Msg>,
-    pub net: Simulator,
-    pub now: f64,
+/// Two connections, `a` and `b`, stepped by the shared harness.
+pub type Pair = netser_transport::simulator::Pair<Connection<Msg>, Connection<Msg>>;
+
+/// Two connections of `config` over a network of these conditions.
+pub fn pair(config: ConnectionConfig, net: SimulatorConfig) -> Pair {
+    let a = Connection::new(0.0, config.clone()).unwrap();
+    let b = Connection::new(0.0, config).unwrap();
+    Pair::new(a, b, net)
 }
 
-impl Pair {
-    pub fn new(config: ConnectionConfig, net: SimulatorConfig) -> Self {
-        Self {
-            a: Connection::new(0.0, config.clone()).unwrap(),
-            b: Connection::new(0.0, config).unwrap(),
-            net: Simulator::new(net),
-            now: 0.0,
-        }
-    }
-
-    pub fn lossless(config: ConnectionConfig) -> Self {
-        Self::new(config, SimulatorConfig::default())
-    }
-
-    /// One frame: both sides update and send, the network delivers, time moves on.
-    pub fn step(&mut self, dt: f64) {
-        let now = self.now;
-        for (side, from, to) in [(&mut self.a, 1, 2), (&mut self.b, 2, 1)] {
-            side.handle_timeout(now);
-            while let Some(datagram) = side.poll_transmit(now) {
-                self.net.send(now, from, to, datagram);
-            }
-        }
-        while let Some(delivery) = self.net.receive(now) {
-            let side = if delivery.to == 1 {
-                &mut self.a
-            } else {
-                &mut self.b
-            };
-            let _ = side.handle_datagram(now, &delivery.data);
-        }
-        self.now += dt;
-    }
+/// Two connections of `config` over a perfect link.
+pub fn lossless(config: ConnectionConfig) -> Pair {
+    pair(config, SimulatorConfig::default())
 }
 
 /// All datagrams `side` has to send now.

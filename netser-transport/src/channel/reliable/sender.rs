@@ -1,0 +1,481 @@
+//! The sending half of a reliable channel: the send queue, packing by the packet's bit
+//! budget within the receiver's window, the packet -> message ids map that turns packet
+//! acks into message acks, and the resend timing.
+
+use std::collections::VecDeque;
+
+use netser::{Encoder, Result};
+
+use super::Payload;
+use crate::channel::wire::{id_relative_bits, write_id_relative, MESSAGE_HEAP_OVERHEAD};
+use crate::chunk::ChunkId;
+use crate::endpoint::Stats;
+use crate::sequence::{
+    sequence_greater_than, sequence_less_than, SequenceBuffer, MAX_SEQUENCE_BUFFER_CAPACITY,
+};
+
+/// Stop packing once fewer bits than this are left (no message is that small but an
+/// empty one, and scanning the whole window for it costs more than it saves).
+const GIVE_UP_BITS: u64 = 4;
+
+/// A packet not acked while a later one was is lost once this many smoothed RTTs have
+/// passed since it was sent. QUIC (RFC 9002) waits 9/8 of an RTT from which the peer's
+/// ack delay was taken out; the smoothed RTT here includes it (the header has no ack
+/// delay field), which leaves as much room for reordering at 1.
+const LOSS_TIME_THRESHOLD: f64 = 1.0;
+
+/// Seconds below which two times count as equal.
+const TIME_EPSILON: f64 = 1e-9;
+
+#[derive(Debug)]
+struct SendEntry {
+    payload: Payload,
+    /// When it was last included in a packet; `-inf` before the first time.
+    last_sent: f64,
+    /// The packet that last carried it.
+    last_packet: u16,
+}
+
+/// The sending half of a reliable channel.
+#[derive(Debug)]
+pub(crate) struct ReliableSender {
+    queue: SequenceBuffer<SendEntry>,
+    /// Packet sequence -> the message ids that packet carried.
+    sent_packets: SequenceBuffer<Vec<u16>>,
+    /// Id lists of packets acked or forgotten, reused for the next packets so that a
+    /// packet sent costs no allocation. With those in `sent_packets`, at most one more
+    /// list than `sent_packets` holds ever exists.
+    spare_ids: Vec<Vec<u16>>,
+    next_id: u16,
+    oldest_unacked: u16,
+    resend_delay: f64,
+    /// The configured resend delay, before the RTT is taken into account.
+    min_resend_delay: f64,
+    /// The newest packet the peer acked (any packet of the connection).
+    largest_acked: Option<u16>,
+    /// How long after it was sent a packet older than `largest_acked` and not acked is
+    /// taken as lost (see [`set_rtt_stats`](Self::set_rtt_stats)); `None` until the
+    /// RTT is known, and when the resends follow the timer alone.
+    loss_delay: Option<f64>,
+    /// When the newest packet from the peer arrived (`-inf`: none yet, or nobody
+    /// reports them), and the ack header it carried (see
+    /// [`on_ack_header`](Self::on_ack_header)).
+    fresh_ack_time: f64,
+    newest_ack_header: Option<u16>,
+    /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
+    /// buffer them.
+    window: u16,
+    /// Blocks whose bytes the peer may not have yet, oldest first: their message id and
+    /// chunk. The receiver's window cannot pass a block before its bytes arrive, so the
+    /// sender's window starts at the oldest of them even after its reference is acked
+    /// (see [`on_block_delivered`](Self::on_block_delivered)). Their ids lie between
+    /// the oldest and the newest queued id, so at most `window` plus the send queue's
+    /// capacity of them.
+    undelivered_blocks: VecDeque<(u16, ChunkId)>,
+    /// Whoever drives the sender reports delivered blocks, so they may hold the window
+    /// (see [`hold_window_for_blocks`](Self::hold_window_for_blocks)).
+    holds_for_blocks: bool,
+    max_per_packet: usize,
+    /// The ids picked by the last [`select`](Self::select).
+    selected: Vec<u16>,
+}
+
+/// What [`ReliableSender::select`] picked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Selection {
+    pub count: usize,
+    pub bits: u64,
+    pub resent: usize,
+}
+
+impl ReliableSender {
+    pub fn new(
+        send_queue_size: usize,
+        receive_queue_size: usize,
+        sent_packets: usize,
+        resend_delay: f64,
+        max_per_packet: usize,
+    ) -> Self {
+        Self {
+            queue: SequenceBuffer::new(send_queue_size),
+            sent_packets: SequenceBuffer::new(sent_packets),
+            spare_ids: Vec::new(),
+            next_id: 0,
+            oldest_unacked: 0,
+            resend_delay,
+            min_resend_delay: resend_delay,
+            largest_acked: None,
+            loss_delay: None,
+            fresh_ack_time: f64::NEG_INFINITY,
+            newest_ack_header: None,
+            window: send_queue_size
+                .min(receive_queue_size)
+                .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
+            max_per_packet,
+            undelivered_blocks: VecDeque::new(),
+            holds_for_blocks: false,
+            selected: Vec::with_capacity(max_per_packet),
+        }
+    }
+
+    /// Resends wait at least `rtt_delay` too (never less than the configured delay).
+    /// The previous timing, kept for the delay tests' comparison.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn set_rtt_delay(&mut self, rtt_delay: f64) {
+        self.resend_delay = self.min_resend_delay.max(rtt_delay);
+    }
+
+    /// Resend timing from the endpoint's estimates (`None` until the first ack), as QUIC
+    /// detects loss: a message is due again as soon as a packet sent after the one that
+    /// last carried it has been acked and the smoothed RTT has passed since it was sent
+    /// (the packet was lost, or is later than any reordering), and in any case after the
+    /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
+    /// pause that nothing acks after. Until the first ack, the configured delay.
+    pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
+        match stats {
+            Some(stats) => {
+                self.resend_delay = stats.rto;
+                self.loss_delay = Some(LOSS_TIME_THRESHOLD * stats.smoothed_rtt);
+            }
+            None => {
+                self.resend_delay = self.min_resend_delay;
+                self.loss_delay = None;
+            }
+        }
+    }
+
+    /// A packet from the peer arrived at `now` with `ack` in its header (the newest of
+    /// our packets it had received when it sent it), its acks already reported. A packet
+    /// whose ack header is not older than any seen before is the peer's latest word: a
+    /// message still unacked that was last sent at least the loss delay before `now`
+    /// had not reached the peer when it sent that packet, so it is lost (or later than
+    /// a round trip), one send interval sooner than the ack of a later packet tells.
+    /// Until the connection reports its packets' headers, only the delay tests call it.
+    pub fn on_ack_header(&mut self, now: f64, ack: u16) {
+        if self
+            .newest_ack_header
+            .is_none_or(|newest| !sequence_less_than(ack, newest))
+        {
+            self.newest_ack_header = Some(ack);
+            self.fresh_ack_time = now;
+        }
+    }
+
+    /// When the message is due again (`-inf`: never sent).
+    fn due_time(&self, entry: &SendEntry) -> f64 {
+        let timer = entry.last_sent + self.resend_delay;
+        let Some(delay) = self.loss_delay else {
+            return timer;
+        };
+        let lost_at = entry.last_sent + delay;
+        let later_acked = self
+            .largest_acked
+            .is_some_and(|largest| sequence_greater_than(largest, entry.last_packet));
+        // Times equal within rounding count as reached (the RTT and the send times are
+        // often differences of the same frame times).
+        if later_acked || self.fresh_ack_time >= lost_at - TIME_EPSILON {
+            timer.min(lost_at)
+        } else {
+            timer
+        }
+    }
+
+    /// Messages queued and not yet acked.
+    pub fn len(&self) -> usize {
+        usize::from(self.next_id.wrapping_sub(self.oldest_unacked))
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.len() >= self.queue.capacity()
+    }
+
+    /// Queues a message; returns its id. The caller checks [`is_full`](Self::is_full).
+    pub fn push(&mut self, payload: Payload) -> u16 {
+        debug_assert!(!self.is_full());
+        let id = self.next_id;
+        if let (Payload::Block(chunk), true) = (&payload, self.holds_for_blocks) {
+            self.undelivered_blocks.push_back((id, *chunk));
+        }
+        let inserted = self.queue.insert(
+            id,
+            SendEntry {
+                payload,
+                last_sent: f64::NEG_INFINITY,
+                last_packet: 0,
+            },
+        );
+        debug_assert!(inserted.is_ok());
+        self.next_id = id.wrapping_add(1);
+        id
+    }
+
+    /// From now on a block holds the window at its id until
+    /// [`on_block_delivered`](Self::on_block_delivered) reports its chunk complete; the
+    /// caller promises to (the connection does). Without it, the window moves on once a
+    /// block's reference is acked, and may run past a receiver still waiting for the
+    /// block's bytes.
+    pub fn hold_window_for_blocks(&mut self) {
+        self.holds_for_blocks = true;
+    }
+
+    /// The chunk of a block is all with the peer (the chunk sender's last completed
+    /// chunk): blocks up to it no longer hold the window back. Chunks complete in the
+    /// order they were sent, so every block with an older chunk is done too; a chunk of
+    /// another channel releases this channel's older blocks the same way.
+    pub fn on_block_delivered(&mut self, chunk: ChunkId) {
+        while self
+            .undelivered_blocks
+            .front()
+            .is_some_and(|&(_, c)| !sequence_greater_than(c, chunk))
+        {
+            self.undelivered_blocks.pop_front();
+        }
+    }
+
+    /// The ids that may be sent: from the oldest unacked, up to `window` past the oldest
+    /// of it and the undelivered blocks (the receiver's window starts there at the
+    /// latest). Returns the first and how many.
+    fn sendable(&self) -> (u16, usize) {
+        let start = self.oldest_unacked;
+        // A block not acked yet is at or after `start` and holds nothing back.
+        let held = match self.undelivered_blocks.front() {
+            Some(&(id, _)) if sequence_less_than(id, start) => usize::from(start.wrapping_sub(id)),
+            _ => 0,
+        };
+        let room = usize::from(self.window).saturating_sub(held);
+        (start, self.len().min(room))
+    }
+
+    /// Ids in the window, oldest first.
+    fn window_ids(&self) -> impl Iterator<Item = u16> {
+        let (start, n) = self.sendable();
+        (0..n as u16).map(move |i| start.wrapping_add(i))
+    }
+
+    /// Whether a message in the window is due at `now` (never sent, or its resend delay
+    /// has passed).
+    pub fn has_due(&self, now: f64) -> bool {
+        self.window_ids().any(|id| {
+            self.queue
+                .get(id)
+                .is_some_and(|entry| self.due_time(entry) <= now)
+        })
+    }
+
+    /// When the next message is due, if any is waiting.
+    pub fn next_due_time(&self) -> Option<f64> {
+        self.window_ids()
+            .filter_map(|id| self.queue.get(id))
+            .map(|entry| self.due_time(entry))
+            .min_by(f64::total_cmp)
+    }
+
+    /// Picks, oldest first, the messages due at `now` that fit: `used + cost <= soft`,
+    /// except that the first message may use up to `hard`. `used` starts at `overhead`
+    /// (the channel's entry header), which begins at bit `entry_start` of the packet (a message
+    /// with alignment is sized where it lands). Returns what was picked (nothing: count 0).
+    pub fn select(
+        &mut self,
+        now: f64,
+        entry_start: u64,
+        overhead: u64,
+        soft: u64,
+        hard: u64,
+    ) -> Selection {
+        self.selected.clear();
+        let mut used = overhead;
+        let mut previous: Option<u16> = None;
+        let mut resent = 0;
+        let (start, n) = self.sendable();
+        for i in 0..n as u16 {
+            let id = start.wrapping_add(i);
+            let Some(entry) = self.queue.get(id) else {
+                continue;
+            };
+            if self.due_time(entry) > now {
+                continue;
+            }
+            let id_bits = previous.map_or(16, |p| id_relative_bits(p, id));
+            let cost = id_bits + entry.payload.bits_at(entry_start + used + id_bits);
+            let limit = if previous.is_none() { hard } else { soft };
+            if used + cost > limit {
+                continue;
+            }
+            used += cost;
+            if entry.last_sent != f64::NEG_INFINITY {
+                resent += 1;
+            }
+            self.selected.push(id);
+            previous = Some(id);
+            if self.selected.len() == self.max_per_packet
+                || soft.saturating_sub(used) < GIVE_UP_BITS
+            {
+                break;
+            }
+        }
+        Selection {
+            count: self.selected.len(),
+            bits: used - overhead,
+            resent,
+        }
+    }
+
+    /// Writes the selected messages (ids and payloads; the count is the caller's), marks
+    /// them sent at `now` and remembers them as carried by `packet_sequence`.
+    pub fn write<E: Encoder>(&mut self, e: &mut E, now: f64, packet_sequence: u16) -> Result<()> {
+        let mut previous: Option<u16> = None;
+        for &id in &self.selected {
+            match previous {
+                None => e.write_bits(u64::from(id), 16)?,
+                Some(p) => write_id_relative(e, p, id)?,
+            }
+            previous = Some(id);
+            let entry = self.queue.get_mut(id).expect("selected ids are queued");
+            match &entry.payload {
+                Payload::Message(m) => {
+                    e.write_bool(false)?;
+                    m.write(e)?;
+                }
+                Payload::Block(chunk) => {
+                    e.write_bool(true)?;
+                    e.write_bits(u64::from(*chunk), 16)?;
+                }
+            }
+            entry.last_sent = now;
+            entry.last_packet = packet_sequence;
+        }
+        let mut ids = self.spare_ids.pop().unwrap_or_default();
+        ids.clone_from(&self.selected);
+        let spare = &mut self.spare_ids;
+        let _ = self
+            .sent_packets
+            .insert_evicting(packet_sequence, ids, |_, old| spare.push(old));
+        Ok(())
+    }
+
+    /// A packet was acked: its messages leave the send queue. Returns how many were
+    /// acked now (not before).
+    pub fn on_packet_acked(&mut self, packet_sequence: u16) -> usize {
+        if self
+            .largest_acked
+            .is_none_or(|largest| sequence_greater_than(packet_sequence, largest))
+        {
+            self.largest_acked = Some(packet_sequence);
+        }
+        let Some(ids) = self.sent_packets.remove(packet_sequence) else {
+            return 0;
+        };
+        let mut acked = 0;
+        for &id in &ids {
+            if self.queue.remove(id).is_some() {
+                acked += 1;
+            }
+        }
+        self.spare_ids.push(ids);
+        while self.oldest_unacked != self.next_id && !self.queue.contains(self.oldest_unacked) {
+            self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
+        }
+        acked
+    }
+
+    /// Heap bytes with the send queue full of messages of `max_message_bytes` and every
+    /// sent packet remembered with the most messages (the id lists, in use or spare, and
+    /// the list of spares).
+    pub fn memory_bound(&self, max_message_bytes: usize) -> usize {
+        let lists = self.sent_packets.capacity() + 1;
+        SequenceBuffer::<SendEntry>::heap_bytes_for(self.queue.capacity())
+            + self.queue.capacity() * (max_message_bytes + MESSAGE_HEAP_OVERHEAD)
+            + SequenceBuffer::<Vec<u16>>::heap_bytes_for(self.sent_packets.capacity())
+            + lists * self.max_per_packet * 2
+            + lists * core::mem::size_of::<Vec<u16>>()
+            + (usize::from(self.window) + self.queue.capacity())
+                * core::mem::size_of::<(u16, ChunkId)>()
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::channel::wire::EncodedMessage;
+
+    pub(crate) fn message(value: u8) -> Payload {
+        Payload::Message(EncodedMessage::encode(&value).unwrap())
+    }
+
+    /// Sends what is due at `now` in packet `sequence`; the ids sent.
+    pub(crate) fn send(sender: &mut ReliableSender, now: f64, sequence: u16) -> Vec<u16> {
+        sender.select(now, 0, 0, 10_000, 10_000);
+        let mut buffer = [0u8; 256];
+        let mut w = netser::WriteStream::new(&mut buffer);
+        sender.write(&mut w, now, sequence).unwrap();
+        sender.selected.clone()
+    }
+
+    #[test]
+    fn resends_follow_the_configured_delay_then_the_rto_and_later_acks() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 0.0, 0), [0]);
+        // No RTT yet: the configured delay.
+        assert_eq!(sender.next_due_time(), Some(0.1));
+        let stats = Stats {
+            smoothed_rtt: 0.08,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.3),
+            "the RTO, nothing acked after"
+        );
+        sender.push(message(2));
+        assert_eq!(send(&mut sender, 0.05, 1), [1]);
+        // Packet 1 acked, 0 not: 0 is lost an RTT after it left, 1's message is done.
+        assert_eq!(sender.on_packet_acked(1), 1);
+        assert_eq!(sender.next_due_time(), Some(0.08));
+        assert!(!sender.has_due(0.079));
+        assert!(sender.has_due(0.08));
+        assert_eq!(send(&mut sender, 0.1, 2), [0]);
+        // Resent in packet 2, newer than anything acked: the RTO again.
+        assert_eq!(sender.next_due_time(), Some(0.4));
+        sender.set_rtt_stats(None);
+        assert_eq!(
+            sender.next_due_time(),
+            Some(0.2),
+            "back to the configured delay"
+        );
+    }
+
+    /// The peer's packet that arrives a smoothed RTT after a message left and does not
+    /// ack it says it is lost, a send interval before the ack of a later packet would;
+    /// an older header (a packet reordered behind a newer one) says nothing.
+    #[test]
+    fn a_fresh_ack_header_that_misses_a_message_makes_it_due() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        let stats = Stats {
+            smoothed_rtt: 0.1,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 1.0, 10), [0]);
+        assert_eq!(
+            sender.next_due_time(),
+            Some(1.3),
+            "the RTO, no word from the peer"
+        );
+        // The peer's newest packet, sent before the message could reach it.
+        sender.on_ack_header(1.05, 9);
+        assert_eq!(sender.next_due_time(), Some(1.3));
+        // A smoothed RTT after: the peer had the time to receive it, and did not.
+        sender.on_ack_header(1.1, 9);
+        assert!(sender.has_due(1.1));
+        assert_eq!(send(&mut sender, 1.1, 11), [0]);
+        // A reordered older header later on is not the peer's latest word.
+        sender.on_ack_header(1.25, 8);
+        assert!(!sender.has_due(1.39), "the RTO after the resend, no sooner");
+        assert!(sender.has_due(1.41));
+    }
+}
