@@ -38,6 +38,9 @@ const RELIABLE: u8 = 0;
 const UNRELIABLE: u8 = 1;
 /// The flooder's client id; well-behaved clients are 1 to `clients`.
 const FLOODER: u64 = 1000;
+/// Datagrams the replaying flooder records before it replays them: few, so that it
+/// starts replaying soon even in an unoptimized build on a loaded machine.
+const RECORDED: usize = 8;
 /// A block's bytes: just under the default largest block.
 const BLOCK_BYTES: usize = 255 * 1024;
 
@@ -211,18 +214,18 @@ fn flood(key: Key, server_addr: SocketAddr, flood: Flood, stop: Arc<AtomicBool>)
                 Flood::Blocks => {
                     let _ = client.send_message(RELIABLE, &block);
                 }
-                Flood::Replays { .. } if recorded.len() < 64 => {
+                Flood::Replays { .. } if recorded.len() < RECORDED => {
                     let _ = client.send_message(RELIABLE, &Msg::Flood(n));
                     n = n.wrapping_add(1);
                 }
                 Flood::Replays { .. } | Flood::Quiet => {}
             }
         }
-        let replaying = matches!(flood, Flood::Replays { .. }) && recorded.len() >= 64;
+        let replaying = matches!(flood, Flood::Replays { .. }) && recorded.len() >= RECORDED;
         if !replaying {
             let record = client.is_connected() && matches!(flood, Flood::Replays { .. });
             while let Some(transmit) = client.poll_transmit() {
-                if record && recorded.len() < 64 {
+                if record && recorded.len() < RECORDED {
                     recorded.push(transmit.data.to_vec());
                 }
                 let _ = socket.send_to(transmit.data, transmit.to);
