@@ -65,7 +65,8 @@ mod server;
 pub use client::{UdpClient, UdpClientConfig, UdpClientEvent};
 pub use clock::Clock;
 pub use common::BlockProgress;
+pub use common::MAX_QUEUED_EVENTS;
 pub use driver::{
     DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
-pub use server::{StartError, UdpServer, UdpServerConfig, UdpServerEvent, MAX_QUEUED_EVENTS};
+pub use server::{StartError, UdpServer, UdpServerConfig, UdpServerEvent};

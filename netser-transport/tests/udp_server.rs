@@ -125,7 +125,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
         &mut clients,
         &mut cev,
         |s, c, _| {
-            s.connected_clients() == CLIENTS as usize && c.iter().all(Client::is_connected)
+            s.connected_clients() == CLIENTS as usize && c.iter().all(|c| c.is_connected())
         }
     ));
     let connected: Vec<u64> = sev
@@ -279,7 +279,7 @@ fn thirty_two_clients_exchange_messages_and_a_block_each() {
     // Graceful shutdown: every client hears it.
     server.shutdown(Duration::from_secs(1));
     let start = Instant::now();
-    while clients.iter().any(Client::is_connected) && start.elapsed() < Duration::from_secs(5) {
+    while clients.iter().any(|c| c.is_connected()) && start.elapsed() < Duration::from_secs(5) {
         for c in clients.iter_mut() {
             c.receive();
         }
@@ -306,7 +306,7 @@ fn a_silent_client_times_out_and_its_slot_is_freed() {
         &mut sev,
         &mut clients,
         &mut cev,
-        |s, c, _| { s.connected_clients() == 2 && c.iter().all(Client::is_connected) }
+        |s, c, _| { s.connected_clients() == 2 && c.iter().all(|c| c.is_connected()) }
     ));
     let memory_full = server.netcode().memory_bytes();
 

@@ -11,15 +11,9 @@ use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpDriver};
 use super::server::StartError;
 use crate::channel::ChannelId;
-use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
-use crate::netcode::{
-    Client, ClientId, ClientState, ConnectToken, DisconnectReason, MessageError, NetcodeClient,
-    NetworkInfo, Protocol,
-};
-use crate::snapshot::{
-    EntityConfig, EntityCounters, ReceiverCounters, SnapshotConfig, SnapshotConfigError,
-};
+use crate::netcode::{Client, ClientId, ConnectToken, DisconnectReason, MessageError, Protocol};
+use crate::snapshot::{EntityConfig, SnapshotConfig, SnapshotConfigError};
 
 /// Settings of a [`UdpClient`]'s socket. The channels and connection settings are not
 /// here: they come from the [`Protocol`] the client is given, the server's.
@@ -66,7 +60,7 @@ pub enum UdpClientEvent<In> {
 }
 
 /// A game client over UDP: the sans-IO [`Client`] (a netcode session with a connect
-/// token, a [`Connection`]) on a [`UdpDriver`] and its clock. Call
+/// token, a [`Connection`](crate::connection::Connection)) on a [`UdpDriver`] and its clock. Call
 /// [`receive`](Self::receive) at the start of each frame, read
 /// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
@@ -128,6 +122,19 @@ pub struct UdpClient<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone = 
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
     /// it (zero on the driver's clock).
     offset: f64,
+}
+
+/// What only reads the sans-IO client ([`Client`](crate::netcode::Client)) is read through it: its state,
+/// stats, network info, snapshots and connections (`udp_client.network_info()`).
+/// What changes it goes through this type's methods, which keep the socket in step.
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> std::ops::Deref
+    for UdpClient<Out, In, S>
+{
+    type Target = Client<Out, In, S>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.client
+    }
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In, S> {
@@ -370,69 +377,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
         self.client.set_entity_config(config)
     }
 
-    /// The newest snapshot decoded and its sequence.
-    pub fn newest_snapshot(&self) -> Option<(u16, &S)> {
-        self.client.newest_snapshot()
-    }
-
     /// The newest snapshot, if a newer one was decoded since the last call.
     pub fn poll_snapshot(&mut self) -> Option<(u16, &S)> {
         self.client.poll_snapshot()
     }
 
-    /// What became of the snapshots received: decoded, duplicates, refusals by reason.
-    pub fn snapshot_counters(&self) -> &ReceiverCounters {
-        self.client.snapshot_counters()
-    }
-
-    /// The newest state of entity `id` from the server's entity sets, if it exists.
-    pub fn entity(&self, id: usize) -> Option<&S> {
-        self.client.entity(id)
-    }
-
-    /// What became of the entity sets received, once one arrived.
-    pub fn entity_counters(&self) -> Option<&EntityCounters> {
-        self.client.entity_counters()
-    }
-
-    /// Whether messages flow.
-    pub fn is_connected(&self) -> bool {
-        self.client.is_connected()
-    }
-
-    /// Whether the handshake is in progress.
-    pub fn is_connecting(&self) -> bool {
-        self.client.is_connecting()
-    }
-
-    /// The netcode state (every error state of the standard is named).
-    pub fn state(&self) -> ClientState {
-        self.client.state()
-    }
-
-    /// Why the client is disconnected, if it is.
-    pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
-        self.client.disconnect_reason()
-    }
-
-    /// The id from the connect token.
-    pub fn client_id(&self) -> ClientId {
-        self.client.client_id()
-    }
-
-    /// RTT, loss and bandwidth.
-    pub fn network_info(&self) -> NetworkInfo {
-        self.client.network_info()
-    }
-
     /// Progress of the block being received, if any.
     pub fn block_progress(&self) -> Option<BlockProgress> {
         BlockProgress::receiving(self.client.connection())
-    }
-
-    /// The connection (counters, channel state, endpoint).
-    pub fn connection(&self) -> &Connection<Out, In> {
-        self.client.connection()
     }
 
     /// When the next timer is due, for a loop that sleeps between frames.
@@ -464,11 +416,6 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     /// The sans-IO client underneath.
     pub fn client(&self) -> &Client<Out, In, S> {
         &self.client
-    }
-
-    /// The netcode layer (refusal counters by reason).
-    pub fn netcode(&self) -> &NetcodeClient {
-        self.client.netcode()
     }
 
     /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.

@@ -4,8 +4,6 @@
 use netser::NetSerialize;
 use tracing::debug;
 
-use super::server::MAX_QUEUED_EVENTS;
-
 use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
 
@@ -93,6 +91,13 @@ impl BlockProgress {
         }
     }
 }
+
+/// Most events held for [`UdpServer::poll_event`](super::UdpServer::poll_event) and
+/// [`UdpClient::poll_event`](super::UdpClient::poll_event): a game that polls every frame
+/// never comes near it; beyond it new events are dropped and counted
+/// ([`UdpServer::dropped_events`](super::UdpServer::dropped_events)), so a server or client
+/// that is never polled keeps a bounded memory.
+pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
 /// Queues an event unless [`MAX_QUEUED_EVENTS`] are waiting (then counts it dropped, and
 /// logs it); returns whether it was queued.

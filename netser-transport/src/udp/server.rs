@@ -12,24 +12,15 @@ use tracing::info;
 use super::common::{event_queue, push_event, BlockProgress};
 use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
 use crate::channel::ChannelId;
-use crate::connection::Connection;
 use crate::netcode::events::EventQueue;
 use crate::netcode::USER_DATA_BYTES;
 use crate::netcode::{
-    self, BroadcastError, BudgetConfig, ClientBudgets, ClientId, DisconnectReason, Key,
-    MessageError, NetcodeServer, NetworkInfo, Protocol, Server, ServerConfig, SetupError,
+    self, BroadcastError, BudgetConfig, ClientId, DisconnectReason, Key, MessageError, Protocol,
+    Server, ServerConfig, SetupError,
 };
 use crate::snapshot::{
-    EntityConfig, EntityStats, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
-    SnapshotStats,
+    EntityConfig, SendOutcome, SnapshotConfig, SnapshotConfigError, SnapshotError,
 };
-
-/// Most events held for [`UdpServer::poll_event`] (and
-/// [`UdpClient::poll_event`](super::UdpClient::poll_event)): a game that polls every frame
-/// never comes near it; beyond it new events are dropped and counted
-/// ([`UdpServer::dropped_events`]), so a server that is never polled keeps a bounded
-/// memory.
-pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
 /// Settings of a [`UdpServer`]: every setting of the netcode [`ServerConfig`], the
 /// socket's. The protocol (message types, channels, connection settings) is the
@@ -65,7 +56,7 @@ pub struct UdpServerConfig {
     /// Most bytes of netcode datagrams queued between two
     /// [`transmit`](UdpServer::transmit) (default 4 MiB, at least one packet,
     /// [`netcode::MAX_PACKET_BYTES`]); beyond it packets are not queued and are counted
-    /// ([`NetcodeServer::dropped_datagrams`]). Below one packet:
+    /// ([`NetcodeServer::dropped_datagrams`](crate::netcode::NetcodeServer::dropped_datagrams)). Below one packet:
     /// [`ServerConfigError::MaxOutboxBytes`](netcode::ServerConfigError::MaxOutboxBytes).
     pub max_outbox_bytes: usize,
     /// The byte layout of tokens and packets: [`Layout::Standard`](netcode::Layout::Standard)
@@ -80,7 +71,7 @@ pub struct UdpServerConfig {
     /// messages) and whether an abusive one is disconnected (default
     /// [`BudgetConfig::default`]: several times what a default connection sends, never
     /// disconnecting). Datagrams past it are refused before decryption and counted in
-    /// [`UdpServer::budgets`]. Each setting's bounds are on [`BudgetConfig`]; one out of
+    /// [`Server::budgets`](crate::netcode::Server::budgets). Each setting's bounds are on [`BudgetConfig`]; one out of
     /// them: [`StartError::Setup`] with [`SetupError::Budget`].
     pub budget: BudgetConfig,
 }
@@ -225,7 +216,7 @@ pub enum UdpServerEvent<In> {
 }
 
 /// A game server over UDP: the sans-IO [`Server`] (netcode sessions, one
-/// [`Connection`] per client) on a [`UdpDriver`] and its clock. Call
+/// [`Connection`](crate::connection::Connection) per client) on a [`UdpDriver`] and its clock. Call
 /// [`receive`](Self::receive) at the start of each frame, read
 /// [`poll_event`](Self::poll_event), send, then [`transmit`](Self::transmit).
 ///
@@ -257,7 +248,7 @@ pub enum UdpServerEvent<In> {
 /// ```
 ///
 /// Memory is bounded: the [`Server`]'s slots and connections (each bounded by its
-/// configuration), the driver's bounded send queue, and at most [`MAX_QUEUED_EVENTS`]
+/// configuration), the driver's bounded send queue, and at most [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS)
 /// events.
 ///
 /// `Debug` shows a summary (address, clients, queues), never a key.
@@ -272,7 +263,7 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     server: Server<Out, In, S>,
     driver: UdpDriver,
     channels: usize,
-    /// At most [`MAX_QUEUED_EVENTS`].
+    /// At most [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS).
     events: EventQueue<UdpServerEvent<In>>,
     /// The connected clients whose connect event was queued: only their messages and
     /// disconnect reach the game (at most `max_clients`).
@@ -285,6 +276,19 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
     /// it (zero on the driver's clock).
     offset: f64,
+}
+
+/// What only reads the sans-IO server ([`Server`](crate::netcode::Server)) is read through it: its state,
+/// stats, network info, snapshots and connections (`udp_server.network_info(client_id)`).
+/// What changes it goes through this type's methods, which keep the socket in step.
+impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> std::ops::Deref
+    for UdpServer<Out, In, S>
+{
+    type Target = Server<Out, In, S>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.server
+    }
 }
 
 impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpServer<Out, In, S> {
@@ -580,17 +584,6 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.server.send_entities_to_all(now, world, priority)
     }
 
-    /// What whole snapshots sent to a client cost (bits per snapshot, baseline age,
-    /// skips at rest).
-    pub fn snapshot_stats(&self, client_id: ClientId) -> Option<&SnapshotStats> {
-        self.server.snapshot_stats(client_id)
-    }
-
-    /// What entity sets sent to a client cost (entities pending, their age, bits).
-    pub fn entity_stats(&self, client_id: ClientId) -> Option<&EntityStats> {
-        self.server.entity_stats(client_id)
-    }
-
     /// Queues `message` for one client on `channel`; it goes out at the next
     /// [`transmit`](Self::transmit).
     ///
@@ -642,36 +635,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         self.server.receive_message(client_id, channel)
     }
 
-    /// RTT, loss and bandwidth of one client's connection.
-    pub fn network_info(&self, client_id: ClientId) -> Option<NetworkInfo> {
-        self.server.network_info(client_id)
-    }
-
     /// Progress of the block being sent to `client_id`, if any.
     pub fn block_progress(&self, client_id: ClientId) -> Option<BlockProgress> {
         self.server
             .connection(client_id)
             .and_then(BlockProgress::sending)
-    }
-
-    /// One client's connection (counters, channel state, endpoint).
-    pub fn connection(&self, client_id: ClientId) -> Option<&Connection<Out, In>> {
-        self.server.connection(client_id)
-    }
-
-    /// The connected clients' ids.
-    pub fn client_ids(&self) -> Vec<ClientId> {
-        self.server.client_ids()
-    }
-
-    /// The address a client connected from.
-    pub fn client_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
-        self.server.client_addr(client_id)
-    }
-
-    /// Connected clients.
-    pub fn connected_clients(&self) -> usize {
-        self.server.connected_clients()
     }
 
     /// Client slots.
@@ -770,29 +738,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         &self.server
     }
 
-    /// The netcode layer (refusal counters by reason, memory, pending handshakes).
-    pub fn netcode(&self) -> &NetcodeServer {
-        self.server.netcode()
-    }
-
-    /// The clients' budgets ([`UdpServerConfig::budget`]): what was admitted and refused,
-    /// in total and per client slot.
-    ///
-    /// ```
-    /// use netser_transport::netcode::{BudgetConfig, Protocol};
-    /// use netser_transport::udp::{UdpServer, UdpServerConfig};
-    /// let protocol = Protocol::<u8, u8>::new();
-    /// let budget = BudgetConfig { datagram_burst: 64, ..BudgetConfig::default() };
-    /// let config = UdpServerConfig { budget, ..UdpServerConfig::new([7; 32]) };
-    /// let server: UdpServer<u8, u8> = UdpServer::bind("127.0.0.1:0", &protocol, config).unwrap();
-    /// assert_eq!(server.budgets().config().datagram_burst, 64);
-    /// assert_eq!(server.budgets().counters().refused(), 0);
-    /// ```
-    pub fn budgets(&self) -> &ClientBudgets {
-        self.server.budgets()
-    }
-
-    /// Events dropped because [`MAX_QUEUED_EVENTS`] were waiting.
+    /// Events dropped because [`MAX_QUEUED_EVENTS`](super::MAX_QUEUED_EVENTS) were waiting.
     pub fn dropped_events(&self) -> u64 {
         self.events.dropped()
     }
