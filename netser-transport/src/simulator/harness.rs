@@ -158,6 +158,33 @@ fn transmit<P: Peer>(
     panic!("a peer at {from} never ran out of datagrams to send");
 }
 
+/// What [`Pair`] and [`Star`] share for [`run_until`]: a round at the current time, the
+/// next wakeup, and the clock.
+trait Stepped {
+    fn round(&mut self);
+    fn next_wakeup(&self) -> Option<f64>;
+    fn now_mut(&mut self) -> &mut f64;
+}
+
+/// Rounds from one wakeup to the next (never less than [`MIN_ADVANCE`] apart) until
+/// `done` holds after a round, or a round at `deadline` has run.
+fn run_until<H: Stepped>(h: &mut H, deadline: f64, done: &mut impl FnMut(&mut H) -> bool) -> bool {
+    loop {
+        h.round();
+        if done(h) {
+            return true;
+        }
+        let now = *h.now_mut();
+        if now >= deadline {
+            return false;
+        }
+        let next = h
+            .next_wakeup()
+            .map_or(deadline, |t| t.max(now + MIN_ADVANCE));
+        *h.now_mut() = next.min(deadline);
+    }
+}
+
 /// The earliest of some optional times.
 fn earliest(times: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     times.into_iter().flatten().reduce(f64::min)
@@ -277,19 +304,19 @@ impl<A: Peer, B: Peer> Pair<A, B> {
     /// until `done` holds after a round, or a round at `deadline` has run. Returns whether
     /// `done` held; `now` is then the time it did, else `deadline`.
     pub fn run_until(&mut self, deadline: f64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
-        loop {
-            self.round();
-            if done(self) {
-                return true;
-            }
-            if self.now >= deadline {
-                return false;
-            }
-            let next = self
-                .next_wakeup()
-                .map_or(deadline, |t| t.max(self.now + MIN_ADVANCE));
-            self.now = next.min(deadline);
-        }
+        run_until(self, deadline, &mut done)
+    }
+}
+
+impl<A: Peer, B: Peer> Stepped for Pair<A, B> {
+    fn round(&mut self) {
+        Pair::round(self);
+    }
+    fn next_wakeup(&self) -> Option<f64> {
+        Pair::next_wakeup(self)
+    }
+    fn now_mut(&mut self) -> &mut f64 {
+        &mut self.now
     }
 }
 
@@ -468,19 +495,19 @@ impl<S: Peer, C: Peer> Star<S, C> {
     /// until `done` holds after a round, or a round at `deadline` has run. Returns whether
     /// `done` held.
     pub fn run_until(&mut self, deadline: f64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
-        loop {
-            self.round();
-            if done(self) {
-                return true;
-            }
-            if self.now >= deadline {
-                return false;
-            }
-            let next = self
-                .next_wakeup()
-                .map_or(deadline, |t| t.max(self.now + MIN_ADVANCE));
-            self.now = next.min(deadline);
-        }
+        run_until(self, deadline, &mut done)
+    }
+}
+
+impl<S: Peer, C: Peer> Stepped for Star<S, C> {
+    fn round(&mut self) {
+        Star::round(self);
+    }
+    fn next_wakeup(&self) -> Option<f64> {
+        Star::next_wakeup(self)
+    }
+    fn now_mut(&mut self) -> &mut f64 {
+        &mut self.now
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
-use super::common::{event_queue, push_event, BlockProgress};
+use super::common::{event_queue, push_event, time_left, wait_for_acks, BlockProgress};
 use super::driver::{UdpConfig, UdpDriver};
 use super::server::StartError;
 use crate::channel::ChannelId;
@@ -331,26 +331,21 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + Clone> UdpClient<Out, In
     pub fn shutdown(&mut self, timeout: Duration) -> bool {
         // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
         let deadline = Instant::now().checked_add(timeout);
-        let acked = loop {
+        let acked = wait_for_acks(deadline, || {
             self.receive();
             self.transmit();
             let connection = self.client.connection();
             let pending: usize = (0..self.channels)
                 .map(|ch| connection.queued_messages(ch as u8))
                 .sum();
-            if pending == 0 {
-                break true;
+            match pending {
+                0 => Some(0),
+                _ if !self.client.is_connected() => None,
+                _ => Some(pending),
             }
-            if !self.client.is_connected() || deadline.is_some_and(|d| Instant::now() >= d) {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        self.disconnect();
-        let left = deadline.map_or(Duration::MAX, |d| {
-            d.saturating_duration_since(Instant::now())
         });
-        let flushed = self.driver.flush_all(left);
+        self.disconnect();
+        let flushed = self.driver.flush_all(time_left(deadline));
         info!(
             client_id = self.client.client_id(),
             acked, flushed, "udp client: shut down"

@@ -116,3 +116,27 @@ pub(crate) fn push_event<E>(events: &mut EventQueue<E>, event: E) -> bool {
 pub(crate) fn event_queue<E>() -> EventQueue<E> {
     EventQueue::new(MAX_QUEUED_EVENTS)
 }
+
+/// The graceful leave of `shutdown`: runs `frame` every millisecond until it reports
+/// nothing left unacked (`Some(0)`: true), the peer gone with messages unacked (`None`:
+/// false), or `deadline` passed (false; `None` is a deadline never reached).
+pub(super) fn wait_for_acks(
+    deadline: Option<std::time::Instant>,
+    mut frame: impl FnMut() -> Option<usize>,
+) -> bool {
+    loop {
+        match frame() {
+            Some(0) => return true,
+            None => return false,
+            Some(_) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => return false,
+            Some(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+}
+
+/// What is left before `deadline` (all the time there is for `None`).
+pub(super) fn time_left(deadline: Option<std::time::Instant>) -> std::time::Duration {
+    deadline.map_or(std::time::Duration::MAX, |d| {
+        d.saturating_duration_since(std::time::Instant::now())
+    })
+}

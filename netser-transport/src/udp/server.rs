@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use netser::{NetDelta, NetSerialize};
 use tracing::info;
 
-use super::common::{event_queue, push_event, BlockProgress};
+use super::common::{event_queue, push_event, time_left, wait_for_acks, BlockProgress};
 use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
 use crate::channel::ChannelId;
 use crate::netcode::events::EventQueue;
@@ -674,7 +674,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
     pub fn shutdown(&mut self, timeout: Duration) -> bool {
         // `Instant + Duration::MAX` panics; `None` is a deadline never reached.
         let deadline = Instant::now().checked_add(timeout);
-        let acked = loop {
+        let acked = wait_for_acks(deadline, || {
             self.receive();
             self.transmit();
             let pending: usize = self
@@ -688,20 +688,11 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                         .sum::<usize>()
                 })
                 .sum();
-            if pending == 0 {
-                break true;
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
+            Some(pending)
+        });
         self.disconnect_all();
         self.transmit();
-        let left = deadline.map_or(Duration::MAX, |d| {
-            d.saturating_duration_since(Instant::now())
-        });
-        let flushed = self.driver.flush_all(left);
+        let flushed = self.driver.flush_all(time_left(deadline));
         info!(addr = %self.driver.local_addr(), acked, flushed, "udp server: shut down");
         acked && flushed
     }
