@@ -517,7 +517,7 @@ fn a_full_unreliable_receive_queue_drops_and_counts() {
 }
 
 #[test]
-fn the_bandwidth_budget_spaces_packets_and_next_wakeup_says_when() {
+fn the_bandwidth_budget_spaces_packets_and_poll_timeout_says_when() {
     let config = ConnectionConfig {
         bandwidth: 12_000.0, // ten full packets a second
         budget_window: 0.1,

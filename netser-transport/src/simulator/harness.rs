@@ -162,7 +162,7 @@ fn transmit<P: Peer>(
 /// next wakeup, and the clock.
 trait Stepped {
     fn round(&mut self);
-    fn next_wakeup(&self) -> Option<f64>;
+    fn poll_timeout(&self) -> Option<f64>;
     fn now_mut(&mut self) -> &mut f64;
 }
 
@@ -179,7 +179,7 @@ fn run_until<H: Stepped>(h: &mut H, deadline: f64, done: &mut impl FnMut(&mut H)
             return false;
         }
         let next = h
-            .next_wakeup()
+            .poll_timeout()
             .map_or(deadline, |t| t.max(now + MIN_ADVANCE));
         *h.now_mut() = next.min(deadline);
     }
@@ -292,7 +292,7 @@ impl<A: Peer, B: Peer> Pair<A, B> {
     }
 
     /// When something next happens: a side's timer or a delivery.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         earliest([
             self.a.poll_timeout(),
             self.b.poll_timeout(),
@@ -312,8 +312,8 @@ impl<A: Peer, B: Peer> Stepped for Pair<A, B> {
     fn round(&mut self) {
         Pair::round(self);
     }
-    fn next_wakeup(&self) -> Option<f64> {
-        Pair::next_wakeup(self)
+    fn poll_timeout(&self) -> Option<f64> {
+        Pair::poll_timeout(self)
     }
     fn now_mut(&mut self) -> &mut f64 {
         &mut self.now
@@ -483,7 +483,7 @@ impl<S: Peer, C: Peer> Star<S, C> {
     }
 
     /// When something next happens: a timer of the server or a client, or a delivery.
-    pub fn next_wakeup(&self) -> Option<f64> {
+    pub fn poll_timeout(&self) -> Option<f64> {
         earliest(
             [self.server.poll_timeout(), self.net.next_delivery_time()]
                 .into_iter()
@@ -503,8 +503,8 @@ impl<S: Peer, C: Peer> Stepped for Star<S, C> {
     fn round(&mut self) {
         Star::round(self);
     }
-    fn next_wakeup(&self) -> Option<f64> {
-        Star::next_wakeup(self)
+    fn poll_timeout(&self) -> Option<f64> {
+        Star::poll_timeout(self)
     }
     fn now_mut(&mut self) -> &mut f64 {
         &mut self.now
