@@ -6,60 +6,16 @@
 //! and garbage, and the game does not take what arrives for a long while (every receive
 //! queue and the received blocks fill).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use netser::NetSerialize;
 use netser_transport::connection::{Connection, ConnectionConfig};
-use tracking_allocator::{AllocationGroupId, AllocationRegistry, AllocationTracker, Allocator};
+use tracking_allocator::{AllocationRegistry, Allocator};
 
 #[global_allocator]
 static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
 
-#[derive(Default)]
-struct State {
-    active: bool,
-    blocks: HashMap<usize, usize>,
-    live: usize,
-    peak: usize,
-}
-
-thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State::default());
-}
-
-struct Counter;
-
-impl AllocationTracker for Counter {
-    fn allocated(&self, addr: usize, size: usize, _wrapped: usize, _group: AllocationGroupId) {
-        let _ = STATE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                if s.active {
-                    s.blocks.insert(addr, size);
-                    s.live += size;
-                    s.peak = s.peak.max(s.live);
-                }
-            }
-        });
-    }
-
-    fn deallocated(
-        &self,
-        addr: usize,
-        _size: usize,
-        _wrapped: usize,
-        _source: AllocationGroupId,
-        _current: AllocationGroupId,
-    ) {
-        let _ = STATE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                if let Some(size) = s.blocks.remove(&addr) {
-                    s.live -= size;
-                }
-            }
-        });
-    }
-}
+#[path = "support/live_heap.rs"]
+mod live_heap;
+use live_heap::{Counter, STATE};
 
 /// Runs `f` counting what it allocates (the server's work); what the test itself
 /// allocates outside is not counted. Returns `f`'s result and the bytes live after.

@@ -13,11 +13,8 @@ mod types;
 #[allow(dead_code)]
 mod delta_target;
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use netser::{NetDelta, NetSerialize, ReadStream};
-use tracking_allocator::{AllocationGroupId, AllocationRegistry, AllocationTracker, Allocator};
+use tracking_allocator::{AllocationRegistry, Allocator};
 use types::{player, Player, Scene};
 
 #[global_allocator]
@@ -26,50 +23,9 @@ static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
 /// Most bytes an `Error` takes (its box and a path a few segments deep).
 const ERROR_BYTES: usize = 1024;
 
-#[derive(Default)]
-struct State {
-    active: bool,
-    blocks: HashMap<usize, usize>,
-    live: usize,
-    peak: usize,
-}
-
-thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State::default());
-}
-
-struct Counter;
-
-impl AllocationTracker for Counter {
-    fn allocated(&self, addr: usize, size: usize, _wrapped: usize, _group: AllocationGroupId) {
-        let _ = STATE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                if s.active {
-                    s.blocks.insert(addr, size);
-                    s.live += size;
-                    s.peak = s.peak.max(s.live);
-                }
-            }
-        });
-    }
-
-    fn deallocated(
-        &self,
-        addr: usize,
-        _size: usize,
-        _wrapped: usize,
-        _source: AllocationGroupId,
-        _current: AllocationGroupId,
-    ) {
-        let _ = STATE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                if let Some(size) = s.blocks.remove(&addr) {
-                    s.live -= size;
-                }
-            }
-        });
-    }
-}
+#[path = "support/live_heap.rs"]
+mod live_heap;
+use live_heap::{Counter, STATE};
 
 /// The most bytes live at once while `f` runs (its result dropped inside).
 fn peak<R>(f: impl FnOnce() -> R) -> usize {
