@@ -35,7 +35,7 @@
 //! use netser_transport::channel::{ChannelConfig, ChannelKind};
 //! let events = ChannelConfig::reliable_ordered();
 //! assert_eq!(events.kind, ChannelKind::ReliableOrdered { resend_delay: 0.1 });
-//! assert_eq!(events.send_queue_size, 1024);
+//! assert_eq!(events.send_queue_size, 2048);
 //! let inputs = ChannelConfig::new(ChannelKind::UnreliableSequenced);
 //! assert!(inputs.validate().is_ok());
 //! ```
@@ -151,12 +151,14 @@ pub struct ChannelConfig {
     /// The delivery guarantee.
     pub kind: ChannelKind,
     /// Messages queued for sending and not yet acked (reliable) or not yet sent
-    /// (unreliable). A power of two in `1..=16384`. Default 1024. Sending into a full
+    /// (unreliable). A power of two in `1..=16384`. Default [`DEFAULT_RELIABLE_QUEUE`]
+    /// (2048) on a reliable channel, 1024 on an unreliable one. Sending into a full
     /// queue is [`SendError::SendQueueFull`](crate::connection::SendError::SendQueueFull).
     pub send_queue_size: usize,
     /// Messages received and not yet taken by `receive_message`. A power of two in
     /// `1..=16384`; on a reliable channel it is also the window the sender respects.
-    /// Default 1024.
+    /// Default [`DEFAULT_RELIABLE_QUEUE`] (2048) on a reliable channel, 1024 on an
+    /// unreliable one.
     pub receive_queue_size: usize,
     /// Most messages of this channel in one packet, `1..=4096`. Default 256.
     pub max_messages_per_packet: usize,
@@ -167,13 +169,33 @@ pub struct ChannelConfig {
     pub priority: u32,
 }
 
+/// The default send and receive queues of a reliable channel: 2048 messages, the
+/// window of messages not yet acked. A reliable channel sends at most this many
+/// messages per round trip (from the oldest not yet acked, or the oldest block whose
+/// bytes are not yet all with the peer): over a 2-second round trip with a block
+/// every 64 messages, 2048 keep the 32 blocks in flight of the default
+/// [`ConnectionConfig`](crate::connection::ConnectionConfig) busy.
+///
+/// ```
+/// use netser_transport::channel::{ChannelConfig, ChannelKind, DEFAULT_RELIABLE_QUEUE};
+/// assert_eq!(ChannelConfig::reliable_unordered().receive_queue_size, DEFAULT_RELIABLE_QUEUE);
+/// assert_eq!(ChannelConfig::new(ChannelKind::Unreliable).receive_queue_size, 1024);
+/// ```
+pub const DEFAULT_RELIABLE_QUEUE: usize = 2048;
+
 impl ChannelConfig {
-    /// A channel of `kind` with the default queues.
+    /// A channel of `kind` with the default queues ([`DEFAULT_RELIABLE_QUEUE`] on a
+    /// reliable channel, 1024 on an unreliable one).
     pub fn new(kind: ChannelKind) -> Self {
+        let queue = if kind.is_reliable() {
+            DEFAULT_RELIABLE_QUEUE
+        } else {
+            1024
+        };
         Self {
             kind,
-            send_queue_size: 1024,
-            receive_queue_size: 1024,
+            send_queue_size: queue,
+            receive_queue_size: queue,
             max_messages_per_packet: 256,
             priority: 1,
         }

@@ -14,6 +14,17 @@
 //! time any ack says so. One chunk is in flight at a time, with a queue in front of the
 //! sender; a completed chunk waits on the receiver until the user takes it.
 //!
+//! A chunk costs at least a round trip, so on a long path one chunk at a time leaves
+//! most of the bandwidth unused. With [`ChunkConfig::max_chunks_in_flight`] above 1 (both
+//! sides must agree), the sender keeps the slices of up to that many consecutive chunks
+//! in flight, oldest chunk first, from the oldest one not yet acked; the receiver
+//! reassembles as many at once and delivers them in order; each side holds at most that
+//! many chunk buffers. A slice of a chunk past that window is refused
+//! ([`ChunkPacketError::ChunkBeyondWindow`]) and never stored. Packets are the same; only
+//! which chunk ids may interleave changes. [`ChunkSender::cancel`] needs one chunk in
+//! flight. The connection keeps 32 in flight by default
+//! ([`DEFAULT_BLOCKS_IN_FLIGHT`](crate::connection::DEFAULT_BLOCKS_IN_FLIGHT)).
+//!
 //! One sender/receiver pair per direction: a server that also receives chunks from its
 //! clients keeps a `ChunkSender` and a `ChunkReceiver` per client. Both sides must use the
 //! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`] and
@@ -125,6 +136,14 @@ pub const MAX_SLICE_SIZE_LIMIT: usize = 65_507 - LAST_SLICE_HEADER_BYTES;
 /// ```
 pub const MAX_PACKET_OVERHEAD: usize = 65_535;
 
+/// Largest [`ChunkConfig::max_chunks_in_flight`]: the receiver's window and the chunks
+/// it answers after taking them stay far inside the 16-bit chunk ids' half range.
+///
+/// ```
+/// assert_eq!(netser_transport::chunk::MAX_CHUNKS_IN_FLIGHT_LIMIT, 1024);
+/// ```
+pub const MAX_CHUNKS_IN_FLIGHT_LIMIT: usize = 1024;
+
 /// Settings for both ends of a chunk transfer. The defaults are the article's.
 ///
 /// ```
@@ -158,8 +177,16 @@ pub struct ChunkConfig {
     pub resend_delay: f64,
     /// Minimum resend delay as a multiple of the RTT once it is known. Default 1.25.
     pub resend_rtt_factor: f64,
-    /// Chunks the sender queues behind the one in flight. Default 8.
+    /// Chunks the sender queues behind the ones in flight. Default 8.
     pub max_queued_chunks: usize,
+    /// Chunks in flight at once, `1..=`[`MAX_CHUNKS_IN_FLIGHT_LIMIT`]; both sides must
+    /// agree. Default 1: the article's transfer, one chunk at a time. With more, the
+    /// sender sends the slices of up to this many consecutive chunks (chunk ids from
+    /// the oldest one not yet acked, that id included), so a long round trip carries
+    /// several chunks instead of one; the receiver reassembles that many at once and
+    /// delivers them in order. Each side then holds up to this many chunks of
+    /// `slice_size * max_slices` bytes.
+    pub max_chunks_in_flight: usize,
     /// Shortest time between two acks from the receiver, seconds. Default 0: one ack per
     /// [`ChunkReceiver::poll_ack`] call that has news.
     pub ack_interval: f64,
@@ -178,6 +205,7 @@ impl Default for ChunkConfig {
             resend_delay: 0.1,
             resend_rtt_factor: 1.25,
             max_queued_chunks: 8,
+            max_chunks_in_flight: 1,
             ack_interval: 0.0,
         }
     }
@@ -210,7 +238,7 @@ impl ChunkConfig {
     /// # Errors
     /// [`ChunkError::InvalidConfig`] naming the first field out of range: `slice_size`
     /// (`1..=65498`), `max_slices` (`1..=8192`), `packet_overhead` (`0..=65535`),
-    /// `bandwidth` (finite, > 0),
+    /// `max_chunks_in_flight` (`1..=1024`), `bandwidth` (finite, > 0),
     /// `budget_window`, `resend_delay`, `resend_rtt_factor`, `ack_interval` (finite, >= 0).
     ///
     /// ```
@@ -230,6 +258,10 @@ impl ChunkConfig {
         }
         if self.packet_overhead > MAX_PACKET_OVERHEAD {
             return invalid("packet_overhead", "must be at most 65535");
+        }
+        if self.max_chunks_in_flight == 0 || self.max_chunks_in_flight > MAX_CHUNKS_IN_FLIGHT_LIMIT
+        {
+            return invalid("max_chunks_in_flight", "must be 1..=1024");
         }
         if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
             return invalid("bandwidth", "must be a finite number above 0");
@@ -272,8 +304,9 @@ pub enum ChunkError {
         /// The largest chunk the configuration allows.
         max: usize,
     },
-    /// `max_queued_chunks` chunks already wait behind the one in flight. Try again once
-    /// the peer has acked the chunk in flight (a [`ChunkSender::receive_ack`] completes it).
+    /// `max_queued_chunks` chunks already wait behind the ones in flight. Try again once
+    /// the peer has acked the oldest chunk in flight (a [`ChunkSender::receive_ack`]
+    /// completes it).
     QueueFull {
         /// The queue's capacity.
         capacity: usize,
@@ -383,6 +416,15 @@ pub enum ChunkPacketError {
         /// The chunk id found.
         found: ChunkId,
     },
+    /// A slice of a chunk past the receiver's window: at least `max_chunks_in_flight`
+    /// chunks past the oldest one it has not completed, which no sender that agrees on
+    /// the setting sends. Refused and not stored.
+    ChunkBeyondWindow {
+        /// The oldest chunk the receiver has not completed.
+        oldest_incomplete: ChunkId,
+        /// The chunk id found.
+        found: ChunkId,
+    },
     /// An ack for a chunk the sender is not sending (nor the one it just finished).
     AckChunkMismatch {
         /// The chunk in flight, if any.
@@ -442,6 +484,14 @@ impl fmt::Display for ChunkPacketError {
             Self::UnexpectedChunk { expected, found } => {
                 write!(f, "slice of chunk {found}, receiving chunk {expected}")
             }
+            Self::ChunkBeyondWindow {
+                oldest_incomplete,
+                found,
+            } => write!(
+                f,
+                "slice of chunk {found}, beyond the chunks in flight from chunk \
+                 {oldest_incomplete}"
+            ),
             Self::AckChunkMismatch {
                 expected: Some(expected),
                 found,
@@ -490,6 +540,8 @@ pub struct ChunkRejections {
     pub last_slice_size: u64,
     /// [`ChunkPacketError::UnexpectedChunk`].
     pub unexpected_chunk: u64,
+    /// [`ChunkPacketError::ChunkBeyondWindow`].
+    pub chunk_beyond_window: u64,
     /// [`ChunkPacketError::AckChunkMismatch`].
     pub ack_chunk_mismatch: u64,
     /// [`ChunkPacketError::AckLength`].
@@ -514,6 +566,7 @@ impl ChunkRejections {
             + self.slice_too_long
             + self.last_slice_size
             + self.unexpected_chunk
+            + self.chunk_beyond_window
             + self.ack_chunk_mismatch
             + self.ack_length
             + self.ack_padding_bits
@@ -530,6 +583,7 @@ impl ChunkRejections {
             ChunkPacketError::SliceTooLong { .. } => &mut self.slice_too_long,
             ChunkPacketError::LastSliceSize { .. } => &mut self.last_slice_size,
             ChunkPacketError::UnexpectedChunk { .. } => &mut self.unexpected_chunk,
+            ChunkPacketError::ChunkBeyondWindow { .. } => &mut self.chunk_beyond_window,
             ChunkPacketError::AckChunkMismatch { .. } => &mut self.ack_chunk_mismatch,
             ChunkPacketError::AckLength { .. } => &mut self.ack_length,
             ChunkPacketError::AckPaddingBits => &mut self.ack_padding_bits,
@@ -642,9 +696,19 @@ mod tests {
             }),
             "ack_interval"
         );
+        for max_chunks_in_flight in [0, MAX_CHUNKS_IN_FLIGHT_LIMIT + 1, usize::MAX] {
+            assert_eq!(
+                field(ChunkConfig {
+                    max_chunks_in_flight,
+                    ..d()
+                }),
+                "max_chunks_in_flight"
+            );
+        }
         let limits = ChunkConfig {
             slice_size: MAX_SLICE_SIZE_LIMIT,
             max_slices: MAX_SLICES_LIMIT,
+            max_chunks_in_flight: MAX_CHUNKS_IN_FLIGHT_LIMIT,
             ..d()
         };
         assert!(limits.validate().is_ok());
@@ -686,6 +750,10 @@ mod tests {
                 expected: 1,
                 found: 0,
             },
+            ChunkPacketError::ChunkBeyondWindow {
+                oldest_incomplete: 1,
+                found: 9,
+            },
             ChunkPacketError::AckChunkMismatch {
                 expected: None,
                 found: 0,
@@ -710,6 +778,7 @@ mod tests {
             slice_too_long: 1,
             last_slice_size: 1,
             unexpected_chunk: 1,
+            chunk_beyond_window: 1,
             ack_chunk_mismatch: 1,
             ack_length: 1,
             ack_padding_bits: 1,

@@ -62,8 +62,8 @@ pub(crate) use packet::ACK_DELAY_BITS;
 pub(crate) mod section;
 
 pub use config::{
-    ConfigError, ConnectionConfig, DEFAULT_ACK_DELAY, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU,
-    MAX_CHANNELS,
+    ConfigError, ConnectionConfig, DEFAULT_ACK_DELAY, DEFAULT_BLOCKS_IN_FLIGHT,
+    DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
 };
 pub use error::{ConnectionCounters, ReceiveError, SendError};
 pub use section::{ReceivedSection, SectionError};
@@ -611,17 +611,19 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ([`endpoint::Config::memory_bound`](crate::endpoint::Config::memory_bound), its
     /// bounded ack list and one outgoing packet), each channel's send queue full of the
     /// largest messages that fit a packet and its sent-packet map full, each receive
-    /// queue full, the block sender's queue and the block in flight, the block being
-    /// received (twice: the chunk receiver may hold a partial block a forged slice moved
-    /// it away from) and the received blocks waiting, all at `max_block_size`, and the
-    /// scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
+    /// queue full, the block sender's queue and the `chunk.max_chunks_in_flight` blocks
+    /// in flight (with their per-slice state), the blocks being received (as many, and
+    /// at least two: with one in flight the chunk receiver may hold a partial block a
+    /// forged slice moved it away from) with their bitfields, and the received blocks
+    /// waiting, all at `max_block_size`, and the scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
     /// field) comes on top, bounded by the message type's declared limits. A bound
     /// larger than `usize::MAX` (from huge queue settings) is reported as `usize::MAX`.
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let connection: Connection<u32> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
+    /// // About 25 MiB: 32 blocks of up to 256 KiB in flight each way make most of it.
+    /// assert!(connection.memory_bound() < 26 * 1024 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
         // Saturating throughout: `chunk.max_queued_chunks` and `max_received_blocks` have
@@ -648,17 +650,26 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             channels = channels.saturating_add(channel.memory_bound());
             incoming = incoming.saturating_add(channel.incoming_bytes());
         }
+        let in_flight = config.chunk.max_chunks_in_flight;
+        let receiving = in_flight.max(2);
         let blocks = config
             .chunk
             .max_queued_chunks
-            .saturating_add(1)
+            .saturating_add(in_flight)
             .saturating_mul(config.max_block_size)
-            .saturating_add(config.chunk.max_chunk_size().saturating_mul(2))
+            .saturating_add(
+                config
+                    .chunk
+                    .max_chunk_size()
+                    .saturating_add(config.chunk.max_slices.div_ceil(8))
+                    .saturating_mul(receiving),
+            )
             .saturating_add(
                 config
                     .chunk
                     .max_slices
-                    .saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES),
+                    .saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES)
+                    .saturating_mul(in_flight),
             )
             .saturating_add(
                 config
@@ -741,14 +752,39 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         &self.endpoint
     }
 
-    /// Progress of the block being sent (slices acked of the one in flight), if any.
+    /// Progress of the block being sent (slices acked of the oldest in flight), if any.
     pub fn block_send_progress(&self) -> Option<crate::chunk::SendProgress> {
         self.chunk_sender.progress()
     }
 
-    /// Progress of the block being received, if any.
+    /// Progress of the block being received (the oldest with a slice received), if any.
     pub fn block_receive_progress(&self) -> Option<crate::chunk::ReceiveProgress> {
         self.chunk_receiver.progress()
+    }
+
+    /// The block sender's counters: slices sent and resent, acks, blocks completed, the
+    /// most blocks in flight at once, acks refused by reason.
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    /// assert_eq!(a.block_sender_stats().chunks_completed, 0);
+    /// ```
+    pub fn block_sender_stats(&self) -> &crate::chunk::ChunkSenderStats {
+        self.chunk_sender.stats()
+    }
+
+    /// The block receiver's counters: slices received, duplicates, slices dropped while
+    /// completed blocks wait, blocks completed, slices refused by reason (a slice of a
+    /// block past the blocks in flight among them).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let a: Connection<u8> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    /// assert_eq!(a.block_receiver_stats().rejected.chunk_beyond_window, 0);
+    /// ```
+    pub fn block_receiver_stats(&self) -> &crate::chunk::ChunkReceiverStats {
+        self.chunk_receiver.stats()
     }
 
     /// Messages on `channel` not yet acked (reliable) or not yet sent (unreliable).

@@ -5,6 +5,8 @@ use super::packet::{bitfield_bytes, AckPacket, SlicePacket, ACK_HEADER_BYTES};
 use super::{ChunkConfig, ChunkError, ChunkId, ChunkPacketError, ChunkRejections};
 use crate::sequence::sequence_greater_than;
 
+mod window;
+
 /// Slices of an older chunk refused, with no progress on the current one, before the
 /// receiver goes back to that older chunk (see [`ChunkReceiver::receive_slice`]).
 const RETURN_AFTER_REFUSED_SLICES: u32 = 16;
@@ -28,6 +30,14 @@ const RETURN_AFTER_SECONDS: f64 = 30.0;
 /// bitfields of `max_slices` bits: the chunk being received, and the partial chunk a
 /// move to a newer chunk id left, kept until that move is confirmed (see
 /// [`receive_slice`](Self::receive_slice)); nothing grows with the input.
+///
+/// With [`ChunkConfig::max_chunks_in_flight`] above 1, the receiver reassembles that many
+/// consecutive chunks at once, from the oldest one not yet taken, and delivers them in
+/// order: at most that many buffers and bitfields. A slice of a chunk at least
+/// `max_chunks_in_flight` past the oldest one not completed is refused
+/// ([`ChunkPacketError::ChunkBeyondWindow`]), never stored; one of a chunk the sender may
+/// send but past the window (completed chunks wait to be taken) is dropped and counted in
+/// [`ChunkReceiverStats::discarded_while_ready`].
 ///
 /// ```
 /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
@@ -84,6 +94,10 @@ pub struct ChunkReceiver {
     packet: Vec<u8>,
     full_bits: Vec<u8>,
     stats: ChunkReceiverStats,
+    /// The chunks in flight when `max_chunks_in_flight` is above 1 (the fields above
+    /// then stay unused but for `config`, `last_ack_time`, `now`, the buffers and the
+    /// counters).
+    window: Option<window::Window>,
 }
 
 /// A chunk's reassembly: the receiver's current chunk, or one a move forward set aside.
@@ -247,6 +261,7 @@ impl ChunkReceiver {
             packet: vec![0; ACK_HEADER_BYTES + bitfield],
             full_bits: vec![0; bitfield],
             stats: ChunkReceiverStats::default(),
+            window: (config.max_chunks_in_flight > 1).then(|| window::Window::new(&config)),
             config,
         })
     }
@@ -300,6 +315,9 @@ impl ChunkReceiver {
             Ok(slice) => slice,
             Err(e) => return Err(self.stats.rejected.record(e)),
         };
+        if let Some(window) = &mut self.window {
+            return window.receive(&slice, now, &self.config, &mut self.stats);
+        }
         if let Some((lo, hi)) = self.delivered_ahead {
             if slice.chunk_id.wrapping_sub(lo) < hi.wrapping_sub(lo) {
                 self.stats.displaced_slices += 1;
@@ -408,7 +426,7 @@ impl ChunkReceiver {
         if now > self.now {
             self.now = now;
         }
-        if !(self.ack_current || self.ack_previous || self.ack_full.is_some()) {
+        if !self.ack_owed() {
             return None;
         }
         if self
@@ -417,7 +435,9 @@ impl ChunkReceiver {
         {
             return None;
         }
-        let ack = if self.ack_current {
+        let ack = if let Some(window) = &mut self.window {
+            window.next_ack(&mut self.full_bits)?
+        } else if self.ack_current {
             self.ack_current = false;
             AckPacket {
                 chunk_id: self.chunk_id,
@@ -462,7 +482,7 @@ impl ChunkReceiver {
     /// assert_eq!(receiver.next_ack_time(), Some(2.5));
     /// ```
     pub fn next_ack_time(&self) -> Option<f64> {
-        if !(self.ack_current || self.ack_previous || self.ack_full.is_some()) {
+        if !self.ack_owed() {
             return None;
         }
         let allowed = self
@@ -481,7 +501,41 @@ impl ChunkReceiver {
     /// assert!(receiver.is_ready());
     /// ```
     pub fn is_ready(&self) -> bool {
-        self.ready
+        match &self.window {
+            Some(window) => window.is_ready(),
+            None => self.ready,
+        }
+    }
+
+    /// Chunks held: being received or completed and waiting to be taken (at most 1, or
+    /// 2 while a move to a newer chunk is unconfirmed; at most `max_chunks_in_flight`
+    /// with several in flight).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
+    /// let config = ChunkConfig { max_chunks_in_flight: 4, ..Default::default() };
+    /// let mut receiver = ChunkReceiver::new(config).unwrap();
+    /// // Single-slice chunks 1 and 2 complete before chunk 0.
+    /// receiver.receive_slice(0.0, &[0xc1, 1, 0, 0, 0, 1, 0, 1, 0, 7]).unwrap();
+    /// receiver.receive_slice(0.0, &[0xc1, 2, 0, 0, 0, 1, 0, 1, 0, 8]).unwrap();
+    /// assert_eq!(receiver.chunks_held(), 2);
+    /// assert!(receiver.take_chunk().is_none()); // delivered in order: chunk 0 first
+    /// ```
+    pub fn chunks_held(&self) -> usize {
+        match &self.window {
+            Some(window) => window.chunks_held(),
+            None => {
+                usize::from(self.receiving || self.ready) + usize::from(self.suspended.is_some())
+            }
+        }
+    }
+
+    /// Whether an ack is owed.
+    fn ack_owed(&self) -> bool {
+        match &self.window {
+            Some(window) => window.has_ack_owed(),
+            None => self.ack_current || self.ack_previous || self.ack_full.is_some(),
+        }
     }
 
     /// Takes the completed chunk, if any, and gets ready for the next one. Its slices are
@@ -496,6 +550,9 @@ impl ChunkReceiver {
     /// assert_eq!(receiver.take_chunk(), None);
     /// ```
     pub fn take_chunk(&mut self) -> Option<ReceivedChunk> {
+        if let Some(window) = &mut self.window {
+            return window.take();
+        }
         if !self.ready {
             return None;
         }
@@ -529,6 +586,9 @@ impl ChunkReceiver {
     /// assert!(ChunkReceiver::new(ChunkConfig::default()).unwrap().progress().is_none());
     /// ```
     pub fn progress(&self) -> Option<ReceiveProgress> {
+        if let Some(window) = &self.window {
+            return window.progress();
+        }
         (self.receiving || self.ready).then_some(ReceiveProgress {
             chunk_id: self.chunk_id,
             slice_count: self.cur.slice_count,

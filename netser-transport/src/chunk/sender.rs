@@ -1,4 +1,5 @@
-//! The sending end of a chunk transfer: a queue, one chunk in flight, a bandwidth budget.
+//! The sending end of a chunk transfer: a queue, up to `max_chunks_in_flight` chunks in
+//! flight, a bandwidth budget.
 
 use std::collections::VecDeque;
 
@@ -36,11 +37,20 @@ pub struct ChunkSender {
     config: ChunkConfig,
     queue: VecDeque<(ChunkId, Vec<u8>)>,
     next_id: ChunkId,
-    current: Option<InFlight>,
-    /// The chunk finished or cancelled last, whose late acks are expected and harmless.
-    previous: Option<ChunkId>,
-    /// Where the round-robin walk resumes.
-    cursor: usize,
+    /// The chunks in flight, oldest id first: at most `max_chunks_in_flight`, all with
+    /// ids below the oldest's plus `max_chunks_in_flight` (the receiver's window).
+    flights: VecDeque<InFlight>,
+    /// The newest chunk that went in flight.
+    newest_started: Option<ChunkId>,
+    /// The chunks finished or cancelled last (at most `max_chunks_in_flight`), whose
+    /// late acks are expected and harmless.
+    recent: VecDeque<ChunkId>,
+    /// Every slice send gets the next place in this order; the latest place among the
+    /// acked slices: a slice sent before that one and still unacked is lost once the
+    /// loss delay has passed (slices of one burst leave at the same time, so the order,
+    /// not the time, says which went first).
+    next_order: u64,
+    largest_acked_order: Option<u64>,
     /// Bytes the budget allows now.
     budget: f64,
     /// Time of the last budget refill (None before the first poll).
@@ -92,11 +102,11 @@ impl SliceRtt {
     }
 }
 
-/// The heap bytes the sender keeps per slice of the chunk in flight (its acked, resent,
+/// The heap bytes the sender keeps per slice of a chunk in flight (its acked, resent,
 /// last-sent and send-order entries), for memory bounds.
 pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
     + core::mem::size_of::<Option<f64>>()
-    + core::mem::size_of::<u32>();
+    + core::mem::size_of::<u64>();
 
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -109,28 +119,25 @@ struct InFlight {
     last_sent: Vec<Option<f64>>,
     /// Slices sent more than once: their acks give no RTT sample (Karn's rule).
     resent: Vec<bool>,
-    /// Each slice's place in the order of sends (its last send), the next place, and
-    /// the latest place among the acked slices: a slice sent before that one and still
-    /// unacked is lost once the loss delay has passed (slices of one burst leave at the
-    /// same time, so the order, not the time, says which went first).
-    send_order: Vec<u32>,
-    next_order: u32,
-    largest_acked_order: Option<u32>,
+    /// Each slice's place in the sender's order of sends (its last send).
+    send_order: Vec<u64>,
+    /// Where this chunk's round-robin walk resumes.
+    cursor: usize,
     /// Next slice of the initial burst, while it lasts.
     burst_next: Option<usize>,
 }
 
 impl InFlight {
     /// When an unacked slice may go again (`-inf`: never sent): `delay` after its last
-    /// send, or `loss_delay` after it once a slice sent later is acked.
-    fn due(&self, slice: usize, delay: f64, loss_delay: Option<f64>) -> f64 {
+    /// send, or `loss_delay` after it once a slice sent later (of any chunk) is acked.
+    fn due(&self, slice: usize, timing: Timing) -> f64 {
         let Some(sent) = self.last_sent[slice] else {
             return f64::NEG_INFINITY;
         };
-        let timer = sent + delay;
-        match loss_delay {
+        let timer = sent + timing.delay;
+        match timing.loss_delay {
             Some(loss)
-                if self
+                if timing
                     .largest_acked_order
                     .is_some_and(|order| self.send_order[slice] < order) =>
             {
@@ -153,6 +160,14 @@ impl InFlight {
         };
         header + self.slice_range(slice_id, slice_size).len()
     }
+}
+
+/// The resend timing of one walk over the slices.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    delay: f64,
+    loss_delay: Option<f64>,
+    largest_acked_order: Option<u64>,
 }
 
 /// Counters of a [`ChunkSender`].
@@ -182,11 +197,13 @@ pub struct ChunkSenderStats {
     pub chunks_completed: u64,
     /// Chunks cancelled in flight.
     pub chunks_cancelled: u64,
+    /// Most chunks in flight at once.
+    pub max_chunks_in_flight_seen: u64,
     /// Ack packets refused, by reason.
     pub rejected: ChunkRejections,
 }
 
-/// How far the chunk in flight has got, as the sender knows from acks.
+/// How far a chunk in flight has got, as the sender knows from acks.
 ///
 /// ```
 /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -238,11 +255,13 @@ impl ChunkSender {
         Ok(Self {
             next_id: config.first_chunk_id,
             packet: vec![0; config.max_slice_packet_size()],
-            config,
             queue: VecDeque::new(),
-            current: None,
-            previous: None,
-            cursor: 0,
+            flights: VecDeque::with_capacity(config.max_chunks_in_flight.min(64)),
+            newest_started: None,
+            recent: VecDeque::new(),
+            next_order: 0,
+            largest_acked_order: None,
+            config,
             budget: 0.0,
             budget_time: None,
             rtt: None,
@@ -263,13 +282,14 @@ impl ChunkSender {
         &self.config
     }
 
-    /// Queues a chunk and returns its id. It goes on the wire at once if no chunk is in
-    /// flight, else after the chunks ahead of it.
+    /// Queues a chunk and returns its id. It goes on the wire at once if the window has
+    /// room (fewer than `max_chunks_in_flight` chunks from the oldest one not yet acked
+    /// to this one), else after the chunks ahead of it.
     ///
     /// # Errors
     /// [`ChunkError::EmptyChunk`], [`ChunkError::ChunkTooLarge`] above
-    /// `slice_size * max_slices` bytes, [`ChunkError::QueueFull`] when
-    /// `max_queued_chunks` chunks already wait.
+    /// `slice_size * max_slices` bytes, [`ChunkError::QueueFull`] when the window is full
+    /// and `max_queued_chunks` chunks already wait.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkError, ChunkSender};
@@ -292,7 +312,8 @@ impl ChunkSender {
                 max,
             });
         }
-        if self.current.is_some() && self.queue.len() >= self.config.max_queued_chunks {
+        let starts_now = self.queue.is_empty() && self.window_has_room(self.next_id);
+        if !starts_now && self.queue.len() >= self.config.max_queued_chunks {
             return Err(ChunkError::QueueFull {
                 capacity: self.config.max_queued_chunks,
             });
@@ -300,9 +321,7 @@ impl ChunkSender {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         self.queue.push_back((id, data));
-        if self.current.is_none() {
-            self.start_next();
-        }
+        self.start_ready();
         Ok(id)
     }
 
@@ -378,48 +397,17 @@ impl ChunkSender {
     pub fn poll_packet(&mut self, now: f64) -> Option<&[u8]> {
         self.refill(now);
         let slice_size = self.config.slice_size;
-        let (delay, loss_delay) = (self.resend_delay(), self.loss_delay());
-        let cur = self.current.as_mut()?;
-        let count = usize::from(cur.slice_count);
-
-        let slice_id = if let Some(next) = cur.burst_next {
-            cur.burst_next = (next + 1..count).find(|&i| !cur.acked[i]);
-            if cur.burst_next.is_none() {
-                // The burst is over: the regular budget applies from here on.
-                self.budget = 0.0;
-                self.budget_time = Some(self.now);
-            }
-            self.stats.burst_packets += 1;
-            next
-        } else {
-            let mut chosen = None;
-            for step in 0..count {
-                let i = (self.cursor + step) % count;
-                if cur.acked[i] || self.now < cur.due(i, delay, loss_delay) {
-                    continue;
-                }
-                let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
-                if self.budget + BUDGET_EPSILON < cost {
-                    // Out of budget: resume from this slice next time.
-                    self.cursor = i;
-                    return None;
-                }
-                self.budget -= cost;
-                self.cursor = (i + 1) % count;
-                chosen = Some(i);
-                break;
-            }
-            chosen?
-        };
-
+        let timing = self.timing();
+        let (flight, slice_id) = self.choose(timing)?;
+        let cur = &mut self.flights[flight];
         if cur.last_sent[slice_id].is_some() {
             self.stats.slices_resent += 1;
             cur.resent[slice_id] = true;
         }
         cur.last_sent[slice_id] = Some(self.now);
-        cur.send_order[slice_id] = cur.next_order;
-        // At most 2^32 sends of one chunk's slices: at 8192 slices, over 500,000 rounds.
-        cur.next_order = cur.next_order.saturating_add(1);
+        cur.send_order[slice_id] = self.next_order;
+        // 2^64 sends: never reached.
+        self.next_order = self.next_order.saturating_add(1);
         let packet = SlicePacket {
             chunk_id: cur.id,
             slice_id: slice_id as u16,
@@ -447,14 +435,18 @@ impl ChunkSender {
     /// assert_eq!(sender.next_send_time(), Some(0.1)); // the resend delay
     /// ```
     pub fn next_send_time(&self) -> Option<f64> {
-        let cur = self.current.as_ref()?;
-        if cur.burst_next.is_some() {
+        if self.flights.iter().any(|cur| cur.burst_next.is_some()) {
             return Some(self.now);
         }
-        let (delay, loss_delay) = (self.resend_delay(), self.loss_delay());
-        let eligible = (0..usize::from(cur.slice_count))
-            .filter(|&i| !cur.acked[i])
-            .map(|i| cur.due(i, delay, loss_delay).max(self.now))
+        let timing = self.timing();
+        let eligible = self
+            .flights
+            .iter()
+            .flat_map(|cur| {
+                (0..usize::from(cur.slice_count))
+                    .filter(|&i| !cur.acked[i])
+                    .map(move |i| cur.due(i, timing).max(self.now))
+            })
             .min_by(f64::total_cmp)?;
         let cost = (self.config.max_slice_packet_size() + self.config.packet_overhead) as f64;
         let funded = match self.budget_time {
@@ -466,10 +458,12 @@ impl ChunkSender {
 
     /// Reads an ack packet: every slice it marks as received counts as acked, the first
     /// time any ack says so (acks may come late, duplicated or out of order). When the
-    /// last slice is acked the chunk is complete and the next queued chunk starts.
+    /// last slice is acked the chunk is complete and the next queued chunk starts (when
+    /// the window has room: the oldest chunk in flight must complete for the window to
+    /// move).
     ///
-    /// An ack for the chunk finished or cancelled last is expected and only counted in
-    /// [`ChunkSenderStats::stale_acks`].
+    /// An ack for one of the chunks finished or cancelled last is expected and only
+    /// counted in [`ChunkSenderStats::stale_acks`].
     ///
     /// # Errors
     /// A malformed packet ([`AckPacket::decode`]),
@@ -496,12 +490,12 @@ impl ChunkSender {
             Err(e) => return Err(self.stats.rejected.record(e)),
         };
         let slice_size = self.config.slice_size;
-        let Some(cur) = self.current.as_mut().filter(|c| c.id == ack.chunk_id) else {
-            if self.previous == Some(ack.chunk_id) {
+        let Some(flight) = self.flights.iter().position(|c| c.id == ack.chunk_id) else {
+            if self.recent.contains(&ack.chunk_id) {
                 self.stats.stale_acks += 1;
                 return Ok(());
             }
-            let expected = self.current.as_ref().map(|c| c.id);
+            let expected = self.flights.front().map(|c| c.id);
             return Err(self
                 .stats
                 .rejected
@@ -510,8 +504,8 @@ impl ChunkSender {
                     found: ack.chunk_id,
                 }));
         };
-        if ack.slice_count != cur.slice_count {
-            let expected = cur.slice_count;
+        if ack.slice_count != self.flights[flight].slice_count {
+            let expected = self.flights[flight].slice_count;
             return Err(self
                 .stats
                 .rejected
@@ -520,9 +514,11 @@ impl ChunkSender {
                     found: ack.slice_count,
                 }));
         }
+        let cur = &mut self.flights[flight];
         self.stats.acks_received += 1;
         // The newly acked slice sent last and only once gives an RTT sample.
         let mut sample: Option<f64> = None;
+        let mut largest = self.largest_acked_order;
         for i in 0..cur.slice_count {
             let slot = usize::from(i);
             // The fuse: unacked -> acked once, never back.
@@ -532,8 +528,7 @@ impl ChunkSender {
                 cur.acked_bytes += cur.slice_range(slot, slice_size).len();
                 if let Some(sent) = cur.last_sent[slot] {
                     let order = cur.send_order[slot];
-                    cur.largest_acked_order =
-                        Some(cur.largest_acked_order.map_or(order, |o| o.max(order)));
+                    largest = Some(largest.map_or(order, |o| o.max(order)));
                     if !cur.resent[slot] {
                         let rtt = (self.now - sent).max(0.0);
                         sample = Some(sample.map_or(rtt, |s: f64| s.min(rtt)));
@@ -541,19 +536,18 @@ impl ChunkSender {
                 }
             }
         }
+        let complete = cur.acked_count == usize::from(cur.slice_count);
+        self.largest_acked_order = largest;
         if let Some(rtt) = sample {
             self.slice_rtt = Some(match self.slice_rtt {
                 None => SliceRtt::first(rtt),
                 Some(estimate) => estimate.update(rtt),
             });
         }
-        if cur.acked_count == usize::from(cur.slice_count) {
-            let id = cur.id;
-            self.current = None;
-            self.previous = Some(id);
-            self.last_completed = Some((id, self.now));
+        if complete {
+            self.finish(flight);
             self.stats.chunks_completed += 1;
-            self.start_next();
+            self.start_ready();
         }
         Ok(())
     }
@@ -561,6 +555,10 @@ impl ChunkSender {
     /// Stops sending the chunk in flight and returns its id; the next queued chunk starts.
     /// The receiver drops the partial chunk when the next chunk's slices reach it (a chunk
     /// whose slices all arrived already may still be delivered).
+    ///
+    /// Only with one chunk in flight (`max_chunks_in_flight` 1, the article's transfer):
+    /// with more, the receiver delivers chunks in order and keeps waiting for the one
+    /// cancelled, so `cancel` returns `None` and changes nothing.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -573,11 +571,14 @@ impl ChunkSender {
     /// assert_eq!(sender.cancel(), None);
     /// ```
     pub fn cancel(&mut self) -> Option<ChunkId> {
-        let cur = self.current.take()?;
-        self.previous = Some(cur.id);
+        if self.config.max_chunks_in_flight != 1 || self.flights.is_empty() {
+            return None;
+        }
+        let id = self.flights[0].id;
+        self.finish(0);
         self.stats.chunks_cancelled += 1;
-        self.start_next();
-        Some(cur.id)
+        self.start_ready();
+        Some(id)
     }
 
     /// Drops every queued chunk (not the one in flight) and returns how many there were.
@@ -598,7 +599,7 @@ impl ChunkSender {
         dropped
     }
 
-    /// Progress of the chunk in flight, `None` when idle.
+    /// Progress of the oldest chunk in flight, `None` when idle.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -606,7 +607,7 @@ impl ChunkSender {
     /// assert!(sender.progress().is_none());
     /// ```
     pub fn progress(&self) -> Option<SendProgress> {
-        self.current.as_ref().map(|cur| SendProgress {
+        self.flights.front().map(|cur| SendProgress {
             chunk_id: cur.id,
             slice_count: cur.slice_count,
             slices_acked: cur.acked_count as u16,
@@ -615,7 +616,9 @@ impl ChunkSender {
         })
     }
 
-    /// The last chunk fully acked, and the `now` of the ack that completed it.
+    /// The newest chunk fully acked along with every chunk sent before it (or
+    /// cancelled), and the `now` of the ack that completed the last of them. With one
+    /// chunk in flight, simply the last chunk completed.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -636,10 +639,25 @@ impl ChunkSender {
     /// assert!(!sender.is_idle());
     /// ```
     pub fn is_idle(&self) -> bool {
-        self.current.is_none() && self.queue.is_empty()
+        self.flights.is_empty() && self.queue.is_empty()
     }
 
-    /// Chunks waiting behind the one in flight.
+    /// Chunks in flight (sent, not yet fully acked).
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let config = ChunkConfig { max_chunks_in_flight: 2, ..Default::default() };
+    /// let mut sender = ChunkSender::new(config).unwrap();
+    /// for byte in 0..3u8 {
+    ///     sender.send(vec![byte]).unwrap();
+    /// }
+    /// assert_eq!((sender.chunks_in_flight(), sender.queued_chunks()), (2, 1));
+    /// ```
+    pub fn chunks_in_flight(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// Chunks waiting behind the ones in flight.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -663,27 +681,115 @@ impl ChunkSender {
         &self.stats
     }
 
-    fn start_next(&mut self) {
-        let Some((id, data)) = self.queue.pop_front() else {
+    /// Whether chunk `id` may go in flight: it is less than `max_chunks_in_flight` past
+    /// the oldest chunk in flight (the receiver's window), and that many are not already
+    /// in flight.
+    fn window_has_room(&self, id: ChunkId) -> bool {
+        let k = self.config.max_chunks_in_flight;
+        match self.flights.front() {
+            None => true,
+            Some(oldest) => self.flights.len() < k && usize::from(id.wrapping_sub(oldest.id)) < k,
+        }
+    }
+
+    /// Puts queued chunks in flight while the window has room.
+    fn start_ready(&mut self) {
+        while let Some(&(id, _)) = self.queue.front() {
+            if !self.window_has_room(id) {
+                break;
+            }
+            let Some((id, data)) = self.queue.pop_front() else {
+                break;
+            };
+            // send() refused empty chunks and chunks above max_slices (<= 8192) slices.
+            let count = data.len().div_ceil(self.config.slice_size);
+            self.flights.push_back(InFlight {
+                id,
+                data,
+                slice_count: count as u16,
+                acked: vec![false; count],
+                acked_count: 0,
+                acked_bytes: 0,
+                last_sent: vec![None; count],
+                resent: vec![false; count],
+                send_order: vec![0; count],
+                cursor: 0,
+                burst_next: self.config.initial_burst.then_some(0),
+            });
+            self.newest_started = Some(id);
+            self.stats.max_chunks_in_flight_seen = self
+                .stats
+                .max_chunks_in_flight_seen
+                .max(self.flights.len() as u64);
+        }
+    }
+
+    /// Takes chunk `flights[index]` out of flight (completed or cancelled): its late
+    /// acks become stale, and when it was the oldest, the chunks up to the new oldest
+    /// (or all started) are done in order.
+    fn finish(&mut self, index: usize) {
+        let Some(done) = self.flights.remove(index) else {
             return;
         };
-        // send() refused empty chunks and chunks above max_slices (<= 8192) slices.
-        let count = data.len().div_ceil(self.config.slice_size);
-        self.cursor = 0;
-        self.current = Some(InFlight {
-            id,
-            data,
-            slice_count: count as u16,
-            acked: vec![false; count],
-            acked_count: 0,
-            acked_bytes: 0,
-            last_sent: vec![None; count],
-            resent: vec![false; count],
-            send_order: vec![0; count],
-            next_order: 0,
-            largest_acked_order: None,
-            burst_next: self.config.initial_burst.then_some(0),
-        });
+        if self.recent.len() >= self.config.max_chunks_in_flight {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(done.id);
+        if index == 0 {
+            let in_order = match self.flights.front() {
+                Some(oldest) => oldest.id.wrapping_sub(1),
+                None => self.newest_started.unwrap_or(done.id),
+            };
+            self.last_completed = Some((in_order, self.now));
+        }
+    }
+
+    /// The resend timing now.
+    fn timing(&self) -> Timing {
+        Timing {
+            delay: self.resend_delay(),
+            loss_delay: self.loss_delay(),
+            largest_acked_order: self.largest_acked_order,
+        }
+    }
+
+    /// The next slice to send, `(flight, slice)`: the initial burst of a chunk first,
+    /// then, oldest chunk first, the first due slice round-robin from the chunk's
+    /// cursor, within the budget (charged here).
+    fn choose(&mut self, timing: Timing) -> Option<(usize, usize)> {
+        let slice_size = self.config.slice_size;
+        if let Some(flight) = self.flights.iter().position(|c| c.burst_next.is_some()) {
+            let cur = &mut self.flights[flight];
+            let next = cur.burst_next?;
+            let count = usize::from(cur.slice_count);
+            cur.burst_next = (next + 1..count).find(|&i| !cur.acked[i]);
+            if cur.burst_next.is_none() {
+                // The burst is over: the regular budget applies from here on.
+                self.budget = 0.0;
+                self.budget_time = Some(self.now);
+            }
+            self.stats.burst_packets += 1;
+            return Some((flight, next));
+        }
+        for (flight, cur) in self.flights.iter_mut().enumerate() {
+            let count = usize::from(cur.slice_count);
+            for step in 0..count {
+                let i = (cur.cursor + step) % count;
+                if cur.acked[i] || self.now < cur.due(i, timing) {
+                    continue;
+                }
+                let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
+                if self.budget + BUDGET_EPSILON < cost {
+                    // Out of budget: resume from this slice next time.
+                    cur.cursor = i;
+                    return None;
+                }
+                self.budget -= cost;
+                cur.cursor = (i + 1) % count;
+                return Some((flight, i));
+            }
+        }
+        None
     }
 
     /// Moves the clock forward (never back: a late `now` changes nothing).

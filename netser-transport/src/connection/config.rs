@@ -11,6 +11,16 @@ pub const DEFAULT_MTU: usize = 1200;
 /// The default largest block message: 256 KiB.
 pub const DEFAULT_MAX_BLOCK_SIZE: usize = 256 * 1024;
 
+/// The default blocks in flight at once, each way
+/// ([`ChunkConfig::max_chunks_in_flight`] of [`ConnectionConfig::chunk`]): 32. A block
+/// costs at least a round trip, and under loss two or three; with one in flight, a
+/// path with a 2-second round trip delivers a block every 4 to 6 seconds, whatever its
+/// bandwidth. Each side holds up to this many blocks of `max_block_size` in flight.
+pub const DEFAULT_BLOCKS_IN_FLIGHT: usize = 32;
+
+/// Blocks in flight in [`ConnectionConfig::for_many_clients`].
+const MANY_CLIENTS_BLOCKS_IN_FLIGHT: usize = 2;
+
 /// The default [`ConnectionConfig::ack_delay`]: 50 ms.
 pub const DEFAULT_ACK_DELAY: f64 = 0.05;
 
@@ -23,7 +33,8 @@ pub const MAX_CHANNELS: usize = 64;
 
 /// A [`Connection`](super::Connection)'s settings. Both sides must use the same channel
 /// list, `mtu`-independent wire settings (each channel's kind, `receive_queue_size` and
-/// `max_messages_per_packet`), and chunk `slice_size` / `max_slices` / `first_chunk_id`.
+/// `max_messages_per_packet`), and chunk `slice_size` / `max_slices` / `first_chunk_id`
+/// / `max_chunks_in_flight`.
 ///
 /// The default has two channels: 0 reliable-ordered, 1 unreliable.
 ///
@@ -92,9 +103,13 @@ pub struct ConnectionConfig {
     /// The packet endpoint's settings. `fragment_above` must be at least
     /// `mtu - 9` (the connection never fragments at the endpoint).
     pub endpoint: endpoint::Config,
-    /// The block path's settings (slices, bandwidth, resends). Once the RTT is known, a
-    /// slice is resent after `chunk.resend_rtt_factor` times the endpoint's
-    /// retransmission timeout ([`Stats::rto`](crate::endpoint::Stats::rto)).
+    /// The block path's settings (slices, bandwidth, resends, blocks in flight). Once
+    /// the RTT is known, a slice is resent after `chunk.resend_rtt_factor` times the
+    /// endpoint's retransmission timeout ([`Stats::rto`](crate::endpoint::Stats::rto)).
+    /// `chunk.max_chunks_in_flight` blocks travel at once, default
+    /// [`DEFAULT_BLOCKS_IN_FLIGHT`] (32, where [`ChunkConfig`]'s own default is the
+    /// article's 1): each side holds up to that many blocks of `max_block_size` in flight,
+    /// and the receiver refuses slices of blocks past them.
     pub chunk: ChunkConfig,
 }
 
@@ -121,7 +136,10 @@ impl Default for ConnectionConfig {
                 max_reassembly_bytes: 2 * endpoint::Config::default().fragment_size,
                 ..endpoint::Config::default()
             },
-            chunk: ChunkConfig::default(),
+            chunk: ChunkConfig {
+                max_chunks_in_flight: DEFAULT_BLOCKS_IN_FLIGHT,
+                ..ChunkConfig::default()
+            },
         }
     }
 }
@@ -172,23 +190,25 @@ impl ConnectionConfig {
     }
 
     /// This configuration sized for a server of many clients: each channel's queues
-    /// and `max_messages_per_packet` 64 (default 1024, 1024, 256), endpoint windows of
-    /// 256 packets (1024), an RTT history of 64 samples (512), blocks of at most 16
-    /// slices (`max_block_size` 16 slices, 16 KiB with the default 1024-byte slices,
-    /// where the default is 256 KiB), two blocks queued to send and two received
-    /// waiting (8 and 8). The channel kinds, MTU, bandwidth and ack delay are kept.
+    /// and `max_messages_per_packet` 64 (default 2048 on a reliable channel and 1024
+    /// on an unreliable one, and 256), endpoint windows of 256 packets (1024), an RTT
+    /// history of 64 samples (512), blocks of at most 16 slices (`max_block_size` 16
+    /// slices, 16 KiB with the default 1024-byte slices, where the default is 256 KiB),
+    /// two blocks in flight each way (32), two queued to send and two received waiting
+    /// (8 and 8). The channel kinds, MTU, bandwidth and ack delay are kept.
     ///
     /// With the default two channels a connection then holds about 45 KiB once
-    /// connected and at most about 0.34 MiB under any load
+    /// connected and at most about 0.36 MiB under any load
     /// ([`Connection::memory_bound`](super::Connection::memory_bound)), where the
-    /// default holds about 220 KiB and is bounded by about 8 MiB: a thousand clients
-    /// take at most about 340 MiB, whatever they send and however they ack.
+    /// default holds about 220 KiB and is bounded by about 25 MiB (32 blocks of 256 KiB
+    /// in flight each way make most of it): a thousand clients take at most about
+    /// 360 MiB, whatever they send and however they ack.
     ///
     /// Both sides of a connection use the same preset: a channel's
     /// `receive_queue_size` and `max_messages_per_packet` are part of the wire
     /// agreement. A game that sends larger blocks (a level, a save) raises the bound
     /// with [`with_max_block_size`](Self::with_max_block_size) on both sides: each
-    /// byte of `max_block_size` adds about seven to the bound (two blocks queued, one in
+    /// byte of `max_block_size` adds about eight to the bound (two blocks queued, two in
     /// flight, two being received, two waiting).
     ///
     /// ```
@@ -215,6 +235,7 @@ impl ConnectionConfig {
         self.endpoint.received_packets_buffer_size = 256;
         self.endpoint.rtt_history_size = 64;
         self.chunk.max_queued_chunks = 2;
+        self.chunk.max_chunks_in_flight = MANY_CLIENTS_BLOCKS_IN_FLIGHT;
         self.max_received_blocks = 2;
         self.chunk.max_slices = 16;
         self.max_block_size = self.chunk.max_chunk_size();

@@ -69,8 +69,9 @@ impl From<DefaultChannel> for ChannelId {
 ///
 /// The id covers both message schemas (in their fixed order, client's first), the
 /// snapshot schema, each channel's kind, receive window and messages per packet, and the
-/// connection's MTU, largest block and slice size; settings that only pace one side
-/// (bandwidth, send queues, resend delays, priorities) may differ.
+/// connection's MTU, largest block, slice size and blocks in flight (the receiver refuses
+/// slices of blocks past its window); settings that only pace one side (bandwidth, send
+/// queues, resend delays, priorities) may differ.
 ///
 /// ```
 /// use netser_transport::connection::ConnectionConfig;
@@ -161,6 +162,17 @@ impl<C: NetSerialize, S: NetSerialize, Snap: NetDelta> Protocol<C, S, Snap> {
 
     /// The protocol id: the hash of everything both sides must agree on (see the type's
     /// docs), carried in every connect token and netcode packet.
+    ///
+    /// ```
+    /// use netser_transport::connection::ConnectionConfig;
+    /// use netser_transport::netcode::Protocol;
+    /// let mut one_block = ConnectionConfig::default();
+    /// one_block.chunk.max_chunks_in_flight = 1;
+    /// assert_ne!(
+    ///     Protocol::<u8, u8>::with_connection(one_block).id(),
+    ///     Protocol::<u8, u8>::with_connection(ConnectionConfig::default()).id()
+    /// );
+    /// ```
     pub fn id(&self) -> u64 {
         let mut id = super::protocol_id_with_snapshot::<C, S, Snap>();
         id = combine(id, fnv1a(b"channels"));
@@ -178,6 +190,7 @@ impl<C: NetSerialize, S: NetSerialize, Snap: NetDelta> Protocol<C, S, Snap> {
         id = combine(id, self.connection.mtu as u64);
         id = combine(id, self.connection.max_block_size as u64);
         id = combine(id, self.connection.chunk.slice_size as u64);
+        id = combine(id, self.connection.chunk.max_chunks_in_flight as u64);
         if self.game_version != 0 {
             id = combine(combine(id, fnv1a(b"game version")), self.game_version);
         }

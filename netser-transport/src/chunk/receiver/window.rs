@@ -1,0 +1,256 @@
+//! The receiver of several chunks in flight (`max_chunks_in_flight` above 1): a window of
+//! that many reassemblies from the oldest chunk not yet taken, delivered in order.
+//!
+//! The sender only sends a chunk less than `max_chunks_in_flight` past the oldest one it
+//! has not seen fully acked, and that one is never older than the oldest chunk this
+//! receiver has not completed. So a slice of a chunk at least `max_chunks_in_flight`
+//! past the oldest incomplete one comes from no sender that agrees on the setting: it is
+//! refused ([`ChunkPacketError::ChunkBeyondWindow`]) and never stored. A slice of a chunk
+//! within that reach but past the window (completed chunks wait to be taken) is dropped
+//! and counted, as the single-chunk receiver drops slices while a chunk waits: the
+//! sender resends it.
+
+use std::collections::VecDeque;
+
+use super::{Reassembly, RETURN_AFTER_REFUSED_SLICES};
+use crate::chunk::packet::{bitfield_bytes, AckPacket, SlicePacket};
+use crate::chunk::receiver::{ChunkReceiverStats, ReceiveProgress, ReceivedChunk};
+use crate::chunk::{ChunkConfig, ChunkId, ChunkPacketError};
+use crate::sequence::sequence_greater_than;
+
+/// One chunk id of the window.
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    /// Its slices so far; `None` before the first.
+    reassembly: Option<Reassembly>,
+    complete: bool,
+    ack_owed: bool,
+    /// Slices with another slice count refused since the last new slice: past
+    /// [`RETURN_AFTER_REFUSED_SLICES`] the count they carry wins (a forged or corrupted
+    /// slice must not wedge the chunk).
+    refused: u32,
+}
+
+/// A chunk taken by the user whose slices may still come (our acks were lost): answered
+/// with a full ack.
+#[derive(Debug, Clone)]
+struct Taken {
+    id: ChunkId,
+    slice_count: u16,
+    ack_owed: bool,
+    /// Slices with another slice count refused; past [`RETURN_AFTER_REFUSED_SLICES`]
+    /// they get a full ack of their own count (a chunk id completes at most once).
+    refused: u32,
+}
+
+/// The window: `slots[i]` is chunk `base + i`.
+#[derive(Debug, Clone)]
+pub(super) struct Window {
+    base: ChunkId,
+    slots: VecDeque<Slot>,
+    /// The last `max_chunks_in_flight` chunks taken, oldest first.
+    taken: VecDeque<Taken>,
+}
+
+impl Window {
+    pub(super) fn new(config: &ChunkConfig) -> Self {
+        let k = config.max_chunks_in_flight;
+        Self {
+            base: config.first_chunk_id,
+            slots: (0..k).map(|_| Slot::default()).collect(),
+            taken: VecDeque::with_capacity(k),
+        }
+    }
+
+    /// The oldest chunk not completed, as an offset from `base` (`slots.len()` when all
+    /// are complete).
+    fn first_incomplete(&self) -> usize {
+        self.slots
+            .iter()
+            .position(|slot| !slot.complete)
+            .unwrap_or(self.slots.len())
+    }
+
+    pub(super) fn receive(
+        &mut self,
+        slice: &SlicePacket<'_>,
+        now: f64,
+        config: &ChunkConfig,
+        stats: &mut ChunkReceiverStats,
+    ) -> Result<(), ChunkPacketError> {
+        let id = slice.chunk_id;
+        if let Some(taken) = self.taken.iter_mut().find(|t| t.id == id) {
+            if slice.slice_count != taken.slice_count {
+                taken.refused = taken.refused.saturating_add(1);
+                if taken.refused <= RETURN_AFTER_REFUSED_SLICES {
+                    return Err(stats.rejected.record(ChunkPacketError::SliceCountChanged {
+                        expected: taken.slice_count,
+                        found: slice.slice_count,
+                    }));
+                }
+                // The chunk completed under this id was forged or corrupted; the genuine
+                // one gets its full ack and is lost, as in the single-chunk receiver.
+                taken.slice_count = slice.slice_count;
+                stats.displaced_slices += 1;
+            } else {
+                stats.stale_slices += 1;
+            }
+            taken.ack_owed = true;
+            return Ok(());
+        }
+        let offset = usize::from(id.wrapping_sub(self.base));
+        if let Some(slot) = self.slots.get_mut(offset) {
+            return Self::store(slot, slice, now, config, stats);
+        }
+        if sequence_greater_than(id, self.base) {
+            let first = self.first_incomplete();
+            if offset < first + self.slots.len() {
+                // Within the sender's reach: completed chunks wait to be taken.
+                stats.discarded_while_ready += 1;
+                return Ok(());
+            }
+            let oldest_incomplete = self.base.wrapping_add(first as u16);
+            return Err(stats.rejected.record(ChunkPacketError::ChunkBeyondWindow {
+                oldest_incomplete,
+                found: id,
+            }));
+        }
+        Err(stats.rejected.record(ChunkPacketError::UnexpectedChunk {
+            expected: self.base,
+            found: id,
+        }))
+    }
+
+    fn store(
+        slot: &mut Slot,
+        slice: &SlicePacket<'_>,
+        now: f64,
+        config: &ChunkConfig,
+        stats: &mut ChunkReceiverStats,
+    ) -> Result<(), ChunkPacketError> {
+        let reassembly = slot.reassembly.get_or_insert_with(|| {
+            let mut r = Reassembly::empty(config.max_slices.div_ceil(8));
+            r.restart(slice.slice_count, config.slice_size, now);
+            r
+        });
+        if reassembly.slice_count != slice.slice_count {
+            slot.refused = slot.refused.saturating_add(1);
+            if slot.complete || slot.refused <= RETURN_AFTER_REFUSED_SLICES {
+                return Err(stats.rejected.record(ChunkPacketError::SliceCountChanged {
+                    expected: reassembly.slice_count,
+                    found: slice.slice_count,
+                }));
+            }
+            stats.abandoned_chunks += 1;
+            stats.returned_to_older_chunk += 1;
+            reassembly.restart(slice.slice_count, config.slice_size, now);
+        }
+        slot.ack_owed = true;
+        let i = usize::from(slice.slice_id);
+        let (byte, bit) = (i / 8, 1u8 << (i % 8));
+        if reassembly.received[byte] & bit != 0 {
+            stats.duplicate_slices += 1;
+            return Ok(());
+        }
+        let start = i * config.slice_size;
+        reassembly.data[start..start + slice.data.len()].copy_from_slice(slice.data);
+        reassembly.received[byte] |= bit;
+        slot.refused = 0;
+        reassembly.received_count += 1;
+        reassembly.received_bytes += slice.data.len();
+        stats.slices_received += 1;
+        if slice.is_last() {
+            reassembly.chunk_size = Some(start + slice.data.len());
+        }
+        if reassembly.received_count == usize::from(reassembly.slice_count) {
+            slot.complete = true;
+            stats.chunks_completed += 1;
+        }
+        Ok(())
+    }
+
+    pub(super) fn has_ack_owed(&self) -> bool {
+        self.taken.iter().any(|t| t.ack_owed) || self.slots.iter().any(|s| s.ack_owed)
+    }
+
+    /// The next ack owed (chunks taken first, then the window in order), its bitfield in
+    /// `full_bits` for a chunk taken.
+    pub(super) fn next_ack<'a>(&'a mut self, full_bits: &'a mut [u8]) -> Option<AckPacket<'a>> {
+        if let Some(taken) = self.taken.iter_mut().find(|t| t.ack_owed) {
+            taken.ack_owed = false;
+            let slice_count = taken.slice_count;
+            let bytes = bitfield_bytes(slice_count);
+            let bits = &mut full_bits[..bytes];
+            bits.fill(0xff);
+            if slice_count % 8 != 0 {
+                bits[bytes - 1] = (1u8 << (slice_count % 8)) - 1;
+            }
+            return Some(AckPacket {
+                chunk_id: taken.id,
+                slice_count,
+                received: bits,
+            });
+        }
+        let base = self.base;
+        let (offset, slot) = self
+            .slots
+            .iter_mut()
+            .enumerate()
+            .find(|(_, s)| s.ack_owed)?;
+        slot.ack_owed = false;
+        let reassembly = slot.reassembly.as_ref()?;
+        Some(AckPacket {
+            chunk_id: base.wrapping_add(offset as u16),
+            slice_count: reassembly.slice_count,
+            received: &reassembly.received[..bitfield_bytes(reassembly.slice_count)],
+        })
+    }
+
+    pub(super) fn is_ready(&self) -> bool {
+        self.slots.front().is_some_and(|s| s.complete)
+    }
+
+    /// Takes the oldest chunk if complete; the window moves one chunk on.
+    pub(super) fn take(&mut self) -> Option<ReceivedChunk> {
+        if !self.is_ready() {
+            return None;
+        }
+        let slot = self.slots.pop_front()?;
+        self.slots.push_back(Slot::default());
+        let id = self.base;
+        self.base = self.base.wrapping_add(1);
+        let reassembly = slot.reassembly?;
+        if self.taken.len() >= self.slots.len() {
+            self.taken.pop_front();
+        }
+        self.taken.push_back(Taken {
+            id,
+            slice_count: reassembly.slice_count,
+            ack_owed: slot.ack_owed,
+            refused: 0,
+        });
+        let mut data = reassembly.data;
+        data.truncate(reassembly.chunk_size.unwrap_or(0));
+        Some(ReceivedChunk { id, data })
+    }
+
+    /// The oldest chunk with a slice received.
+    pub(super) fn progress(&self) -> Option<ReceiveProgress> {
+        self.slots.iter().enumerate().find_map(|(offset, slot)| {
+            let r = slot.reassembly.as_ref()?;
+            Some(ReceiveProgress {
+                chunk_id: self.base.wrapping_add(offset as u16),
+                slice_count: r.slice_count,
+                slices_received: r.received_count as u16,
+                bytes_received: r.received_bytes,
+                chunk_size: r.chunk_size,
+                started_at: r.started_at,
+            })
+        })
+    }
+
+    /// Chunks completed and waiting to be taken, or being received.
+    pub(super) fn chunks_held(&self) -> usize {
+        self.slots.iter().filter(|s| s.reassembly.is_some()).count()
+    }
+}
