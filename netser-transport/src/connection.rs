@@ -490,7 +490,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     }
 
     /// The next datagram to send at `now`, each at most `mtu` bytes: slice acks, then
-    /// slices of the block in flight, then a packet of messages (it carries every ack
+    /// slices of the blocks in flight, then a packet of messages (it carries every ack
     /// owed), or of acks only when an ack has waited
     /// [`ack_delay`](ConnectionConfig::ack_delay) for a packet to carry it. Call until
     /// `None` once per frame after [`handle_timeout`](Self::handle_timeout).

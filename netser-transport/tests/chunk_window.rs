@@ -316,3 +316,61 @@ fn a_forged_slice_count_in_the_window_is_outlived() {
     assert_eq!(taken, [(0, 1), (1, 1), (2, 5)]);
     assert_eq!(receiver.stats().returned_to_older_chunk, 1);
 }
+
+/// The receiver answers the last `K` chunks taken with full acks and no more: a slice of
+/// an older chunk is refused. A forged chunk that took an id is outlived too: past 16
+/// refused slices with another count, the genuine chunk gets a full ack (a chunk id
+/// completes at most once), so its sender is never stuck.
+#[test]
+fn chunks_taken_are_remembered_k_deep() {
+    let mut receiver = ChunkReceiver::new(config(2)).unwrap();
+    for chunk in 0..3u16 {
+        receiver.receive_slice(0.0, &slice(chunk, 0, 1)).unwrap();
+        assert_eq!(receiver.take_chunk().unwrap().id, chunk);
+    }
+    while receiver.poll_ack(0.0).is_some() {}
+    // Chunks 1 and 2 are remembered; chunk 0 is not.
+    receiver.receive_slice(0.0, &slice(1, 0, 1)).unwrap();
+    receiver.receive_slice(0.0, &slice(2, 0, 1)).unwrap();
+    assert_eq!(receiver.stats().stale_slices, 2);
+    assert!(matches!(
+        receiver.receive_slice(0.0, &slice(0, 0, 1)),
+        Err(ChunkPacketError::UnexpectedChunk {
+            expected: 3,
+            found: 0
+        })
+    ));
+    while receiver.poll_ack(0.0).is_some() {}
+    // Chunk 2 completed with one slice; slices saying it has two keep coming.
+    for _ in 0..16 {
+        assert!(matches!(
+            receiver.receive_slice(0.0, &slice(2, 1, 2)),
+            Err(ChunkPacketError::SliceCountChanged {
+                expected: 1,
+                found: 2
+            })
+        ));
+    }
+    assert_eq!(receiver.poll_ack(0.0), None);
+    receiver.receive_slice(0.0, &slice(2, 1, 2)).unwrap();
+    assert_eq!(receiver.stats().displaced_slices, 1);
+    assert_eq!(receiver.poll_ack(0.0), Some(&[0xc2, 2, 0, 2, 0, 0b11][..]));
+    assert_eq!(receiver.stats().rejected.total(), 17);
+}
+
+/// With one chunk in flight a cancel still works as the article's transfer has it, and
+/// a cancelled chunk is not reported completed.
+#[test]
+fn one_chunk_in_flight_still_cancels() {
+    let mut sender = ChunkSender::new(config(1)).unwrap();
+    let first = sender.send(vec![1; 4]).unwrap();
+    let second = sender.send(vec![2; 4]).unwrap();
+    assert_eq!(sender.chunks_in_flight(), 1);
+    assert_eq!(sender.cancel(), Some(first));
+    assert_eq!(sender.last_completed(), None);
+    assert_eq!(sender.progress().unwrap().chunk_id, second);
+    sender.receive_ack(0.1, &[0xc2, 1, 0, 1, 0, 1]).unwrap();
+    assert_eq!(sender.last_completed(), Some((second, 0.1)));
+    // A late ack of the cancelled chunk: not the last one finished any more.
+    assert!(sender.receive_ack(0.2, &[0xc2, 0, 0, 1, 0, 1]).is_err());
+}

@@ -545,7 +545,7 @@ impl ChunkSender {
             });
         }
         if complete {
-            self.finish(flight);
+            self.finish(flight, true);
             self.stats.chunks_completed += 1;
             self.start_ready();
         }
@@ -575,7 +575,7 @@ impl ChunkSender {
             return None;
         }
         let id = self.flights[0].id;
-        self.finish(0);
+        self.finish(0, false);
         self.stats.chunks_cancelled += 1;
         self.start_ready();
         Some(id)
@@ -616,9 +616,9 @@ impl ChunkSender {
         })
     }
 
-    /// The newest chunk fully acked along with every chunk sent before it (or
-    /// cancelled), and the `now` of the ack that completed the last of them. With one
-    /// chunk in flight, simply the last chunk completed.
+    /// The newest chunk fully acked along with every chunk sent before it, and the `now`
+    /// of the ack that completed the last of them. With one chunk in flight, simply the
+    /// last chunk completed (a cancelled one does not count).
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
@@ -724,10 +724,10 @@ impl ChunkSender {
         }
     }
 
-    /// Takes chunk `flights[index]` out of flight (completed or cancelled): its late
-    /// acks become stale, and when it was the oldest, the chunks up to the new oldest
-    /// (or all started) are done in order.
-    fn finish(&mut self, index: usize) {
+    /// Takes chunk `flights[index]` out of flight (`completed`, or cancelled): its late
+    /// acks become stale, and when it completed as the oldest, the chunks up to the new
+    /// oldest (or all started) are complete in order.
+    fn finish(&mut self, index: usize, completed: bool) {
         let Some(done) = self.flights.remove(index) else {
             return;
         };
@@ -735,7 +735,7 @@ impl ChunkSender {
             self.recent.pop_front();
         }
         self.recent.push_back(done.id);
-        if index == 0 {
+        if completed && index == 0 {
             let in_order = match self.flights.front() {
                 Some(oldest) => oldest.id.wrapping_sub(1),
                 None => self.newest_started.unwrap_or(done.id),
