@@ -99,9 +99,12 @@ pub use packet::{
     AckPacket, SlicePacket, ACK_HEADER_BYTES, ACK_PACKET_TYPE, LAST_SLICE_HEADER_BYTES,
     SLICE_HEADER_BYTES, SLICE_PACKET_TYPE,
 };
+pub(crate) use receiver::RECEIVER_PER_CHUNK_STATE_BYTES;
 pub use receiver::{ChunkReceiver, ChunkReceiverStats, ReceiveProgress, ReceivedChunk};
-pub(crate) use sender::PER_SLICE_STATE_BYTES;
 pub use sender::{ChunkSender, ChunkSenderStats, SendProgress};
+pub(crate) use sender::{
+    PER_CHUNK_STATE_BYTES as SENDER_PER_CHUNK_STATE_BYTES, PER_SLICE_STATE_BYTES,
+};
 
 use std::fmt;
 

@@ -612,12 +612,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// bounded ack list and one outgoing packet), each channel's send queue full of the
     /// largest messages that fit a packet and its sent-packet map full, each receive
     /// queue full, the block sender's queue and the `chunk.max_chunks_in_flight` blocks
-    /// in flight (with their per-slice state), the blocks being received (as many, and
-    /// at least two: with one in flight the chunk receiver may hold a partial block a
-    /// forged slice moved it away from) with their bitfields, and the received blocks
-    /// waiting, all at `max_block_size`, and the scratch buffers. Heap memory owned by received messages (a `Vec` or `String`
-    /// field) comes on top, bounded by the message type's declared limits. A bound
-    /// larger than `usize::MAX` (from huge queue settings) is reported as `usize::MAX`.
+    /// in flight (with their per-chunk and per-slice state), the blocks being received
+    /// (as many, and at least two: with one in flight the chunk receiver may hold a
+    /// partial block a forged slice moved it away from) with their bitfields, and the
+    /// received blocks waiting, all at `max_block_size`, and the scratch buffers. Heap
+    /// memory owned by received messages (a `Vec` or `String` field) comes on top,
+    /// bounded by the message type's declared limits. A bound larger than `usize::MAX`
+    /// (from huge queue settings) is reported as `usize::MAX`.
     ///
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
@@ -669,6 +670,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .chunk
                     .max_slices
                     .saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES)
+                    .saturating_add(crate::chunk::SENDER_PER_CHUNK_STATE_BYTES)
+                    .saturating_add(crate::chunk::RECEIVER_PER_CHUNK_STATE_BYTES)
                     .saturating_mul(in_flight),
             )
             .saturating_add(

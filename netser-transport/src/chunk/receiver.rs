@@ -6,6 +6,7 @@ use super::{ChunkConfig, ChunkError, ChunkId, ChunkPacketError, ChunkRejections}
 use crate::sequence::sequence_greater_than;
 
 mod window;
+pub(crate) use window::PER_CHUNK_STATE_BYTES as RECEIVER_PER_CHUNK_STATE_BYTES;
 
 /// Slices of an older chunk refused, with no progress on the current one, before the
 /// receiver goes back to that older chunk (see [`ChunkReceiver::receive_slice`]).

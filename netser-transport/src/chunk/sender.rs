@@ -108,6 +108,11 @@ pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
     + core::mem::size_of::<Option<f64>>()
     + core::mem::size_of::<u64>();
 
+/// The bytes the sender keeps per chunk in flight besides its data and per-slice
+/// state (its entry in the flights and in the chunks finished last), for memory bounds.
+pub(crate) const PER_CHUNK_STATE_BYTES: usize =
+    core::mem::size_of::<InFlight>() + core::mem::size_of::<ChunkId>();
+
 #[derive(Debug, Clone)]
 struct InFlight {
     id: ChunkId,

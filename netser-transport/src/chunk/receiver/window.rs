@@ -18,6 +18,11 @@ use crate::chunk::receiver::{ChunkReceiverStats, ReceiveProgress, ReceivedChunk}
 use crate::chunk::{ChunkConfig, ChunkId, ChunkPacketError};
 use crate::sequence::sequence_greater_than;
 
+/// The bytes the receiver keeps per chunk of its window besides the chunk's data and
+/// bitfield (its slot, and its entry among the chunks taken), for memory bounds.
+pub(crate) const PER_CHUNK_STATE_BYTES: usize =
+    core::mem::size_of::<Slot>() + core::mem::size_of::<Taken>();
+
 /// One chunk id of the window.
 #[derive(Debug, Clone, Default)]
 struct Slot {
