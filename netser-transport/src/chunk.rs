@@ -27,8 +27,8 @@
 //!
 //! One sender/receiver pair per direction: a server that also receives chunks from its
 //! clients keeps a `ChunkSender` and a `ChunkReceiver` per client. Both sides must use the
-//! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`] and
-//! [`ChunkConfig::first_chunk_id`].
+//! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`],
+//! [`ChunkConfig::first_chunk_id`] and [`ChunkConfig::max_chunks_in_flight`].
 //!
 //! Slices are not authenticated at this layer (run it under netcode, whose AEAD is, for
 //! that). A corrupted or forged slice with a newer chunk id moves the receiver forward;
@@ -190,8 +190,8 @@ pub struct ChunkConfig {
     /// delivers them in order. Each side then holds up to this many chunks of
     /// `slice_size * max_slices` bytes.
     pub max_chunks_in_flight: usize,
-    /// Shortest time between two acks from the receiver, seconds. Default 0: one ack per
-    /// [`ChunkReceiver::poll_ack`] call that has news.
+    /// Shortest time between two acks from the receiver, seconds (whatever chunks they
+    /// ack). Default 0: one ack per [`ChunkReceiver::poll_ack`] call that has news.
     pub ack_interval: f64,
 }
 

@@ -413,7 +413,9 @@ impl ChunkReceiver {
 
     /// The next ack packet to send back at `now`, or `None` when there is no news or the
     /// last ack was less than `ack_interval` ago. An ack goes out after any slice of the
-    /// current chunk (new or not) and after any slice of the chunk taken last.
+    /// current chunk (new or not) and after any slice of the chunk taken last. With
+    /// several chunks in flight, one ack per chunk with news (chunks taken first, then
+    /// the window in order): call it until `None`.
     ///
     /// ```
     /// use netser_transport::chunk::{ChunkConfig, ChunkReceiver};
