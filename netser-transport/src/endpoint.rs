@@ -174,6 +174,10 @@ pub struct Endpoint {
     ack_received_at: Option<f64>,
     /// Smoothed time between packets received at different times, and the last time.
     peer_interval: f64,
+    /// The largest ack delay the peer reported, if it reports them (datagrams taken by
+    /// [`handle_datagram_with_ack_delay`](Self::handle_datagram_with_ack_delay)): the
+    /// longest it holds an ack, whatever the interval between its packets.
+    peer_max_ack_delay: Option<f64>,
     last_receive_time: Option<f64>,
     stats: Stats,
     counters: Counters,
@@ -230,6 +234,7 @@ impl Endpoint {
             seen_acks: (u16::MAX, 0),
             ack_received_at: None,
             peer_interval: 0.0,
+            peer_max_ack_delay: None,
             last_receive_time: None,
             stats: Stats::default(),
             counters: Counters::default(),
@@ -430,7 +435,7 @@ impl Endpoint {
         now: f64,
         datagram: &'a [u8],
     ) -> Result<Option<Received<'a>>, ReceiveError> {
-        self.handle_datagram_with_ack_delay(now, datagram, 0.0)
+        self.receive(now, datagram, None)
     }
 
     /// [`handle_datagram`](Self::handle_datagram) for a datagram whose packet says how
@@ -440,6 +445,11 @@ impl Endpoint {
     /// the delay (never below 0), so [`Stats::rtt`] is the path's round trip rather than
     /// the path's plus the time the peer waited for a packet to carry the ack. A packet
     /// reassembled from fragments takes no delay (its payload is read after its acks).
+    ///
+    /// A peer whose datagrams come this way reports its delays: the retransmission
+    /// timeout ([`Stats::rto`]) then allows for no more ack delay than the largest it
+    /// reported, however long the peer goes without sending (a peer that only acks
+    /// sends as seldom as it receives).
     ///
     /// # Errors
     ///
@@ -466,9 +476,28 @@ impl Endpoint {
         datagram: &'a [u8],
         ack_delay: f64,
     ) -> Result<Option<Received<'a>>, ReceiveError> {
+        self.receive(now, datagram, Some(ack_delay))
+    }
+
+    /// Both entry points: `ack_delay` is `None` when the peer reports none.
+    fn receive<'a>(
+        &'a mut self,
+        now: f64,
+        datagram: &'a [u8],
+        ack_delay: Option<f64>,
+    ) -> Result<Option<Received<'a>>, ReceiveError> {
         self.counters.datagrams_received += 1;
         self.time = now;
-        match self.process_datagram(now, datagram, ack_delay) {
+        if let Some(delay) = ack_delay.filter(|d| d.is_finite()) {
+            let max = self.peer_max_ack_delay.unwrap_or(0.0).max(delay);
+            self.peer_max_ack_delay = Some(max);
+        }
+        let processed = self.process_datagram(now, datagram, ack_delay.unwrap_or(0.0));
+        if self.has_rtt && self.peer_max_ack_delay.is_some() {
+            let allowance = self.ack_allowance();
+            stats::set_rto(&mut self.stats, allowance);
+        }
+        match processed {
             Ok(Some((sequence, Payload::Datagram(start)))) => Ok(Some(Received {
                 sequence,
                 payload: &datagram[start..],
@@ -482,6 +511,16 @@ impl Endpoint {
                 self.counters.drops.record(&error);
                 Err(error)
             }
+        }
+    }
+
+    /// What the retransmission timeout allows for the peer's ack delay: the interval
+    /// between its packets (the longest it can hold an ack), but no more than the
+    /// largest delay it reported when it reports them.
+    fn ack_allowance(&self) -> f64 {
+        match self.peer_max_ack_delay {
+            Some(max) => self.peer_interval.min(max),
+            None => self.peer_interval,
         }
     }
 
@@ -685,6 +724,7 @@ impl Endpoint {
         self.seen_acks = (u16::MAX, 0);
         self.ack_received_at = None;
         self.peer_interval = 0.0;
+        self.peer_max_ack_delay = None;
         self.last_receive_time = None;
         self.stats = Stats::default();
         self.counters = Counters::default();

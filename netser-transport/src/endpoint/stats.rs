@@ -70,8 +70,10 @@ pub struct Stats {
     /// Retransmission timeout: how long to wait for the ack of a packet before counting
     /// it lost and resending what it carried, as TCP (RFC 6298) and QUIC compute it:
     /// `smoothed_rtt + max(4 * rtt_variance, 1 ms)` plus the peer's ack delay (the
-    /// smoothed interval between the packets it sends, the longest it holds an ack), at
-    /// least [`MIN_RTO`] (10 ms); 0 until the first ack. As in QUIC, only the newest
+    /// smoothed interval between the packets it sends, the longest it holds an ack; for
+    /// a peer that reports its ack delays, as a connection does, no more than the
+    /// largest it reported, as QUIC adds the peer's `max_ack_delay`), at least
+    /// [`MIN_RTO`] (10 ms); 0 until the first ack. As in QUIC, only the newest
     /// packet an ack header names gives a sample: a packet acked by an older bit was
     /// acked late because it waited for the peer's next packet or an earlier ack was
     /// lost, not because the path was slow.
@@ -126,9 +128,14 @@ pub(crate) fn update_rto(stats: &mut Stats, first: bool, sample: f64, ack_interv
         stats.rtt_variance = 0.75 * stats.rtt_variance + 0.25 * (stats.smoothed_rtt - sample).abs();
         stats.smoothed_rtt = 0.875 * stats.smoothed_rtt + 0.125 * sample;
     }
-    stats.rto =
-        (stats.smoothed_rtt + (4.0 * stats.rtt_variance).max(RTO_GRANULARITY) + ack_interval)
-            .max(MIN_RTO);
+    set_rto(stats, ack_interval);
+}
+
+/// Sets `rto` from the smoothed RTT and its variance, allowing `ack_delay` for the
+/// peer's ack delay.
+pub(crate) fn set_rto(stats: &mut Stats, ack_delay: f64) {
+    stats.rto = (stats.smoothed_rtt + (4.0 * stats.rtt_variance).max(RTO_GRANULARITY) + ack_delay)
+        .max(MIN_RTO);
 }
 
 /// What the endpoint remembers about a packet it sent.
