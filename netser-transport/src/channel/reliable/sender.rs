@@ -18,12 +18,6 @@ use crate::sequence::{
 /// empty one, and scanning the whole window for it costs more than it saves).
 const GIVE_UP_BITS: u64 = 4;
 
-/// A packet not acked while a later one was is lost once this many smoothed RTTs have
-/// passed since it was sent. QUIC (RFC 9002) waits 9/8 of an RTT from which the peer's
-/// ack delay was taken out; the smoothed RTT here includes it (the header has no ack
-/// delay field), which leaves as much room for reordering at 1.
-const LOSS_TIME_THRESHOLD: f64 = 1.0;
-
 /// Seconds below which two times count as equal.
 const TIME_EPSILON: f64 = 1e-9;
 
@@ -34,6 +28,9 @@ struct SendEntry {
     last_sent: f64,
     /// The packet that last carried it.
     last_packet: u16,
+    /// It was just resent and goes once more, in the next packet that leaves after
+    /// that tick (see [`ReliableSender::select`]).
+    copy_owed: bool,
 }
 
 /// The sending half of a reliable channel.
@@ -53,9 +50,9 @@ pub(crate) struct ReliableSender {
     min_resend_delay: f64,
     /// The newest packet the peer acked (any packet of the connection).
     largest_acked: Option<u16>,
-    /// How long after it was sent a packet older than `largest_acked` and not acked is
-    /// taken as lost (see [`set_rtt_stats`](Self::set_rtt_stats)); `None` until the
-    /// RTT is known, and when the resends follow the timer alone.
+    /// How long after it was sent a message not acked is taken as lost once the peer's
+    /// packets show it missing (see [`set_rtt_stats`](Self::set_rtt_stats)); `None`
+    /// until the RTT is known, and when the resends follow the timer alone.
     loss_delay: Option<f64>,
     /// When the newest packet from the peer arrived (`-inf`: none yet, or nobody
     /// reports them), and the ack header it carried (see
@@ -125,17 +122,25 @@ impl ReliableSender {
         self.resend_delay = self.min_resend_delay.max(rtt_delay);
     }
 
-    /// Resend timing from the endpoint's estimates (`None` until the first ack), as QUIC
-    /// detects loss: a message is due again as soon as a packet sent after the one that
-    /// last carried it has been acked and the smoothed RTT has passed since it was sent
-    /// (the packet was lost, or is later than any reordering), and in any case after the
+    /// Resend timing from the endpoint's estimates (`None` until the first ack): a
+    /// message is due again once the path's smallest round trip ([`Stats::min_rtt`])
+    /// has passed since it was sent and the peer's packets show it missing (a packet
+    /// sent after the one that carried it was acked, or the peer's newest packet, see
+    /// [`on_ack_header`](Self::on_ack_header)), and in any case after the
     /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
     /// pause that nothing acks after. Until the first ack, the configured delay.
+    ///
+    /// The smallest round trip, not the smoothed one: the peer's packet that arrives a
+    /// round trip at the path's fastest after the message left was sent when the
+    /// message could have reached it. The smoothed RTT is larger by the frames each
+    /// side waits before it takes a datagram in, and waiting for it cost a frame on
+    /// most losses (a message slower than the fastest path is resent for nothing, as a
+    /// fixed resend delay of one round trip would).
     pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
         match stats {
             Some(stats) => {
                 self.resend_delay = stats.rto;
-                self.loss_delay = Some(LOSS_TIME_THRESHOLD * stats.smoothed_rtt);
+                self.loss_delay = Some(stats.min_rtt);
             }
             None => {
                 self.resend_delay = self.min_resend_delay;
@@ -150,7 +155,6 @@ impl ReliableSender {
     /// message still unacked that was last sent at least the loss delay before `now`
     /// had not reached the peer when it sent that packet, so it is lost (or later than
     /// a round trip), one send interval sooner than the ack of a later packet tells.
-    /// Until the connection reports its packets' headers, only the delay tests call it.
     pub fn on_ack_header(&mut self, now: f64, ack: u16) {
         if self
             .newest_ack_header
@@ -202,6 +206,7 @@ impl ReliableSender {
                 payload,
                 last_sent: f64::NEG_INFINITY,
                 last_packet: 0,
+                copy_owed: false,
             },
         );
         debug_assert!(inserted.is_ok());
@@ -270,7 +275,8 @@ impl ReliableSender {
             .min_by(f64::total_cmp)
     }
 
-    /// Picks, oldest first, the messages due at `now` that fit: `used + cost <= soft`,
+    /// Picks, oldest first, the messages due at `now` that fit (and the second copies
+    /// of messages resent before `now`, which never make a packet go by themselves): `used + cost <= soft`,
     /// except that the first message may use up to `hard`. `used` starts at `overhead`
     /// (the channel's entry header), which begins at bit `entry_start` of the packet (a message
     /// with alignment is sized where it lands). Returns what was picked (nothing: count 0).
@@ -292,7 +298,8 @@ impl ReliableSender {
             let Some(entry) = self.queue.get(id) else {
                 continue;
             };
-            if self.due_time(entry) > now {
+            let copy = entry.copy_owed && entry.last_sent < now;
+            if !copy && self.due_time(entry) > now {
                 continue;
             }
             let id_bits = previous.map_or(16, |p| id_relative_bits(p, id));
@@ -341,6 +348,10 @@ impl ReliableSender {
                     e.write_bits(u64::from(*chunk), 16)?;
                 }
             }
+            let entry = self.queue.get_mut(id).expect("selected ids are queued");
+            // A resend goes in two packets: if it is lost as well, in-order delivery
+            // holds everything behind it until the next resend, a round trip later.
+            entry.copy_owed = entry.last_sent.is_finite() && !entry.copy_owed;
             entry.last_sent = now;
             entry.last_packet = packet_sequence;
         }
@@ -419,7 +430,7 @@ pub(super) mod tests {
         // No RTT yet: the configured delay.
         assert_eq!(sender.next_due_time(), Some(0.1));
         let stats = Stats {
-            smoothed_rtt: 0.08,
+            min_rtt: 0.08,
             rto: 0.3,
             ..Stats::default()
         };
@@ -454,7 +465,7 @@ pub(super) mod tests {
     fn a_fresh_ack_header_that_misses_a_message_makes_it_due() {
         let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
         let stats = Stats {
-            smoothed_rtt: 0.1,
+            min_rtt: 0.1,
             rto: 0.3,
             ..Stats::default()
         };
@@ -477,5 +488,34 @@ pub(super) mod tests {
         sender.on_ack_header(1.25, 8);
         assert!(!sender.has_due(1.39), "the RTO after the resend, no sooner");
         assert!(sender.has_due(1.41));
+    }
+
+    /// A resend goes in two packets: the second copy rides in the next packet that
+    /// leaves after the resend's tick, but never makes one go by itself.
+    #[test]
+    fn a_resend_rides_again_in_the_next_packet() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        sender.push(message(0));
+        assert_eq!(send(&mut sender, 0.0, 0), [0]);
+        assert_eq!(send(&mut sender, 0.1, 1), [0], "resent");
+        assert_eq!(
+            send(&mut sender, 0.1, 2),
+            [] as [u16; 0],
+            "not twice in a tick"
+        );
+        assert!(!sender.has_due(0.12), "the copy makes no packet go");
+        assert_eq!(sender.next_due_time(), Some(0.2));
+        sender.push(message(1));
+        assert_eq!(send(&mut sender, 0.12, 3), [0, 1], "the copy rides along");
+        // Once: the copy is not copied.
+        sender.push(message(2));
+        assert_eq!(send(&mut sender, 0.14, 4), [2]);
+        // Acked through either packet, it is done.
+        assert_eq!(sender.on_packet_acked(1), 1);
+        sender.push(message(3));
+        assert_eq!(send(&mut sender, 0.30, 5), [1, 2, 3], "1 and 2 resent");
+        assert_eq!(sender.on_packet_acked(5), 3);
+        sender.push(message(4));
+        assert_eq!(send(&mut sender, 0.32, 6), [4], "acked: no copy owed");
     }
 }
