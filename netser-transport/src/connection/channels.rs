@@ -184,8 +184,6 @@ impl<In: NetSerialize> Channel<In> {
         }
     }
 
-    /// The endpoint's estimates (`None` before the first ack), and the block the peer
-    /// now holds whole, if any.
     /// A packet of the peer's came in whose newest ack is `ack`: the reliable sender
     /// learns which of its messages the peer missed.
     pub fn on_ack_header(&mut self, now: f64, ack: u16) {
@@ -194,6 +192,8 @@ impl<In: NetSerialize> Channel<In> {
         }
     }
 
+    /// The endpoint's estimates (`None` before the first ack), and the block the peer
+    /// now holds whole, if any.
     pub fn update(&mut self, stats: Option<&Stats>, completed: Option<ChunkId>) {
         if let Sender::Reliable(sender) = &mut self.sender {
             sender.set_rtt_stats(stats);

@@ -18,8 +18,12 @@ use crate::sequence::{
 /// empty one, and scanning the whole window for it costs more than it saves).
 const GIVE_UP_BITS: u64 = 4;
 
-/// Seconds below which two times count as equal.
-const TIME_EPSILON: f64 = 1e-9;
+/// How far short of the time a message is found lost it may already go: the ack
+/// delay on the wire is in tenths of a millisecond, rounded down, so an RTT sample taken
+/// less it can be over by up to that, and the times compared are differences of frame
+/// times. Without it a loss that the peer's packet shows at one frame waited for the
+/// next.
+const TIME_EPSILON: f64 = 1e-4;
 
 #[derive(Debug)]
 struct SendEntry {
@@ -171,13 +175,11 @@ impl ReliableSender {
         let Some(delay) = self.loss_delay else {
             return timer;
         };
-        let lost_at = entry.last_sent + delay;
+        let lost_at = entry.last_sent + delay - TIME_EPSILON;
         let later_acked = self
             .largest_acked
             .is_some_and(|largest| sequence_greater_than(largest, entry.last_packet));
-        // Times equal within rounding count as reached (the RTT and the send times are
-        // often differences of the same frame times).
-        if later_acked || self.fresh_ack_time >= lost_at - TIME_EPSILON {
+        if later_acked || self.fresh_ack_time >= lost_at {
             timer.min(lost_at)
         } else {
             timer
@@ -442,10 +444,11 @@ pub(super) mod tests {
         );
         sender.push(message(2));
         assert_eq!(send(&mut sender, 0.05, 1), [1]);
-        // Packet 1 acked, 0 not: 0 is lost an RTT after it left, 1's message is done.
+        // Packet 1 acked, 0 not: 0 is lost the path's smallest round trip after it left
+        // (less the rounding allowance), 1's message is done.
         assert_eq!(sender.on_packet_acked(1), 1);
-        assert_eq!(sender.next_due_time(), Some(0.08));
-        assert!(!sender.has_due(0.079));
+        assert_eq!(sender.next_due_time(), Some(0.08 - TIME_EPSILON));
+        assert!(!sender.has_due(0.0798));
         assert!(sender.has_due(0.08));
         assert_eq!(send(&mut sender, 0.1, 2), [0]);
         // Resent in packet 2, newer than anything acked: the RTO again.
@@ -488,6 +491,25 @@ pub(super) mod tests {
         sender.on_ack_header(1.25, 8);
         assert!(!sender.has_due(1.39), "the RTO after the resend, no sooner");
         assert!(sender.has_due(1.41));
+    }
+
+    /// The peer reports its ack delay in tenths of a millisecond, rounded down, so the
+    /// smallest round trip can be over by up to that: the header that arrives one round
+    /// trip after the message left still shows it lost in that frame, not the next.
+    #[test]
+    fn a_round_trip_over_by_the_ack_delays_rounding_still_counts_at_its_frame() {
+        let mut sender = ReliableSender::new(64, 64, 256, 0.1, 8);
+        let stats = Stats {
+            min_rtt: 0.1 + 0.000_07,
+            rto: 0.3,
+            ..Stats::default()
+        };
+        sender.set_rtt_stats(Some(&stats));
+        sender.push(message(1));
+        let frame = 1.0 / 60.0;
+        assert_eq!(send(&mut sender, 10.0 * frame, 10), [0]);
+        sender.on_ack_header(16.0 * frame, 9);
+        assert!(sender.has_due(16.0 * frame));
     }
 
     /// A resend goes in two packets: the second copy rides in the next packet that
