@@ -1,5 +1,6 @@
 //! When acks go: a connection holds the acks it owes for a packet of its own to carry
-//! them, up to its `ack_delay`, and reports how long it held the newest one.
+//! them, up to its `ack_delay` (none when a packet arrives after a gap), and reports
+//! how long it held the newest one.
 
 use netser::NetSerialize;
 
@@ -14,6 +15,8 @@ pub(super) struct AcksOwed {
     pub since: Option<f64>,
     /// The oldest of their sequences.
     pub oldest: u16,
+    /// One of them arrived with a packet missing before it: the ack goes at once.
+    pub gap: bool,
 }
 
 /// Acks wait at most this many packets (of the peer's sequence) before an ack-only
@@ -38,27 +41,46 @@ pub(super) struct AckReport {
 impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Notes the ack owed for packet `sequence`, received at `now`.
     pub(super) fn owe_ack(&mut self, now: f64, sequence: u16) {
+        let gap = self.arrived_after_a_gap(sequence);
         match self.acks_owed.since {
             None => {
                 self.acks_owed = AcksOwed {
                     since: Some(now),
                     oldest: sequence,
+                    gap,
                 }
             }
             Some(_) => {
                 if sequence_less_than(sequence, self.acks_owed.oldest) {
                     self.acks_owed.oldest = sequence;
                 }
+                self.acks_owed.gap |= gap;
             }
         }
     }
 
+    /// Whether packet `sequence`, just received, shows the peer a loss it has not heard
+    /// of: the packet before it is missing, or it came after a newer one (as QUIC, which
+    /// acks at once on either). The peer learns of the loss from this ack a round
+    /// trip after it sent the packet instead of an ack delay later, and resends that
+    /// much sooner.
+    fn arrived_after_a_gap(&self, sequence: u16) -> bool {
+        if self.counters.packets_received < 2 {
+            return false;
+        }
+        let (newest, bits) = self.endpoint.ack_state();
+        sequence != newest || bits & 2 == 0
+    }
+
     /// When the acks owed must go, in an ack-only packet if no other carries them: the
-    /// ack delay after the first arrived, or at once when many packets wait.
+    /// ack delay after the first arrived, or at once when many packets wait or one of
+    /// them arrived after a gap.
     pub(super) fn ack_deadline(&self) -> Option<f64> {
         let since = self.acks_owed.since?;
         let (newest, _) = self.endpoint.ack_state();
-        if sequence_difference(newest, self.acks_owed.oldest) + 1 >= MAX_PACKETS_WAITING_FOR_ACK {
+        if self.acks_owed.gap
+            || sequence_difference(newest, self.acks_owed.oldest) + 1 >= MAX_PACKETS_WAITING_FOR_ACK
+        {
             return Some(since);
         }
         Some(since + self.config.ack_delay)
@@ -79,5 +101,45 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             return 0;
         }
         packet::ack_delay_units(self.endpoint.ack_delay(now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::connection::{Connection, ConnectionConfig};
+
+    /// b holds its acks up to its ack delay while a's packets arrive in order, and acks
+    /// at once the packet that shows one missing (a resends that much sooner).
+    #[test]
+    fn a_packet_after_a_gap_is_acked_at_once() {
+        let config = ConnectionConfig::default();
+        let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+        let mut b: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+        let mut packets = Vec::new();
+        for (i, now) in [0.0, 0.1, 0.2, 0.3].into_iter().enumerate() {
+            a.send_message(0, &(i as u8)).unwrap();
+            a.handle_timeout(now);
+            packets.push(a.poll_transmit(now).unwrap().to_vec());
+        }
+        for (packet, now) in packets[..2].iter().zip([1.0, 1.01]) {
+            b.handle_datagram(now, packet).unwrap();
+        }
+        assert_eq!(
+            b.poll_timeout(),
+            Some(1.0 + config.ack_delay),
+            "in order: held"
+        );
+        b.handle_timeout(1.01);
+        assert!(b.poll_transmit(1.01).is_none());
+        b.handle_timeout(1.0 + config.ack_delay);
+        assert!(b.poll_transmit(1.0 + config.ack_delay).is_some());
+        // Packet 2 is lost: packet 3 arrives after a gap.
+        b.handle_datagram(1.1, &packets[3]).unwrap();
+        assert_eq!(b.poll_timeout(), Some(1.1), "after a gap: at once");
+        b.handle_timeout(1.1);
+        assert!(b.poll_transmit(1.1).is_some());
+        // Packet 2 arrives late, after a newer one: at once too.
+        b.handle_datagram(1.2, &packets[2]).unwrap();
+        assert_eq!(b.poll_timeout(), Some(1.2), "out of order: at once");
     }
 }
