@@ -493,6 +493,8 @@ impl Endpoint {
             self.peer_max_ack_delay = Some(max);
         }
         let processed = self.process_datagram(now, datagram, ack_delay.unwrap_or(0.0));
+        // An RTT sample sets the RTO with the peer's interval; a reporting peer's
+        // allowance is at most its largest delay.
         if self.has_rtt && self.peer_max_ack_delay.is_some() {
             let allowance = self.ack_allowance();
             stats::set_rto(&mut self.stats, allowance);
@@ -517,7 +519,7 @@ impl Endpoint {
     /// What the retransmission timeout allows for the peer's ack delay: the interval
     /// between its packets (the longest it can hold an ack), but no more than the
     /// largest delay it reported when it reports them.
-    fn ack_allowance(&self) -> f64 {
+    pub(super) fn ack_allowance(&self) -> f64 {
         match self.peer_max_ack_delay {
             Some(max) => self.peer_interval.min(max),
             None => self.peer_interval,
@@ -744,6 +746,53 @@ mod tests {
 
     fn transmits(endpoint: &mut Endpoint) -> Vec<Vec<u8>> {
         std::iter::from_fn(|| endpoint.poll_transmit().map(|t| t.data.to_vec())).collect()
+    }
+
+    /// `a` sends a packet every `interval` seconds over a 0.1 s round trip; `b` answers
+    /// each one 0.02 s after it arrives, reporting that delay when `reports`. Returns
+    /// `a`'s stats.
+    fn rto_against_a_peer_that_answers(interval: f64, reports: bool) -> Stats {
+        let (mut a, mut b) = pair();
+        for i in 0..100 {
+            let sent = f64::from(i) * interval;
+            a.send_packet(sent, b"ping").unwrap();
+            for datagram in transmits(&mut a) {
+                b.handle_datagram(sent + 0.05, &datagram).unwrap();
+            }
+            b.send_packet(sent + 0.07, b"pong").unwrap();
+            for datagram in transmits(&mut b) {
+                if reports {
+                    a.handle_datagram_with_ack_delay(sent + 0.12, &datagram, 0.02)
+                        .unwrap();
+                } else {
+                    a.handle_datagram(sent + 0.12, &datagram).unwrap();
+                }
+            }
+        }
+        *a.stats()
+    }
+
+    /// A peer that reports its ack delay bounds what the RTO allows for it, however
+    /// seldom it sends; one that does not may hold an ack as long as it goes between
+    /// packets.
+    #[test]
+    fn the_rto_allows_a_reporting_peer_its_largest_ack_delay_not_its_interval() {
+        for interval in [0.5, 3.0] {
+            let reported = rto_against_a_peer_that_answers(interval, true);
+            assert!((reported.smoothed_rtt - 0.1).abs() < 1e-9);
+            let expected = 0.1 + (4.0 * reported.rtt_variance).max(0.001) + 0.02;
+            assert!(
+                (reported.rto - expected).abs() < 1e-9,
+                "interval {interval}: {}",
+                reported.rto
+            );
+            let bare = rto_against_a_peer_that_answers(interval, false);
+            assert!(
+                bare.rto > interval,
+                "interval {interval}: {} without reports",
+                bare.rto
+            );
+        }
     }
 
     #[test]
