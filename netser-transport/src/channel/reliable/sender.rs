@@ -25,6 +25,11 @@ const GIVE_UP_BITS: u64 = 4;
 /// next.
 const TIME_EPSILON: f64 = 1e-4;
 
+/// The least loss delay, as QUIC's `kGranularity`: on a path of a fraction of a
+/// millisecond, a peer's packet that left before ours was taken in (the peer polls once a
+/// frame) would otherwise show every message missing, and each poll would resend it.
+const MIN_LOSS_DELAY: f64 = 0.001;
+
 #[derive(Debug)]
 struct SendEntry {
     payload: Payload,
@@ -144,7 +149,7 @@ impl ReliableSender {
         match stats {
             Some(stats) => {
                 self.resend_delay = stats.rto;
-                self.loss_delay = Some(stats.min_rtt);
+                self.loss_delay = Some(stats.min_rtt.max(MIN_LOSS_DELAY));
             }
             None => {
                 self.resend_delay = self.min_resend_delay;
