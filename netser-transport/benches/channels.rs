@@ -463,7 +463,7 @@ mod figures {
     }
 
     pub fn report() {
-        println!("reliable-ordered, same link, 60 Hz, 100 ms RTT, 32-byte messages a tick each way, 300 s:");
+        println!("reliable-ordered, same link, 60 Hz, 100 ms RTT, 32-byte messages a tick each way (one way: from the client, the server only acks), 300 s:");
         println!("| loss | netser p50 / p99 (RTT) | renet p50 / p99 (RTT) | netser / renet wire bytes per payload byte |");
         println!("|---:|---:|---:|---:|");
         for (loss, both_ways) in [
