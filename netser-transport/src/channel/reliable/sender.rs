@@ -132,8 +132,9 @@ impl ReliableSender {
     }
 
     /// Resend timing from the endpoint's estimates (`None` until the first ack): a
-    /// message is due again once the path's smallest round trip ([`Stats::min_rtt`])
-    /// has passed since it was sent and the peer's packets show it missing (a packet
+    /// message is due again once the path's smallest round trip ([`Stats::min_rtt`], at
+    /// least [`MIN_LOSS_DELAY`]) has passed since it was sent and the peer's packets show
+    /// it missing (a packet
     /// sent after the one that carried it was acked, or the peer's newest packet, see
     /// [`on_ack_header`](Self::on_ack_header)), and in any case after the
     /// retransmission timeout ([`Stats::rto`]), which covers the last packets before a
