@@ -67,6 +67,7 @@ pub use clock::Clock;
 pub use common::BlockProgress;
 pub use common::MAX_QUEUED_EVENTS;
 pub use driver::{
-    DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, MAX_LINGER, MAX_UDP_PAYLOAD,
+    DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, ISOLATED_READS_PER_POLL,
+    MAX_ISOLATED_PEERS, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
 pub use server::{StartError, UdpServer, UdpServerConfig, UdpServerEvent};

@@ -123,6 +123,7 @@ fn receive_simulator_delays_incoming_datagrams() {
     });
     let start = Instant::now();
     a.send(b.local_addr(), b"in").unwrap();
+    a.flush();
     std::thread::sleep(Duration::from_millis(5));
     let mut early = 0;
     b.receive(|_, _| early += 1);

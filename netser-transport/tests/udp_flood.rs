@@ -21,7 +21,8 @@ use netser_transport::netcode::{
     DisconnectReason, Key, Protocol, TokenParams,
 };
 use netser_transport::udp::{
-    UdpClient, UdpClientConfig, UdpClientEvent, UdpServer, UdpServerConfig, UdpServerEvent,
+    UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
+    UdpServerEvent,
 };
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
@@ -112,6 +113,10 @@ struct ServerReport {
     well_behaved_refused: u64,
     disconnects: Vec<(u64, DisconnectReason)>,
     connected_at_end: usize,
+    /// Datagrams the kernel dropped for the server's shared socket, and for the
+    /// sockets of the clients it isolated, where the platform tells.
+    kernel_drops: u64,
+    isolated_drops: u64,
 }
 
 fn serve(mut server: Server, clients: u64, stop: Arc<AtomicBool>) -> ServerReport {
@@ -167,6 +172,8 @@ fn serve(mut server: Server, clients: u64, stop: Arc<AtomicBool>) -> ServerRepor
         .map(|c| c.refused())
         .sum();
     report.connected_at_end = server.connected_clients();
+    report.kernel_drops = server.driver().stats().receive_buffer_drops;
+    report.isolated_drops = server.driver().stats().isolated_drops;
     report
 }
 
@@ -296,6 +303,9 @@ struct Outcome {
     clients_lost: u64,
     server: ServerReport,
     flooder: Option<FlooderReport>,
+    /// Datagrams the kernel dropped for the well-behaved clients' sockets (full
+    /// receive buffers), where the platform tells.
+    client_drops: u64,
 }
 
 impl Run {
@@ -390,6 +400,10 @@ impl Run {
             }
             thread::sleep(Duration::from_micros(200));
         }
+        let client_drops = well_behaved
+            .iter()
+            .map(|c| c.driver().stats().receive_buffer_drops)
+            .sum();
         stop_flood.store(true, Ordering::Relaxed);
         let flooder = flooder.map(|f| f.join().unwrap());
         stop_server.store(true, Ordering::Relaxed);
@@ -402,6 +416,7 @@ impl Run {
             clients_lost,
             server,
             flooder,
+            client_drops,
         }
     }
 }
@@ -559,6 +574,128 @@ fn a_block_on_join_fits_the_default_budget() {
     assert_eq!(counters.refused(), 0, "{counters:?}");
 }
 
+/// A flood that outruns the server's reads fills the kernel's receive buffer, and the
+/// kernel then drops whatever arrives, the other clients' datagrams too (they come again
+/// only with a resend, 100 ms or more later). Once its budget has refused the flooder,
+/// its datagrams go to a socket of its own: a well-behaved client's message sent behind
+/// 2,000 of them, while the server is not reading, is still read in the server's next
+/// frame, and the kernel's drops are counted where they happened. Linux: elsewhere no
+/// peer can be isolated.
+///
+/// No timing: loopback queues each datagram as it is sent, and the server reads only
+/// when the test says.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_does_not_crowd_the_others_out_of_the_kernel_buffer() {
+    let key = netcode::generate_key().unwrap();
+    let config = UdpServerConfig {
+        max_clients: 4,
+        budget: test_budget(None),
+        // Small, so that a few hundred datagrams fill it.
+        udp: UdpConfig {
+            socket_buffer_size: 64 * 1024,
+            ..UdpConfig::default()
+        },
+        ..UdpServerConfig::new(key)
+    };
+    let mut server: Server = UdpServer::bind("127.0.0.1:0", &protocol(), config).unwrap();
+    let server_addr = server.local_addr();
+    let mut client: UdpClient<Msg, Msg> = UdpClient::connect(
+        token(&key, server_addr, 1),
+        &protocol(),
+        UdpClientConfig::default(),
+    )
+    .unwrap();
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let flooder_addr = socket.local_addr().unwrap();
+    let mut flooder: netcode::Client<Msg, Msg> =
+        netcode::Client::new(0.0, token(&key, server_addr, FLOODER), &protocol()).unwrap();
+    let start = Instant::now();
+    let mut buf = vec![0u8; 2048];
+    let mut recorded: Vec<Vec<u8>> = Vec::new();
+    let serve = |server: &mut Server| {
+        server.receive();
+        let mut pings = Vec::new();
+        while let Some(event) = server.poll_event() {
+            if let UdpServerEvent::Message {
+                message: Msg::Ping(n),
+                ..
+            } = event
+            {
+                pings.push(n);
+            }
+        }
+        server.transmit();
+        pings
+    };
+    // Both connect; the flooder keeps a datagram it sent connected.
+    while recorded.is_empty() || !client.is_connected() {
+        assert!(start.elapsed() < Duration::from_secs(10), "connecting");
+        let now = start.elapsed().as_secs_f64();
+        while let Ok((len, from)) = socket.recv_from(&mut buf) {
+            flooder.handle_datagram(now, from, &buf[..len]);
+        }
+        flooder.handle_timeout(now);
+        let connected = flooder.is_connected();
+        if connected {
+            let _ = flooder.send_message(RELIABLE, &Msg::Flood(0));
+        }
+        while let Some(transmit) = flooder.poll_transmit() {
+            if connected {
+                recorded.push(transmit.data.to_vec());
+            }
+            socket.send_to(transmit.data, transmit.to).unwrap();
+        }
+        client.receive();
+        while client.poll_event().is_some() {}
+        client.transmit();
+        serve(&mut server);
+        thread::sleep(Duration::from_millis(1));
+    }
+    let replay = recorded[0].clone();
+    // Past its burst of 32: refused, and so isolated (60 fit the buffer).
+    for _ in 0..60 {
+        socket.send_to(&replay, server_addr).unwrap();
+    }
+    thread::sleep(Duration::from_millis(20));
+    serve(&mut server);
+    assert!(
+        server.driver().isolated_peers().any(|p| p == flooder_addr),
+        "the flooder is isolated: {:?}",
+        server.driver().stats()
+    );
+
+    // The server does not read while 2,000 replays and then a ping arrive.
+    for _ in 0..2000 {
+        socket.send_to(&replay, server_addr).unwrap();
+    }
+    client.send_message(RELIABLE, &Msg::Ping(7)).unwrap();
+    client.transmit();
+    thread::sleep(Duration::from_millis(20));
+    assert_eq!(
+        serve(&mut server),
+        [7],
+        "the ping is read in the next frame: {:?}",
+        server.driver().stats()
+    );
+    // The isolated socket's drops are learnt with its next datagram queued.
+    for _ in 0..100 {
+        serve(&mut server);
+    }
+    socket.send_to(&replay, server_addr).unwrap();
+    thread::sleep(Duration::from_millis(20));
+    serve(&mut server);
+    let stats = server.driver().stats();
+    assert_eq!(stats.receive_buffer_drops, 0, "{stats:?}");
+    assert!(stats.isolated_drops >= 1000, "{stats:?}");
+    assert_eq!(stats.isolations, 1);
+    let slot = server.netcode().client_slot(1).unwrap();
+    let well_behaved = server.budgets().client_counters(slot).unwrap();
+    assert_eq!(well_behaved.refused(), 0);
+    assert!(server.driver().isolated_peers().all(|p| p == flooder_addr));
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -596,6 +733,12 @@ fn flood_round_trip_figures() {
         ("never acking, 20 a ms", Flood::Replays { per_ms: 20 }),
         ("never acking, 400 a ms", Flood::Replays { per_ms: 400 }),
     ];
+    // `FLOOD_PHASES=quiet,400` runs only the phases whose names contain one of these.
+    let only = std::env::var("FLOOD_PHASES").unwrap_or_default();
+    let phases: Vec<_> = phases
+        .into_iter()
+        .filter(|(name, _)| only.is_empty() || only.split(',').any(|o| name.contains(o)))
+        .collect();
     #[derive(Default)]
     struct Totals {
         rtts: Vec<f64>,
@@ -606,6 +749,10 @@ fn flood_round_trip_figures() {
         refused: u64,
         well_behaved_refused: u64,
         unanswered: u64,
+        /// Datagrams the kernel dropped for the server's and the clients' sockets.
+        server_drops: u64,
+        isolated_drops: u64,
+        client_drops: u64,
         /// Each round's p99, ms.
         round_p99: Vec<f64>,
     }
@@ -638,6 +785,9 @@ fn flood_round_trip_figures() {
                 total.block_bytes += outcome.server.block_bytes;
                 total.refused += outcome.server.totals.refused();
                 total.unanswered += outcome.pings_sent - outcome.pings_answered;
+                total.server_drops += outcome.server.kernel_drops;
+                total.isolated_drops += outcome.server.isolated_drops;
+                total.client_drops += outcome.client_drops;
                 eprintln!("round {round} {name} {}: done", ["before", "after"][s]);
             }
         }
@@ -672,13 +822,17 @@ fn flood_round_trip_figures() {
             let t = &totals[p][s];
             println!(
                 "{name} {label}: {} samples, flood messages {:.0}/s, blocks {:.2} MiB/s, refused {} \
-                 (well-behaved {}), unanswered {}, p99 by round {:.1?} ms",
+                 (well-behaved {}), unanswered {}, kernel drops {} server / {} isolated / {} clients, \
+                 p99 by round {:.1?} ms",
                 t.rtts.len(),
                 t.flood_messages as f64 / seconds,
                 t.block_bytes as f64 / seconds / (1024.0 * 1024.0),
                 t.refused,
                 t.well_behaved_refused,
                 t.unanswered,
+                t.server_drops,
+                t.isolated_drops,
+                t.client_drops,
                 t.round_p99
             );
         }

@@ -1,8 +1,10 @@
 //! The socket driver: a non-blocking `std::net::UdpSocket`, a bounded send queue, the
 //! optional simulators, and a counted reason for every dropped datagram. On Linux,
 //! consecutive datagrams to one address leave in one system call (UDP generic
-//! segmentation offload, [`burst`]); elsewhere, and where the kernel refuses it, one
-//! `send_to` each.
+//! segmentation offload, [`burst`]), datagrams to different addresses leave together
+//! (`sendmmsg`, [`batch`]), the kernel's own drops are counted (`SO_RXQ_OVFL`), and a
+//! flooding peer can be isolated on a socket of its own ([`isolate`]); elsewhere, and
+//! where the kernel refuses them, one `send_to` each.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -222,9 +224,19 @@ pub struct UdpStats {
     pub dropped_receive_oversize: u64,
     /// Receive errors reported by the operating system ([`DropReason::ReceiveError`]).
     pub receive_errors: u64,
-    /// System calls made (`send_to`, a burst's `sendmsg` and `recv_from`, including the
-    /// one that finds nothing waiting), counted when [`UdpConfig::measure_syscalls`] is
-    /// on.
+    /// Datagrams the kernel dropped for the socket before the driver read them (its
+    /// receive buffer was full: the driver did not read fast enough, or a flood filled
+    /// it), as Linux reports them with each datagram (`SO_RXQ_OVFL`); learnt with the
+    /// next datagram read. Always 0 where the platform does not tell.
+    pub receive_buffer_drops: u64,
+    /// The same for the sockets of isolated peers ([`UdpDriver::isolate`]): their
+    /// datagrams the kernel dropped in their own buffers.
+    pub isolated_drops: u64,
+    /// Times a peer was isolated ([`UdpDriver::isolate`]).
+    pub isolations: u64,
+    /// System calls made (`send_to`, a burst's `sendmsg`, a batch's `sendmmsg` and
+    /// `recv_from`, including the one that finds nothing waiting), counted when
+    /// [`UdpConfig::measure_syscalls`] is on.
     pub syscalls: u64,
     /// Nanoseconds spent in them, when [`UdpConfig::measure_syscalls`] is on.
     pub syscall_nanos: u64,
@@ -254,6 +266,16 @@ pub struct UdpDriver {
     stats: UdpStats,
     /// Datagrams to one address waiting to leave together; see [`burst`].
     burst: burst::Burst,
+    /// Datagrams to different addresses waiting to leave together; see [`batch`]. They
+    /// leave before the burst.
+    batch: batch::Batch,
+    /// Peers whose datagrams arrive on a socket of their own (at most
+    /// [`MAX_ISOLATED_PEERS`]).
+    isolated: Vec<isolate::Isolated>,
+    /// Room for the drop count the kernel attaches to a datagram (Linux).
+    control: Vec<u8>,
+    /// The kernel's drop count for the shared socket as last reported, if it reports it.
+    drops: Option<u32>,
 }
 
 impl UdpDriver {
@@ -294,6 +316,7 @@ impl UdpDriver {
         socket.set_nonblocking(true)?;
         let local_addr = socket.local_addr()?;
         let buffer_sizes = size_buffers(&socket, config.socket_buffer_size);
+        let drops = sys::count_drops(&socket).ok().map(|()| 0);
         let max = config.max_datagram_size.clamp(1, MAX_UDP_PAYLOAD);
         let config = UdpConfig {
             max_datagram_size: max,
@@ -312,6 +335,10 @@ impl UdpDriver {
             buffer_sizes,
             stats: UdpStats::default(),
             burst: burst::Burst::new(),
+            batch: batch::Batch::new(),
+            isolated: Vec::new(),
+            control: sys::control_buffer(),
+            drops,
         })
     }
 
@@ -370,13 +397,14 @@ impl UdpDriver {
     }
 
     /// Datagrams sent but not yet handed to the kernel: held by the send simulator
-    /// (until their delivery time), waiting in the send queue, or gathered to leave with
-    /// the datagrams before them at the next [`flush`](Self::flush) (on Linux, a burst
-    /// to one address).
+    /// (until their delivery time), waiting in the send queue, or gathered to leave
+    /// together at the next [`flush`](Self::flush) (on Linux: a burst to one address, a
+    /// batch to several).
     pub fn held(&self) -> usize {
         self.send_queue.len()
             + self.send_sim.as_ref().map_or(0, Simulator::in_flight)
             + self.burst.len()
+            + self.batch.len()
     }
 
     /// Flushes until the driver holds nothing more to send ([`held`](Self::held) is 0),
@@ -454,19 +482,21 @@ impl UdpDriver {
     /// kernel's buffer is full (retried by [`UdpDriver::flush`]), or into the send
     /// simulator if there is one (released by `flush` at its delivery time).
     ///
-    /// On Linux, a datagram to the address the previous one went to, and no longer than
-    /// it, joins a burst that leaves in one system call at the next `flush` (or the next
-    /// send to another address): a block's slices cost one call per 64 instead of one
-    /// each. The first datagram to an address always leaves at once. A kernel that
-    /// refuses the burst (no segmentation offload) gets one `send_to` per datagram from
-    /// then on.
+    /// On Linux, datagrams wait to leave together at the next `flush`: a datagram to
+    /// the address the previous one went to, and no longer than it, joins a burst that
+    /// leaves in one segmented send (a block's slices cost one call per 64 instead of
+    /// one each); the others gather in a batch that leaves in one `sendmmsg` (a server's
+    /// snapshots to its clients, 64 a call). A full batch leaves at once. A kernel that
+    /// refuses either (no segmentation offload, no `sendmmsg`) gets one `send_to` per
+    /// datagram from then on; elsewhere every datagram leaves at once.
     ///
     /// # Errors
     ///
     /// The [`DropReason`] when the datagram was dropped: over the size limit, queue full,
     /// or refused by the operating system. Each is also counted in [`UdpStats`] and
     /// logged at debug level, so a caller may ignore the result. A datagram that joined
-    /// a burst is counted when the burst leaves.
+    /// a burst or a batch is counted when it leaves (a refusal then, such as an
+    /// unreachable address, is counted the same way, not returned).
     pub fn send(&mut self, to: SocketAddr, datagram: &[u8]) -> Result<(), DropReason> {
         if datagram.len() > self.config.max_datagram_size {
             self.stats.dropped_send_oversize += 1;
@@ -486,6 +516,14 @@ impl UdpDriver {
         self.send_burst();
         if !self.send_queue.is_empty() {
             return self.enqueue(to, datagram.to_vec());
+        }
+        if self.batch.push(to, datagram) {
+            // The next datagram to `to` may start a burst: it leaves after this batch.
+            self.burst.sent(to, datagram.len());
+            if self.batch.is_full() {
+                self.send_batch();
+            }
+            return Ok(());
         }
         self.send_now(to, datagram)
     }
@@ -517,6 +555,7 @@ impl UdpDriver {
     /// send queue, oldest first, until the kernel's buffer is full again. Call once per
     /// frame after sending.
     pub fn flush(&mut self) {
+        self.send_batch();
         self.send_burst();
         if let Some(sim) = &mut self.send_sim {
             let now = self.clock.now();
@@ -537,45 +576,65 @@ impl UdpDriver {
     }
 
     /// Reads every datagram waiting in the kernel (at most
-    /// [`UdpConfig::max_receive_per_poll`]) and calls `on_datagram(from, bytes)` for each
-    /// that is delivered now (through the receive simulator, if there is one). Returns
-    /// how many were delivered. Never blocks.
+    /// [`UdpConfig::max_receive_per_poll`], and at most [`ISOLATED_READS_PER_POLL`]
+    /// from each isolated peer) and calls `on_datagram(from, bytes)` for each that is
+    /// delivered now (through the receive simulator, if there is one). Returns how many
+    /// were delivered. Never blocks.
     ///
-    /// Oversize datagrams and receive errors are dropped, counted and logged.
+    /// Oversize datagrams and receive errors are dropped, counted and logged; so are,
+    /// where the platform tells (Linux), the datagrams the kernel dropped before they
+    /// could be read ([`UdpStats::receive_buffer_drops`]).
     pub fn receive(&mut self, mut on_datagram: impl FnMut(SocketAddr, &[u8])) -> usize {
         let mut delivered = 0;
         let now = self.clock.now();
-        for _ in 0..self.config.max_receive_per_poll {
+        for i in 0..self.config.max_receive_per_poll {
             let timer = self.start_timer();
-            let result = self.socket.recv_from(&mut self.recv_buf);
+            // The first read of a poll also brings the kernel's drop count.
+            let result = if i == 0 && self.drops.is_some() {
+                sys::recv_with_drops(&self.socket, &mut self.recv_buf, &mut self.control)
+            } else {
+                self.socket
+                    .recv_from(&mut self.recv_buf)
+                    .map(|(len, from)| (len, from, None))
+            };
             self.stop_timer(timer);
             match result {
-                Ok((len, from)) => {
-                    self.stats.datagrams_received += 1;
-                    self.stats.bytes_received += len as u64;
-                    if len > self.config.max_datagram_size {
-                        self.stats.dropped_receive_oversize += 1;
-                        let count = self.stats.dropped_receive_oversize;
-                        self.dropped(from, DropReason::ReceiveOversize, count);
-                        continue;
+                Ok((len, from, drops)) => {
+                    if let (Some(now), Some(last)) = (drops, self.drops) {
+                        self.stats.receive_buffer_drops += u64::from(now.wrapping_sub(last));
+                        self.drops = Some(now);
                     }
-                    let bytes = &self.recv_buf[..len];
-                    match &mut self.receive_sim {
-                        Some(sim) => sim.send(now, from, self.local_addr, bytes),
-                        None => {
-                            on_datagram(from, bytes);
-                            delivered += 1;
-                        }
-                    }
+                    delivered += self.take(len, from, now, &mut on_datagram);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // ConnectionReset (Windows, after an ICMP port unreachable) and the
-                    // like say nothing about the next datagram: count and go on.
-                    self.stats.receive_errors += 1;
-                    let count = self.stats.receive_errors;
-                    self.dropped(self.local_addr, DropReason::ReceiveError(e.kind()), count);
+                Err(e) => self.receive_error(&e),
+            }
+        }
+        for k in 0..self.isolated.len() {
+            for i in 0..ISOLATED_READS_PER_POLL {
+                let peer = &mut self.isolated[k];
+                let timer = self.config.measure_syscalls.then(Instant::now);
+                let result = if i == 0 {
+                    sys::recv_with_drops(&peer.socket, &mut self.recv_buf, &mut self.control)
+                } else {
+                    peer.socket
+                        .recv_from(&mut self.recv_buf)
+                        .map(|(len, from)| (len, from, None))
+                };
+                self.stop_timer(timer);
+                match result {
+                    Ok((len, from, drops)) => {
+                        if let Some(n) = drops {
+                            let peer = &mut self.isolated[k];
+                            self.stats.isolated_drops += u64::from(n.wrapping_sub(peer.drops));
+                            peer.drops = n;
+                        }
+                        delivered += self.take(len, from, now, &mut on_datagram);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => self.receive_error(&e),
                 }
             }
         }
@@ -588,14 +647,189 @@ impl UdpDriver {
         delivered
     }
 
+    /// Counts the datagram of `len` bytes just read into the receive buffer and hands it
+    /// on (or to the receive simulator); returns 1 if it was delivered now.
+    fn take(
+        &mut self,
+        len: usize,
+        from: SocketAddr,
+        now: f64,
+        on_datagram: &mut impl FnMut(SocketAddr, &[u8]),
+    ) -> usize {
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += len as u64;
+        if len > self.config.max_datagram_size {
+            self.stats.dropped_receive_oversize += 1;
+            let count = self.stats.dropped_receive_oversize;
+            self.dropped(from, DropReason::ReceiveOversize, count);
+            return 0;
+        }
+        let bytes = &self.recv_buf[..len];
+        match &mut self.receive_sim {
+            Some(sim) => {
+                sim.send(now, from, self.local_addr, bytes);
+                0
+            }
+            None => {
+                on_datagram(from, bytes);
+                1
+            }
+        }
+    }
+
+    /// ConnectionReset (Windows, after an ICMP port unreachable) and the like say
+    /// nothing about the next datagram: count and go on.
+    fn receive_error(&mut self, e: &io::Error) {
+        self.stats.receive_errors += 1;
+        let count = self.stats.receive_errors;
+        self.dropped(self.local_addr, DropReason::ReceiveError(e.kind()), count);
+    }
+
+    /// Steers every datagram from `peer` to a socket of its own (on Linux), so that a
+    /// flood from it fills only that socket's small kernel buffer: the kernel drops its
+    /// excess there ([`UdpStats::isolated_drops`]) instead of the other peers'
+    /// datagrams in the shared buffer. [`receive`](Self::receive) reads at most
+    /// [`ISOLATED_READS_PER_POLL`] of its datagrams a call; nothing changes for what is
+    /// sent to it. A [`UdpServer`](super::UdpServer) isolates a client whose budget
+    /// refused its datagrams, and releases it when it leaves.
+    ///
+    /// Returns `Ok(true)` if `peer` was isolated now, `Ok(false)` if it already was.
+    ///
+    /// # Errors
+    /// `Unsupported` on other platforms; `OutOfMemory` when [`MAX_ISOLATED_PEERS`]
+    /// are isolated; the operating system's error if the socket could not be set up
+    /// (a socket a caller gave [`from_socket`](Self::from_socket) is used as it is).
+    /// Nothing changes then.
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpConfig, UdpDriver};
+    /// let mut server = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    /// let flooder = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    /// let peer = flooder.local_addr().unwrap();
+    /// if cfg!(target_os = "linux") {
+    ///     assert!(server.isolate(peer).unwrap());
+    ///     assert_eq!(server.isolated_peers().collect::<Vec<_>>(), [peer]);
+    ///     assert!(server.release(peer));
+    /// }
+    /// ```
+    pub fn isolate(&mut self, peer: SocketAddr) -> io::Result<bool> {
+        if self.isolated.iter().any(|i| i.peer == peer) {
+            return Ok(false);
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(io::ErrorKind::Unsupported.into());
+        }
+        if self.isolated.len() >= MAX_ISOLATED_PEERS {
+            return Err(io::ErrorKind::OutOfMemory.into());
+        }
+        let bound: Vec<&UdpSocket> = std::iter::once(&self.socket)
+            .chain(self.isolated.iter().map(|i| &i.socket))
+            .collect();
+        let isolated = isolate::open(&bound, self.local_addr, peer)?;
+        self.isolated.push(isolated);
+        self.stats.isolations += 1;
+        debug!(local = %self.local_addr, %peer, "udp: peer isolated on a socket of its own");
+        Ok(true)
+    }
+
+    /// Ends [`isolate`](Self::isolate) for `peer`: its datagrams arrive on the shared
+    /// socket again (those still in its own buffer are dropped, and counted in
+    /// [`UdpStats::isolated_drops`]). Returns whether it was isolated.
+    pub fn release(&mut self, peer: SocketAddr) -> bool {
+        let Some(k) = self.isolated.iter().position(|i| i.peer == peer) else {
+            return false;
+        };
+        let isolated = self.isolated.swap_remove(k);
+        let left = isolated.socket.take_error().ok();
+        let mut buf = [0u8; 1];
+        let mut unread = 0u64;
+        while isolated.socket.recv(&mut buf).is_ok() {
+            unread += 1;
+        }
+        self.stats.isolated_drops += unread;
+        debug!(local = %self.local_addr, %peer, unread, ?left, "udp: isolated peer released");
+        true
+    }
+
+    /// The peers isolated now ([`isolate`](Self::isolate)).
+    pub fn isolated_peers(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.isolated.iter().map(|i| i.peer)
+    }
+
+    /// Hands the kernel the batch gathered so far in as few `sendmmsg` calls as it
+    /// takes: what the kernel's full buffer leaves goes to the send queue, a datagram it
+    /// refuses is dropped and counted, and a kernel without the call gets one `send_to`
+    /// each from then on.
+    fn send_batch(&mut self) {
+        if self.batch.len() == 0 {
+            return;
+        }
+        let (bytes, datagrams) = self.batch.take();
+        let mut next = 0;
+        while next < datagrams.len() {
+            if !self.send_queue.is_empty() {
+                for &(to, start, end) in &datagrams[next..] {
+                    // Counted and logged by `enqueue` when the queue is full.
+                    let _ = self.enqueue(to, bytes[start..end].to_vec());
+                }
+                break;
+            }
+            let timer = self.start_timer();
+            #[cfg(test)]
+            let result = if std::mem::take(&mut self.batch.refuse) {
+                Err(io::ErrorKind::Unsupported.into())
+            } else {
+                sys::send_many(&self.socket, &bytes, &datagrams[next..])
+            };
+            #[cfg(not(test))]
+            let result = sys::send_many(&self.socket, &bytes, &datagrams[next..]);
+            self.stop_timer(timer);
+            let (to, start, end) = datagrams[next];
+            match result {
+                Ok(sent) if sent > 0 => {
+                    for &(_, start, end) in &datagrams[next..next + sent] {
+                        self.count_sent(end - start);
+                    }
+                    next += sent;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.send_would_block += 1;
+                    let _ = self.enqueue(to, bytes[start..end].to_vec());
+                    next += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if sys::is_unsupported(&e) => {
+                    warn!(local = %self.local_addr, %e,
+                        "udp: the kernel refused a batched send; one datagram per call from now on");
+                    self.batch.disable();
+                    for &(to, start, end) in &datagrams[next..] {
+                        let _ = self.send_now(to, &bytes[start..end]);
+                    }
+                    break;
+                }
+                // Zero sent, or the first datagram's own error (unreachable, ...).
+                result => {
+                    let kind = result.err().map_or(io::ErrorKind::Other, |e| e.kind());
+                    self.stats.dropped_send_error += 1;
+                    let count = self.stats.dropped_send_error;
+                    self.dropped(to, DropReason::SendError(kind), count);
+                    next += 1;
+                }
+            }
+        }
+        self.batch.give_back(bytes, datagrams);
+    }
+
     /// Hands the kernel the burst gathered so far: one datagram as usual, several in one
     /// segmented send; on a refusal of segmentation, one by one, and never again.
     fn send_burst(&mut self) {
         let Some((to, segment, count)) = self.burst.pending() else {
             return;
         };
+        // The batch gathered before the burst leaves first.
+        self.send_batch();
         let bytes = self.burst.take();
-        if count > 1 {
+        if count > 1 && self.send_queue.is_empty() {
             let timer = self.start_timer();
             let result = burst::send_segmented(&self.socket, to, &bytes, segment);
             self.stop_timer(timer);
@@ -746,211 +980,12 @@ fn size_buffers(socket: &UdpSocket, size: usize) -> (usize, usize) {
     (recv, send)
 }
 
+mod batch;
 mod burst;
+mod isolate;
+mod sys;
+
+pub use isolate::{ISOLATED_READS_PER_POLL, MAX_ISOLATED_PEERS};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pair(config: UdpConfig) -> (UdpDriver, UdpDriver) {
-        let a = UdpDriver::bind("127.0.0.1:0", config.clone()).unwrap();
-        let b = UdpDriver::bind("127.0.0.1:0", config).unwrap();
-        (a, b)
-    }
-
-    fn receive_all(d: &mut UdpDriver, want: usize) -> Vec<(SocketAddr, Vec<u8>)> {
-        let mut got = Vec::new();
-        for _ in 0..2000 {
-            d.receive(|from, bytes| got.push((from, bytes.to_vec())));
-            if got.len() >= want {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        got
-    }
-
-    #[test]
-    fn oversize_send_is_refused_and_counted() {
-        let (mut a, b) = pair(UdpConfig {
-            max_datagram_size: 100,
-            ..UdpConfig::default()
-        });
-        let err = a.send(b.local_addr(), &[0; 101]).unwrap_err();
-        assert_eq!(err, DropReason::SendOversize { len: 101, max: 100 });
-        assert_eq!(a.stats().dropped_send_oversize, 1);
-        assert_eq!(a.stats().datagrams_sent, 0);
-        a.send(b.local_addr(), &[0; 100]).unwrap();
-        assert_eq!(a.stats().datagrams_sent, 1);
-    }
-
-    #[test]
-    fn oversize_receive_is_dropped_and_counted() {
-        let (mut a, mut b) = pair(UdpConfig {
-            max_datagram_size: 100,
-            ..UdpConfig::default()
-        });
-        a.socket().send_to(&[7; 101], b.local_addr()).unwrap();
-        a.send(b.local_addr(), &[8; 100]).unwrap();
-        let got = receive_all(&mut b, 1);
-        assert_eq!(got, vec![(a.local_addr(), vec![8; 100])]);
-        assert_eq!(b.stats().dropped_receive_oversize, 1);
-        assert_eq!(b.stats().datagrams_received, 2);
-    }
-
-    #[test]
-    fn max_datagram_size_is_clamped() {
-        let (a, _) = pair(UdpConfig {
-            max_datagram_size: 1 << 20,
-            ..UdpConfig::default()
-        });
-        assert_eq!(a.config().max_datagram_size, MAX_UDP_PAYLOAD);
-    }
-
-    #[test]
-    fn receive_is_bounded_per_poll() {
-        let (mut a, mut b) = pair(UdpConfig {
-            max_receive_per_poll: 3,
-            ..UdpConfig::default()
-        });
-        for i in 0..5u8 {
-            a.send(b.local_addr(), &[i]).unwrap();
-        }
-        a.flush();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let mut n = 0;
-        b.receive(|_, _| n += 1);
-        assert_eq!(n, 3);
-        b.receive(|_, _| n += 1);
-        assert_eq!(n, 5);
-    }
-
-    #[test]
-    fn system_calls_are_timed_only_when_asked() {
-        let (mut a, mut b) = pair(UdpConfig::default());
-        a.send(b.local_addr(), b"x").unwrap();
-        b.receive(|_, _| {});
-        assert_eq!((a.stats().syscalls, a.stats().syscall_nanos), (0, 0));
-        assert_eq!(b.stats().syscalls, 0);
-
-        let (mut a, mut b) = pair(UdpConfig {
-            measure_syscalls: true,
-            ..UdpConfig::default()
-        });
-        a.send(b.local_addr(), b"x").unwrap();
-        let got = receive_all(&mut b, 1);
-        assert_eq!(got.len(), 1);
-        assert_eq!(a.stats().syscalls, 1);
-        assert!(a.stats().syscall_nanos > 0);
-        // At least the datagram and the empty read that ended the poll.
-        assert!(b.stats().syscalls >= 2);
-    }
-
-    /// Datagrams 2.. of a run to one address wait for the flush (on Linux) and leave in
-    /// one system call; all arrive in order, each counted.
-    #[test]
-    fn a_burst_to_one_address_leaves_in_order_in_one_call() {
-        let (mut a, mut b) = pair(UdpConfig {
-            measure_syscalls: true,
-            ..UdpConfig::default()
-        });
-        let sent: Vec<Vec<u8>> = (0..10u8)
-            .map(|i| vec![i; 1000])
-            .chain([vec![99; 500]])
-            .collect();
-        for datagram in &sent {
-            a.send(b.local_addr(), datagram).unwrap();
-        }
-        let linux = cfg!(target_os = "linux");
-        assert_eq!(a.held(), if linux { 10 } else { 0 });
-        a.flush();
-        assert_eq!(a.held(), 0);
-        assert_eq!(a.stats().datagrams_sent, 11);
-        assert_eq!(a.stats().bytes_sent, 10_500);
-        assert_eq!(a.stats().syscalls, if linux { 2 } else { 11 });
-        let got = receive_all(&mut b, 11);
-        let bytes: Vec<Vec<u8>> = got.into_iter().map(|(_, d)| d).collect();
-        assert_eq!(bytes, sent);
-    }
-
-    /// The plain path (other platforms, or after the kernel refused a segmented send):
-    /// every datagram leaves at once, one call each.
-    #[test]
-    fn without_segmentation_a_run_leaves_one_call_each() {
-        let (mut a, mut b) = pair(UdpConfig {
-            measure_syscalls: true,
-            ..UdpConfig::default()
-        });
-        a.burst.disable();
-        for i in 0..5u8 {
-            a.send(b.local_addr(), &[i; 100]).unwrap();
-            assert_eq!(a.held(), 0);
-        }
-        assert_eq!((a.stats().datagrams_sent, a.stats().syscalls), (5, 5));
-        assert_eq!(receive_all(&mut b, 5).len(), 5);
-        assert!(burst::is_refusal(&io::Error::from_raw_os_error(5)) == cfg!(target_os = "linux"));
-        assert!(!burst::is_refusal(&io::Error::from(
-            io::ErrorKind::WouldBlock
-        )));
-    }
-
-    /// One datagram per address, as a server's snapshots go: none waits.
-    #[test]
-    fn datagrams_to_different_addresses_leave_at_once() {
-        let (mut a, b) = pair(UdpConfig::default());
-        let c = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
-        for to in [
-            b.local_addr(),
-            c.local_addr(),
-            b.local_addr(),
-            c.local_addr(),
-        ] {
-            a.send(to, &[1; 200]).unwrap();
-            assert_eq!(a.held(), 0);
-        }
-        assert_eq!(a.stats().datagrams_sent, 4);
-    }
-
-    /// A burst ends at a datagram to another address, or a longer one, and leaves
-    /// before it: the order of everything sent is kept.
-    #[test]
-    fn a_burst_leaves_before_what_cannot_join_it() {
-        let (mut a, mut b) = pair(UdpConfig::default());
-        let mut c = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
-        let to_b: Vec<Vec<u8>> = vec![vec![1; 300], vec![2; 300], vec![3; 300], vec![4; 900]];
-        for datagram in &to_b[..3] {
-            a.send(b.local_addr(), datagram).unwrap();
-        }
-        a.send(c.local_addr(), b"c").unwrap();
-        assert_eq!(a.held(), 0, "the burst left before the datagram to c");
-        a.send(b.local_addr(), &to_b[3]).unwrap();
-        a.flush();
-        let got: Vec<Vec<u8>> = receive_all(&mut b, 4).into_iter().map(|(_, d)| d).collect();
-        assert_eq!(got, to_b);
-        assert_eq!(receive_all(&mut c, 1).len(), 1);
-        assert_eq!(a.stats().datagrams_sent, 5);
-    }
-
-    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-    #[test]
-    fn the_segment_control_message_is_laid_out_as_linux_reads_it() {
-        let (control, len) = burst::segment_control(1200);
-        assert_eq!(len, 24); // CMSG_SPACE(2) on 64-bit Linux
-        assert_eq!(&control[..8], &18usize.to_ne_bytes()); // CMSG_LEN(2)
-        assert_eq!(&control[8..12], &17i32.to_ne_bytes()); // SOL_UDP
-        assert_eq!(&control[12..16], &103i32.to_ne_bytes()); // UDP_SEGMENT
-        assert_eq!(&control[16..18], &1200u16.to_ne_bytes());
-    }
-
-    #[test]
-    fn drop_reasons_display() {
-        assert_eq!(
-            DropReason::SendOversize { len: 9, max: 8 }.to_string(),
-            "datagram of 9 bytes is over the 8-byte limit"
-        );
-        assert_eq!(
-            DropReason::SendQueueFull.to_string(),
-            "socket send buffer and send queue are full"
-        );
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant, SystemTime};
 
 use netser::{NetDelta, NetSerialize};
-use tracing::info;
+use tracing::{debug, info};
 
 use super::common::{event_queue, push_event, time_left, wait_for_acks, BlockProgress};
 use super::driver::{UdpConfig, UdpConfigError, UdpDriver};
@@ -276,6 +276,10 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
     /// it (zero on the driver's clock).
     offset: f64,
+    /// Datagrams the budgets had refused when clients were last isolated.
+    refused_seen: u64,
+    /// Whether the platform can isolate a peer ([`UdpDriver::isolate`]).
+    can_isolate: bool,
 }
 
 /// What only reads the sans-IO server ([`Server`](crate::netcode::Server)) is read through it: its state,
@@ -342,6 +346,8 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             message_order: Vec::new(),
             message_cursor: (0, 0),
             offset: 0.0,
+            refused_seen: 0,
+            can_isolate: true,
         })
     }
 
@@ -378,6 +384,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         let server = &mut self.server;
         self.driver
             .receive(|from, bytes| server.handle_datagram(now, from, bytes));
+        self.isolate_refused();
         self.pump_events();
         let mut clients = self.server.client_ids();
         clients.retain(|id| self.announced.contains(id));
@@ -401,6 +408,38 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         clients.sort_unstable();
         self.message_order = clients;
         self.message_cursor = (0, 0);
+    }
+
+    /// Isolates every connected client whose budget refused its datagrams
+    /// ([`UdpDriver::isolate`]): a flood from it then fills only its own kernel buffer,
+    /// and the others' datagrams are never dropped behind it. Walks the clients only
+    /// when the budgets refused something new.
+    fn isolate_refused(&mut self) {
+        let refused = self.server.budgets().counters().refused();
+        if refused == self.refused_seen || !self.can_isolate {
+            return;
+        }
+        self.refused_seen = refused;
+        let netcode = self.server.netcode();
+        let budgets = self.server.budgets();
+        for client_id in netcode.client_ids() {
+            let over = netcode
+                .client_slot(client_id)
+                .and_then(|slot| budgets.client_counters(slot))
+                .is_some_and(|c| c.refused() > 0);
+            let Some(addr) = netcode.client_addr(client_id).filter(|_| over) else {
+                continue;
+            };
+            match self.driver.isolate(addr) {
+                Ok(true) => info!(client_id, %addr, "udp server: client over budget isolated"),
+                Ok(false) => {}
+                Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                    self.can_isolate = false;
+                    return;
+                }
+                Err(e) => debug!(client_id, %addr, %e, "udp server: cannot isolate a client"),
+            }
+        }
     }
 
     /// Moves the layer below's connects and disconnects into this server's events, with
@@ -430,6 +469,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                 } => {
                     info!(client_id, %reason, "udp server: client disconnected");
                     self.blocks.remove(&client_id);
+                    self.driver.release(addr);
                     if !self.announced.remove(&client_id) {
                         // Its connect was dropped: the game never heard of it. Its unread
                         // messages are counted by the server when freed.
