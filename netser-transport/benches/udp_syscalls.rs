@@ -6,6 +6,9 @@
 //! (the median of several rounds) for:
 //! - `send_to` of a 1100-byte snapshot-sized datagram (the floor), through the driver,
 //!   and through `quinn-udp`'s `sendmsg`;
+//! - one such datagram to each of 64 addresses, as a server's snapshot tick sends them:
+//!   `send_to` one at a time, against the driver gathering them and flushing once (on
+//!   Linux one `sendmmsg` a batch of 64);
 //! - receiving 1000 datagrams from 100 peers: `recv_from` one at a time (and through the
 //!   driver), against `quinn-udp`'s `recvmmsg` in batches of up to 32;
 //! - a 256-slice block to one peer: 256 `send_to` against GSO segments.
@@ -76,6 +79,29 @@ fn time_sends(rx: &UdpSocket, mut send: impl FnMut(usize)) -> f64 {
     median(samples)
 }
 
+/// ns per datagram of `send(i)` over BURST datagrams spread over the receivers `rxs`
+/// (datagram `i` to receiver `i % rxs.len()`), then `flush()`; the receivers drained
+/// between bursts (untimed).
+fn time_sends_many(
+    rxs: &[UdpSocket],
+    mut send: impl FnMut(usize, SocketAddr),
+    mut flush: impl FnMut(),
+) -> f64 {
+    let addrs: Vec<SocketAddr> = rxs.iter().map(|r| r.local_addr().unwrap()).collect();
+    let mut samples = Vec::new();
+    for _ in 0..rounds() {
+        let start = Instant::now();
+        for i in 0..BURST {
+            send(i, addrs[i % addrs.len()]);
+        }
+        flush();
+        samples.push(start.elapsed().as_nanos() as f64 / BURST as f64);
+        let got: usize = rxs.iter().map(drain).sum();
+        assert!(got >= BURST * 9 / 10, "loopback lost datagrams: {got}");
+    }
+    median(samples)
+}
+
 /// ns per datagram to receive BURST datagrams from PEERS senders.
 fn time_receives(
     rx: &UdpSocket,
@@ -126,6 +152,35 @@ fn main() {
         driver.flush();
     });
     println!("send  UdpDriver send + flush          {driver_send:8.0}");
+
+    // --- send: one datagram to each of many addresses (a snapshot tick) ---
+    let clients: Vec<UdpSocket> = (0..64).map(|_| socket()).collect();
+    let many_plain = time_sends_many(
+        &clients,
+        |_, to| {
+            tx.send_to(&payload, to).unwrap();
+        },
+        || {},
+    );
+    println!("send  std send_to, 64 addresses       {many_plain:8.0}");
+    let mut batched = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    let batched = std::cell::RefCell::new(&mut batched);
+    let many_batched = time_sends_many(
+        &clients,
+        |_, to| batched.borrow_mut().send(to, &payload).unwrap(),
+        || batched.borrow_mut().flush(),
+    );
+    println!("send  UdpDriver batch, 64 addresses   {many_batched:8.0}");
+    let mut one_by_one = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    let many_driver = time_sends_many(
+        &clients,
+        |_, to| {
+            one_by_one.send(to, &payload).unwrap();
+            one_by_one.flush();
+        },
+        || {},
+    );
+    println!("send  UdpDriver flush each, 64 addr.  {many_driver:8.0}");
 
     let qtx = socket();
     let state = quinn_udp::UdpSocketState::new((&qtx).into()).unwrap();

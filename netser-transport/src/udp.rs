@@ -68,6 +68,6 @@ pub use common::BlockProgress;
 pub use common::MAX_QUEUED_EVENTS;
 pub use driver::{
     DropReason, UdpConfig, UdpConfigError, UdpDriver, UdpStats, ISOLATED_READS_PER_POLL,
-    MAX_ISOLATED_PEERS, MAX_LINGER, MAX_UDP_PAYLOAD,
+    ISOLATED_READS_PER_SECOND, MAX_ISOLATED_PEERS, MAX_LINGER, MAX_UDP_PAYLOAD,
 };
 pub use server::{StartError, UdpServer, UdpServerConfig, UdpServerEvent};

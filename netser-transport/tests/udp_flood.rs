@@ -679,9 +679,11 @@ fn a_flood_does_not_crowd_the_others_out_of_the_kernel_buffer() {
         "the ping is read in the next frame: {:?}",
         server.driver().stats()
     );
-    // The isolated socket's drops are learnt with its next datagram queued.
+    // The isolated socket's drops are learnt with its next datagram queued, once its
+    // paced reads have made room.
     for _ in 0..100 {
         serve(&mut server);
+        thread::sleep(Duration::from_millis(2));
     }
     socket.send_to(&replay, server_addr).unwrap();
     thread::sleep(Duration::from_millis(20));

@@ -576,8 +576,8 @@ impl UdpDriver {
     }
 
     /// Reads every datagram waiting in the kernel (at most
-    /// [`UdpConfig::max_receive_per_poll`], and at most [`ISOLATED_READS_PER_POLL`]
-    /// from each isolated peer) and calls `on_datagram(from, bytes)` for each that is
+    /// [`UdpConfig::max_receive_per_poll`], and from each isolated peer at most
+    /// [`ISOLATED_READS_PER_POLL`], [`ISOLATED_READS_PER_SECOND`] on average) and calls `on_datagram(from, bytes)` for each that is
     /// delivered now (through the receive simulator, if there is one). Returns how many
     /// were delivered. Never blocks.
     ///
@@ -612,7 +612,9 @@ impl UdpDriver {
             }
         }
         for k in 0..self.isolated.len() {
-            for i in 0..ISOLATED_READS_PER_POLL {
+            let allowed = self.isolated[k].allowance(now);
+            let mut read = 0;
+            for i in 0..allowed {
                 let peer = &mut self.isolated[k];
                 let timer = self.config.measure_syscalls.then(Instant::now);
                 let result = if i == 0 {
@@ -625,6 +627,7 @@ impl UdpDriver {
                 self.stop_timer(timer);
                 match result {
                     Ok((len, from, drops)) => {
+                        read += 1;
                         if let Some(n) = drops {
                             let peer = &mut self.isolated[k];
                             self.stats.isolated_drops += u64::from(n.wrapping_sub(peer.drops));
@@ -637,6 +640,7 @@ impl UdpDriver {
                     Err(e) => self.receive_error(&e),
                 }
             }
+            self.isolated[k].read(read);
         }
         if let Some(sim) = &mut self.receive_sim {
             while let Some(delivery) = sim.receive(now) {
@@ -683,141 +687,6 @@ impl UdpDriver {
         self.stats.receive_errors += 1;
         let count = self.stats.receive_errors;
         self.dropped(self.local_addr, DropReason::ReceiveError(e.kind()), count);
-    }
-
-    /// Steers every datagram from `peer` to a socket of its own (on Linux), so that a
-    /// flood from it fills only that socket's small kernel buffer: the kernel drops its
-    /// excess there ([`UdpStats::isolated_drops`]) instead of the other peers'
-    /// datagrams in the shared buffer. [`receive`](Self::receive) reads at most
-    /// [`ISOLATED_READS_PER_POLL`] of its datagrams a call; nothing changes for what is
-    /// sent to it. A [`UdpServer`](super::UdpServer) isolates a client whose budget
-    /// refused its datagrams, and releases it when it leaves.
-    ///
-    /// Returns `Ok(true)` if `peer` was isolated now, `Ok(false)` if it already was.
-    ///
-    /// # Errors
-    /// `Unsupported` on other platforms; `OutOfMemory` when [`MAX_ISOLATED_PEERS`]
-    /// are isolated; the operating system's error if the socket could not be set up
-    /// (a socket a caller gave [`from_socket`](Self::from_socket) is used as it is).
-    /// Nothing changes then.
-    ///
-    /// ```
-    /// use netser_transport::udp::{UdpConfig, UdpDriver};
-    /// let mut server = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
-    /// let flooder = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    /// let peer = flooder.local_addr().unwrap();
-    /// if cfg!(target_os = "linux") {
-    ///     assert!(server.isolate(peer).unwrap());
-    ///     assert_eq!(server.isolated_peers().collect::<Vec<_>>(), [peer]);
-    ///     assert!(server.release(peer));
-    /// }
-    /// ```
-    pub fn isolate(&mut self, peer: SocketAddr) -> io::Result<bool> {
-        if self.isolated.iter().any(|i| i.peer == peer) {
-            return Ok(false);
-        }
-        if !cfg!(target_os = "linux") {
-            return Err(io::ErrorKind::Unsupported.into());
-        }
-        if self.isolated.len() >= MAX_ISOLATED_PEERS {
-            return Err(io::ErrorKind::OutOfMemory.into());
-        }
-        let bound: Vec<&UdpSocket> = std::iter::once(&self.socket)
-            .chain(self.isolated.iter().map(|i| &i.socket))
-            .collect();
-        let isolated = isolate::open(&bound, self.local_addr, peer)?;
-        self.isolated.push(isolated);
-        self.stats.isolations += 1;
-        debug!(local = %self.local_addr, %peer, "udp: peer isolated on a socket of its own");
-        Ok(true)
-    }
-
-    /// Ends [`isolate`](Self::isolate) for `peer`: its datagrams arrive on the shared
-    /// socket again (those still in its own buffer are dropped, and counted in
-    /// [`UdpStats::isolated_drops`]). Returns whether it was isolated.
-    pub fn release(&mut self, peer: SocketAddr) -> bool {
-        let Some(k) = self.isolated.iter().position(|i| i.peer == peer) else {
-            return false;
-        };
-        let isolated = self.isolated.swap_remove(k);
-        let left = isolated.socket.take_error().ok();
-        let mut buf = [0u8; 1];
-        let mut unread = 0u64;
-        while isolated.socket.recv(&mut buf).is_ok() {
-            unread += 1;
-        }
-        self.stats.isolated_drops += unread;
-        debug!(local = %self.local_addr, %peer, unread, ?left, "udp: isolated peer released");
-        true
-    }
-
-    /// The peers isolated now ([`isolate`](Self::isolate)).
-    pub fn isolated_peers(&self) -> impl Iterator<Item = SocketAddr> + '_ {
-        self.isolated.iter().map(|i| i.peer)
-    }
-
-    /// Hands the kernel the batch gathered so far in as few `sendmmsg` calls as it
-    /// takes: what the kernel's full buffer leaves goes to the send queue, a datagram it
-    /// refuses is dropped and counted, and a kernel without the call gets one `send_to`
-    /// each from then on.
-    fn send_batch(&mut self) {
-        if self.batch.len() == 0 {
-            return;
-        }
-        let (bytes, datagrams) = self.batch.take();
-        let mut next = 0;
-        while next < datagrams.len() {
-            if !self.send_queue.is_empty() {
-                for &(to, start, end) in &datagrams[next..] {
-                    // Counted and logged by `enqueue` when the queue is full.
-                    let _ = self.enqueue(to, bytes[start..end].to_vec());
-                }
-                break;
-            }
-            let timer = self.start_timer();
-            #[cfg(test)]
-            let result = if std::mem::take(&mut self.batch.refuse) {
-                Err(io::ErrorKind::Unsupported.into())
-            } else {
-                sys::send_many(&self.socket, &bytes, &datagrams[next..])
-            };
-            #[cfg(not(test))]
-            let result = sys::send_many(&self.socket, &bytes, &datagrams[next..]);
-            self.stop_timer(timer);
-            let (to, start, end) = datagrams[next];
-            match result {
-                Ok(sent) if sent > 0 => {
-                    for &(_, start, end) in &datagrams[next..next + sent] {
-                        self.count_sent(end - start);
-                    }
-                    next += sent;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.stats.send_would_block += 1;
-                    let _ = self.enqueue(to, bytes[start..end].to_vec());
-                    next += 1;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if sys::is_unsupported(&e) => {
-                    warn!(local = %self.local_addr, %e,
-                        "udp: the kernel refused a batched send; one datagram per call from now on");
-                    self.batch.disable();
-                    for &(to, start, end) in &datagrams[next..] {
-                        let _ = self.send_now(to, &bytes[start..end]);
-                    }
-                    break;
-                }
-                // Zero sent, or the first datagram's own error (unreachable, ...).
-                result => {
-                    let kind = result.err().map_or(io::ErrorKind::Other, |e| e.kind());
-                    self.stats.dropped_send_error += 1;
-                    let count = self.stats.dropped_send_error;
-                    self.dropped(to, DropReason::SendError(kind), count);
-                    next += 1;
-                }
-            }
-        }
-        self.batch.give_back(bytes, datagrams);
     }
 
     /// Hands the kernel the burst gathered so far: one datagram as usual, several in one
@@ -985,7 +854,7 @@ mod burst;
 mod isolate;
 mod sys;
 
-pub use isolate::{ISOLATED_READS_PER_POLL, MAX_ISOLATED_PEERS};
+pub use isolate::{ISOLATED_READS_PER_POLL, ISOLATED_READS_PER_SECOND, MAX_ISOLATED_PEERS};
 
 #[cfg(test)]
 mod tests;

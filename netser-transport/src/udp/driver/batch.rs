@@ -3,7 +3,12 @@
 //! system call's fixed cost on all but one of them. Elsewhere, and once the kernel
 //! refused the call, each datagram leaves on its own `send_to` as it is sent.
 
+use std::io;
 use std::net::SocketAddr;
+
+use tracing::warn;
+
+use super::{sys, DropReason, UdpDriver};
 
 /// Most datagrams in one batch: past a few dozen a larger batch saves nothing more, and
 /// it bounds what a batch holds to `MAX_BATCH` datagrams.
@@ -74,5 +79,71 @@ impl Batch {
 
     pub(super) fn disable(&mut self) {
         self.enabled = false;
+    }
+}
+
+impl UdpDriver {
+    /// Hands the kernel the batch gathered so far in as few `sendmmsg` calls as it
+    /// takes: what the kernel's full buffer leaves goes to the send queue, a datagram it
+    /// refuses is dropped and counted, and a kernel without the call gets one `send_to`
+    /// each from then on.
+    pub(super) fn send_batch(&mut self) {
+        if self.batch.len() == 0 {
+            return;
+        }
+        let (bytes, datagrams) = self.batch.take();
+        let mut next = 0;
+        while next < datagrams.len() {
+            if !self.send_queue.is_empty() {
+                for &(to, start, end) in &datagrams[next..] {
+                    // Counted and logged by `enqueue` when the queue is full.
+                    let _ = self.enqueue(to, bytes[start..end].to_vec());
+                }
+                break;
+            }
+            let timer = self.start_timer();
+            #[cfg(test)]
+            let result = if std::mem::take(&mut self.batch.refuse) {
+                Err(io::ErrorKind::Unsupported.into())
+            } else {
+                sys::send_many(&self.socket, &bytes, &datagrams[next..])
+            };
+            #[cfg(not(test))]
+            let result = sys::send_many(&self.socket, &bytes, &datagrams[next..]);
+            self.stop_timer(timer);
+            let (to, start, end) = datagrams[next];
+            match result {
+                Ok(sent) if sent > 0 => {
+                    for &(_, start, end) in &datagrams[next..next + sent] {
+                        self.count_sent(end - start);
+                    }
+                    next += sent;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.send_would_block += 1;
+                    let _ = self.enqueue(to, bytes[start..end].to_vec());
+                    next += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if sys::is_unsupported(&e) => {
+                    warn!(local = %self.local_addr, %e,
+                        "udp: the kernel refused a batched send; one datagram per call from now on");
+                    self.batch.disable();
+                    for &(to, start, end) in &datagrams[next..] {
+                        let _ = self.send_now(to, &bytes[start..end]);
+                    }
+                    break;
+                }
+                // Zero sent, or the first datagram's own error (unreachable, ...).
+                result => {
+                    let kind = result.err().map_or(io::ErrorKind::Other, |e| e.kind());
+                    self.stats.dropped_send_error += 1;
+                    let count = self.stats.dropped_send_error;
+                    self.dropped(to, DropReason::SendError(kind), count);
+                    next += 1;
+                }
+            }
+        }
+        self.batch.give_back(bytes, datagrams);
     }
 }

@@ -12,8 +12,9 @@ use std::io;
 use std::net::{SocketAddr, UdpSocket};
 
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
+use tracing::debug;
 
-use super::sys;
+use super::{sys, UdpDriver};
 
 /// Most peers isolated at once (each costs a socket and a read per
 /// [`UdpDriver::receive`](super::UdpDriver::receive)).
@@ -33,6 +34,17 @@ pub const MAX_ISOLATED_PEERS: usize = 16;
 /// ```
 pub const ISOLATED_READS_PER_POLL: usize = 64;
 
+/// Most datagrams read from one isolated peer a second, on average (reads come in
+/// bursts of at most [`ISOLATED_READS_PER_POLL`]): four times the datagrams a
+/// client's default budget admits, so that a server polling thousands of times a
+/// second does not spend its time reading a flood the budget refuses anyway; the
+/// kernel drops the rest in the peer's own buffer.
+///
+/// ```
+/// assert_eq!(netser_transport::udp::ISOLATED_READS_PER_SECOND, 8192.0);
+/// ```
+pub const ISOLATED_READS_PER_SECOND: f64 = 8192.0;
+
 /// Bytes asked for an isolated peer's kernel receive buffer: room for what it may send
 /// between two frames, small enough that a flood is dropped early.
 const ISOLATED_BUFFER: usize = 256 * 1024;
@@ -43,6 +55,25 @@ pub(super) struct Isolated {
     pub(super) socket: UdpSocket,
     /// The kernel's drop count for the socket, as it last reported it.
     pub(super) drops: u32,
+    /// Reads allowed now, refilled at [`ISOLATED_READS_PER_SECOND`] up to
+    /// [`ISOLATED_READS_PER_POLL`], as of `refilled` (the driver's clock).
+    reads: f64,
+    refilled: f64,
+}
+
+impl Isolated {
+    /// How many datagrams may be read now; `read` says how many were.
+    pub(super) fn allowance(&mut self, now: f64) -> usize {
+        let elapsed = (now - self.refilled).max(0.0);
+        self.refilled = now;
+        let most = ISOLATED_READS_PER_POLL as f64;
+        self.reads = (self.reads + elapsed * ISOLATED_READS_PER_SECOND).min(most);
+        self.reads as usize
+    }
+
+    pub(super) fn read(&mut self, datagrams: usize) {
+        self.reads = (self.reads - datagrams as f64).max(0.0);
+    }
 }
 
 /// A socket bound to `local` (the address of the sockets `bound`: the shared one and
@@ -52,6 +83,7 @@ pub(super) fn open(
     bound: &[&UdpSocket],
     local: SocketAddr,
     peer: SocketAddr,
+    now: f64,
 ) -> io::Result<Isolated> {
     let opened = bound
         .iter()
@@ -67,6 +99,8 @@ pub(super) fn open(
         peer,
         socket,
         drops: 0,
+        reads: ISOLATED_READS_PER_POLL as f64,
+        refilled: now,
     })
 }
 
@@ -82,4 +116,77 @@ fn open_connected(local: SocketAddr, peer: SocketAddr) -> io::Result<UdpSocket> 
     let _ = SockRef::from(&socket).set_recv_buffer_size(ISOLATED_BUFFER);
     let _ = sys::count_drops(&socket);
     Ok(socket)
+}
+
+impl UdpDriver {
+    /// Steers every datagram from `peer` to a socket of its own (on Linux), so that a
+    /// flood from it fills only that socket's small kernel buffer: the kernel drops its
+    /// excess there ([`UdpStats::isolated_drops`]) instead of the other peers'
+    /// datagrams in the shared buffer. [`receive`](Self::receive) reads at most
+    /// [`ISOLATED_READS_PER_POLL`] of its datagrams a call and
+    /// [`ISOLATED_READS_PER_SECOND`] a second; nothing changes for what is sent to it. A [`UdpServer`](super::UdpServer) isolates a client whose budget
+    /// refused its datagrams, and releases it when it leaves.
+    ///
+    /// Returns `Ok(true)` if `peer` was isolated now, `Ok(false)` if it already was.
+    ///
+    /// # Errors
+    /// `Unsupported` on other platforms; `OutOfMemory` when [`MAX_ISOLATED_PEERS`]
+    /// are isolated; the operating system's error if the socket could not be set up
+    /// (a socket a caller gave [`from_socket`](Self::from_socket) is used as it is).
+    /// Nothing changes then.
+    ///
+    /// ```
+    /// use netser_transport::udp::{UdpConfig, UdpDriver};
+    /// let mut server = UdpDriver::bind("127.0.0.1:0", UdpConfig::default()).unwrap();
+    /// let flooder = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    /// let peer = flooder.local_addr().unwrap();
+    /// if cfg!(target_os = "linux") {
+    ///     assert!(server.isolate(peer).unwrap());
+    ///     assert_eq!(server.isolated_peers().collect::<Vec<_>>(), [peer]);
+    ///     assert!(server.release(peer));
+    /// }
+    /// ```
+    pub fn isolate(&mut self, peer: SocketAddr) -> io::Result<bool> {
+        if self.isolated.iter().any(|i| i.peer == peer) {
+            return Ok(false);
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(io::ErrorKind::Unsupported.into());
+        }
+        if self.isolated.len() >= MAX_ISOLATED_PEERS {
+            return Err(io::ErrorKind::OutOfMemory.into());
+        }
+        let bound: Vec<&UdpSocket> = std::iter::once(&self.socket)
+            .chain(self.isolated.iter().map(|i| &i.socket))
+            .collect();
+        let isolated = open(&bound, self.local_addr, peer, self.clock.now())?;
+        self.isolated.push(isolated);
+        self.stats.isolations += 1;
+        debug!(local = %self.local_addr, %peer, "udp: peer isolated on a socket of its own");
+        Ok(true)
+    }
+
+    /// Ends [`isolate`](Self::isolate) for `peer`: its datagrams arrive on the shared
+    /// socket again (those still in its own buffer are dropped, and counted in
+    /// [`UdpStats::isolated_drops`]). Returns whether it was isolated.
+    pub fn release(&mut self, peer: SocketAddr) -> bool {
+        let Some(k) = self.isolated.iter().position(|i| i.peer == peer) else {
+            return false;
+        };
+        let isolated = self.isolated.swap_remove(k);
+        let left = isolated.socket.take_error().ok();
+        let mut buf = [0u8; 1];
+        let mut unread = 0u64;
+        while isolated.socket.recv(&mut buf).is_ok() {
+            unread += 1;
+        }
+        self.stats.isolated_drops += unread;
+        debug!(local = %self.local_addr, %peer, unread, ?left, "udp: isolated peer released");
+        true
+    }
+
+    /// The peers isolated now ([`isolate`](Self::isolate)).
+    pub fn isolated_peers(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.isolated.iter().map(|i| i.peer)
+    }
 }
