@@ -20,8 +20,12 @@
 //! - on drop, what it still holds (simulated delays, a full kernel buffer) is sent for
 //!   at most [`UdpConfig::linger`], so a disconnect sent just before is not lost;
 //! - a counter, and a `tracing` event at debug level, for every datagram it drops, with
-//!   the reason ([`DropReason`], [`UdpStats`]). Without a `tracing` subscriber installed
-//!   nothing is printed.
+//!   the reason ([`DropReason`], [`UdpStats`]); on Linux the datagrams the kernel itself
+//!   dropped for a full receive buffer are counted too. Without a `tracing` subscriber
+//!   installed nothing is printed;
+//! - on Linux, datagrams that leave together (a burst to one address in one segmented
+//!   send, a batch to many in one `sendmmsg`), and a flooding peer isolated on a socket
+//!   of its own ([`UdpDriver::isolate`]), so its flood fills only its own kernel buffer.
 //!
 //! Connects and disconnects are logged at info level, as are the server starting and
 //! shutting down.

@@ -72,7 +72,10 @@ pub struct UdpServerConfig {
     /// [`BudgetConfig::default`]: several times what a default connection sends, never
     /// disconnecting). Datagrams past it are refused before decryption and counted in
     /// [`Server::budgets`](crate::netcode::Server::budgets). Each setting's bounds are on [`BudgetConfig`]; one out of
-    /// them: [`StartError::Setup`] with [`SetupError::Budget`].
+    /// them: [`StartError::Setup`] with [`SetupError::Budget`]. On Linux a client the
+    /// budget refused is also isolated on a socket of its own until it leaves
+    /// ([`UdpDriver::isolate`]), so that its flood cannot fill the kernel buffer the
+    /// other clients' datagrams wait in.
     pub budget: BudgetConfig,
 }
 

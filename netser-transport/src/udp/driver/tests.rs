@@ -330,7 +330,11 @@ fn an_isolated_peer_fills_only_its_own_buffer() {
     // learnt with its next datagram queued.
     let mut idle = 0;
     while idle < 3 {
-        idle = if server.receive(|_, _| {}) == 0 { idle + 1 } else { 0 };
+        idle = if server.receive(|_, _| {}) == 0 {
+            idle + 1
+        } else {
+            0
+        };
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     flooder.send_to(&[0xF; 100], to).unwrap();
