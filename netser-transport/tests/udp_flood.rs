@@ -21,8 +21,7 @@ use netser_transport::netcode::{
     DisconnectReason, Key, Protocol, TokenParams,
 };
 use netser_transport::udp::{
-    UdpClient, UdpClientConfig, UdpClientEvent, UdpConfig, UdpServer, UdpServerConfig,
-    UdpServerEvent,
+    UdpClient, UdpClientConfig, UdpClientEvent, UdpServer, UdpServerConfig, UdpServerEvent,
 };
 
 #[derive(NetSerialize, Debug, Clone, PartialEq)]
@@ -592,9 +591,9 @@ fn a_flood_does_not_crowd_the_others_out_of_the_kernel_buffer() {
         max_clients: 4,
         budget: test_budget(None),
         // Small, so that a few hundred datagrams fill it.
-        udp: UdpConfig {
+        udp: netser_transport::udp::UdpConfig {
             socket_buffer_size: 64 * 1024,
-            ..UdpConfig::default()
+            ..Default::default()
         },
         ..UdpServerConfig::new(key)
     };
