@@ -577,9 +577,9 @@ impl UdpDriver {
 
     /// Reads every datagram waiting in the kernel (at most
     /// [`UdpConfig::max_receive_per_poll`], and from each isolated peer at most
-    /// [`ISOLATED_READS_PER_POLL`], [`ISOLATED_READS_PER_SECOND`] on average) and calls `on_datagram(from, bytes)` for each that is
-    /// delivered now (through the receive simulator, if there is one). Returns how many
-    /// were delivered. Never blocks.
+    /// [`ISOLATED_READS_PER_POLL`], [`ISOLATED_READS_PER_SECOND`] on average) and calls
+    /// `on_datagram(from, bytes)` for each that is delivered now (through the receive
+    /// simulator, if there is one). Returns how many were delivered. Never blocks.
     ///
     /// Oversize datagrams and receive errors are dropped, counted and logged; so are,
     /// where the platform tells (Linux), the datagrams the kernel dropped before they

@@ -49,6 +49,10 @@ pub const ISOLATED_READS_PER_SECOND: f64 = 8192.0;
 /// between two frames, small enough that a flood is dropped early.
 const ISOLATED_BUFFER: usize = 256 * 1024;
 
+/// Most datagrams counted out of a released peer's buffer: more than it can hold (the
+/// kernel charges every datagram its bookkeeping, over 256 bytes, against the buffer).
+const MAX_RELEASE_DRAIN: u64 = 4096;
+
 /// One isolated peer.
 pub(super) struct Isolated {
     pub(super) peer: SocketAddr,
@@ -121,18 +125,22 @@ fn open_connected(local: SocketAddr, peer: SocketAddr) -> io::Result<UdpSocket> 
 impl UdpDriver {
     /// Steers every datagram from `peer` to a socket of its own (on Linux), so that a
     /// flood from it fills only that socket's small kernel buffer: the kernel drops its
-    /// excess there ([`UdpStats::isolated_drops`]) instead of the other peers'
-    /// datagrams in the shared buffer. [`receive`](Self::receive) reads at most
+    /// excess there ([`UdpStats::isolated_drops`](super::UdpStats::isolated_drops))
+    /// instead of the other peers' datagrams in the shared buffer.
+    /// [`receive`](Self::receive) reads at most
     /// [`ISOLATED_READS_PER_POLL`] of its datagrams a call and
-    /// [`ISOLATED_READS_PER_SECOND`] a second; nothing changes for what is sent to it. A [`UdpServer`](super::UdpServer) isolates a client whose budget
-    /// refused its datagrams, and releases it when it leaves.
+    /// [`ISOLATED_READS_PER_SECOND`] a second; nothing changes for what is sent to it.
+    /// A [`UdpServer`](crate::udp::UdpServer) isolates a client whose budget refused its
+    /// datagrams, and releases it when it leaves.
+    ///
+    /// The shared socket and those of the peers isolated already have `SO_REUSEPORT`
+    /// only while the new socket is bound, so no other socket can join the port.
     ///
     /// Returns `Ok(true)` if `peer` was isolated now, `Ok(false)` if it already was.
     ///
     /// # Errors
     /// `Unsupported` on other platforms; `OutOfMemory` when [`MAX_ISOLATED_PEERS`]
-    /// are isolated; the operating system's error if the socket could not be set up
-    /// (a socket a caller gave [`from_socket`](Self::from_socket) is used as it is).
+    /// are isolated; the operating system's error if the socket could not be set up.
     /// Nothing changes then.
     ///
     /// ```
@@ -167,8 +175,11 @@ impl UdpDriver {
     }
 
     /// Ends [`isolate`](Self::isolate) for `peer`: its datagrams arrive on the shared
-    /// socket again (those still in its own buffer are dropped, and counted in
-    /// [`UdpStats::isolated_drops`]). Returns whether it was isolated.
+    /// socket again. Those still in its own buffer are dropped and counted in
+    /// [`UdpStats::isolated_drops`](super::UdpStats::isolated_drops) (up to 4,096, more
+    /// than its buffer can hold; only a peer still flooding as it is released can
+    /// outrun that, and what it sends then is lost with the socket). Returns whether it
+    /// was isolated.
     pub fn release(&mut self, peer: SocketAddr) -> bool {
         let Some(k) = self.isolated.iter().position(|i| i.peer == peer) else {
             return false;
@@ -177,7 +188,7 @@ impl UdpDriver {
         let left = isolated.socket.take_error().ok();
         let mut buf = [0u8; 1];
         let mut unread = 0u64;
-        while isolated.socket.recv(&mut buf).is_ok() {
+        while unread < MAX_RELEASE_DRAIN && isolated.socket.recv(&mut buf).is_ok() {
             unread += 1;
         }
         self.stats.isolated_drops += unread;
