@@ -708,7 +708,10 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// The figures of BENCHMARKS.md: four well-behaved clients ping every 10 ms while a
 /// flooder floods, against a server with no effective budget ("before") and one with
 /// the default budget ("after"), the two interleaved, `FLOOD_ROUNDS` rounds (default 1)
-/// of 2 s per phase.
+/// of 2 s per phase; `FLOOD_PHASES=quiet,400` runs only the phases whose names contain
+/// one of those words. Besides the round trips it prints the datagrams the kernel
+/// dropped for the server's shared socket, for the sockets of the clients it isolated,
+/// and for the well-behaved clients' sockets (where the platform tells).
 ///
 /// `FLOOD_ROUNDS=5 cargo test --release -p netser-transport --test udp_flood -- --ignored --nocapture`
 #[test]
