@@ -415,7 +415,10 @@ impl<T> SequenceBuffer<T> {
             return;
         }
         let span = usize::from(sequence.wrapping_sub(self.sequence)) + 1;
-        if span >= self.slots.len() {
+        if self.len == 0 {
+            // Nothing to evict: the slots are not touched (a per-packet cache miss in
+            // buffers that are empty most of the time, as a reassembly's).
+        } else if span >= self.slots.len() {
             for slot in self.slots.iter_mut() {
                 if let Some(old) = slot.entry.take() {
                     evicted(slot.sequence, old);
@@ -448,6 +451,9 @@ impl<T> SequenceBuffer<T> {
     /// ```
     #[inline]
     pub fn remove(&mut self, sequence: u16) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
         let index = self.index(sequence);
         let slot = &mut self.slots[index];
         if slot.sequence == sequence && slot.entry.is_some() {
