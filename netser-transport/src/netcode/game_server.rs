@@ -333,14 +333,17 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         }
         self.netcode.handle_timeout(now);
         self.pump_events(now);
-        for ClientSlot {
-            client_id,
-            connection,
-            ..
-        } in self.connections.iter_mut().flatten()
-        {
+        for (slot, entry) in self.connections.iter_mut().enumerate() {
+            let Some(ClientSlot {
+                client_id,
+                connection,
+                ..
+            }) = entry
+            else {
+                continue;
+            };
             connection.handle_timeout(now);
-            self.dropped_datagrams += flush(&mut self.netcode, *client_id, connection, now);
+            self.dropped_datagrams += flush(&mut self.netcode, slot, *client_id, connection, now);
         }
     }
 
@@ -718,7 +721,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .peer(&config)
             .send(now, &mut self.history, connection)
             .map_err(SnapshotError::Snapshot)?;
-        self.dropped_datagrams += flush(&mut self.netcode, client_id, connection, now);
+        self.dropped_datagrams += flush(&mut self.netcode, slot, client_id, connection, now);
         Ok(outcome)
     }
 
@@ -765,7 +768,7 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .entities(&self.entity_config)
             .send(now, connection, world, priority)
             .map_err(SnapshotError::Entities)?;
-        self.dropped_datagrams += flush(&mut self.netcode, client_id, connection, now);
+        self.dropped_datagrams += flush(&mut self.netcode, slot, client_id, connection, now);
         Ok(packet)
     }
 
@@ -847,13 +850,14 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
 /// (send what `poll_transmit` gives more often; reliable messages are resent, a lost snapshot is not acked).
 fn flush<Out: NetSerialize, In: NetSerialize>(
     netcode: &mut NetcodeServer,
+    slot: usize,
     client_id: ClientId,
     connection: &mut Connection<Out, In>,
     now: f64,
 ) -> u64 {
     let mut dropped = 0;
     while let Some(datagram) = connection.poll_transmit(now) {
-        if netcode.send_payload(client_id, datagram).is_err() {
+        if netcode.send_payload_at(slot, client_id, datagram).is_err() {
             dropped += 1;
         }
     }

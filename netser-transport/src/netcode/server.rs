@@ -789,6 +789,32 @@ impl NetcodeServer {
             .by_id
             .get(&client_id)
             .ok_or(PayloadError::UnknownClient { client_id })?;
+        self.send_checked_payload(index, payload)
+    }
+
+    /// [`send_payload`](Self::send_payload) to the client in slot `index`, for the game
+    /// server, which walks its connections by slot: no lookup by id per packet.
+    /// [`PayloadError::UnknownClient`] unless the slot holds `client_id`.
+    pub(crate) fn send_payload_at(
+        &mut self,
+        index: usize,
+        client_id: u64,
+        payload: &[u8],
+    ) -> Result<(), PayloadError> {
+        check_payload(payload, self.layout)?;
+        if self
+            .slots
+            .get(index)
+            .and_then(Option::as_ref)
+            .is_none_or(|slot| slot.client_id != client_id)
+        {
+            return Err(PayloadError::UnknownClient { client_id });
+        }
+        self.send_checked_payload(index, payload)
+    }
+
+    /// Sends a checked payload to the connected client in slot `index`.
+    fn send_checked_payload(&mut self, index: usize, payload: &[u8]) -> Result<(), PayloadError> {
         if !self.outbox.has_room() {
             return Err(PayloadError::OutboxFull);
         }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::netcode::{
-    generate_key, BudgetConfig, Client, ClientState, ConnectToken, DisconnectPolicy, TokenParams,
+    generate_key, BudgetConfig, Client, ClientState, ConnectToken, DisconnectPolicy, PayloadError,
+    TokenParams,
 };
 
 const CLIENT_ADDR: &str = "127.0.0.1:50000";
@@ -258,4 +259,24 @@ fn a_token_disconnected_by_the_game_can_connect_again() {
     link.run_until(|link| link.server.is_connected(9));
     assert!(link.server.is_connected(9));
     assert_eq!(link.server.netcode().denied_banned_tokens(), 0);
+}
+
+/// The game server sends by slot: a slot that does not hold the client is refused as an
+/// unknown client, and nothing is queued; the right slot queues one datagram.
+#[test]
+fn a_payload_sent_by_slot_goes_only_to_the_client_in_that_slot() {
+    let mut server = connected_server(8);
+    while server.poll_transmit().is_some() {}
+    let slot = server.netcode.client_slot(9).unwrap();
+    let unknown = Err(PayloadError::UnknownClient { client_id: 9 });
+    assert_eq!(server.netcode.send_payload_at(slot + 1, 9, b"x"), unknown);
+    assert_eq!(
+        server.netcode.send_payload_at(slot, 10, b"x"),
+        Err(PayloadError::UnknownClient { client_id: 10 })
+    );
+    assert_eq!(server.netcode.send_payload_at(usize::MAX, 9, b"x"), unknown);
+    assert!(server.poll_transmit().is_none());
+    assert_eq!(server.netcode.send_payload_at(slot, 9, b"x"), Ok(()));
+    let sent = server.poll_transmit().map(|t| t.to);
+    assert_eq!(sent, Some(CLIENT_ADDR.parse().unwrap()));
 }
