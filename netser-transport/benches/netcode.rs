@@ -4,7 +4,9 @@
 //! with 64 (the sender in the last slot: renetcode finds a client's slot by a linear scan,
 //! netser by a keyed hash table). Each datagram is copied once from the sender's buffer
 //! into the receiver's, as a socket would, for both. Also the bare packet
-//! functions of netser's `netcode::packet`, for the cost of the layer around them.
+//! functions of netser's `netcode::packet`, for the cost of the layer around them, and
+//! apart at the sizes of a game's input (40 bytes) and snapshot (1,100 bytes), where
+//! the AEAD is nearly all of the cost (`netcode_packet`).
 //!
 //! `cargo bench -p netser-transport --bench netcode`
 //!
@@ -176,12 +178,42 @@ fn payload_packets(c: &mut Criterion) {
     group.finish();
 }
 
+/// Encode (encrypt) and decode (decrypt, no replay window) apart, at the payload sizes
+/// of a game's input and snapshot. Each decode first copies the sealed packet back
+/// (decryption is in place), as a socket's read would.
+fn packet_sizes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("netcode_packet");
+    let mut out = Vec::with_capacity(2048);
+    for size in [40usize, 1100] {
+        let payload: Vec<u8> = (0..size).map(|i| i as u8).collect();
+        let mut sequence = 1u64 << 16;
+        group.bench_function(format!("encode/{size}"), |b| {
+            b.iter(|| {
+                out.clear();
+                sequence += 1;
+                Packet::Payload(black_box(&payload)).encode(sequence, PROTOCOL_ID, &KEY, &mut out)
+            })
+        });
+        let mut sealed = Vec::new();
+        Packet::Payload(&payload).encode(1 << 20, PROTOCOL_ID, &KEY, &mut sealed);
+        group.bench_function(format!("decode/{size}"), |b| {
+            b.iter(|| {
+                out.clear();
+                out.extend_from_slice(black_box(&sealed));
+                let (_, packet) = decode(&mut out, PROTOCOL_ID, &KEY, None).unwrap();
+                black_box(packet);
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = payload_packets
+    targets = payload_packets, packet_sizes
 }
 /// One case, `NETSER_NETCODE_ROUNDS` times, for instruction counting.
 fn profile(case: &str) {
