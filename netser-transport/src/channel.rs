@@ -16,7 +16,7 @@
 //! indexed by message id) holds every message until a packet that carried it is acked;
 //! each packet the connection builds includes, oldest first, the messages not sent in the
 //! last resend delay (the channel's `resend_delay`, default 0.1, until the first ack; then
-//! the endpoint's retransmission timeout, or sooner once a later packet is acked) that
+//! the endpoint's retransmission timeout, or sooner once the peer's packets show it missing: a later packet acked, or the peer's newest packet, arriving the path's smallest round trip after it left, does not ack it; a resend rides once more in the next packet) that
 //! fit the packet's bit budget, and never a
 //! message id at or past `oldest unacked + receive queue size` (the receiver's window:
 //! it could not buffer it). A map from packet sequence to the message ids it carried
@@ -92,14 +92,14 @@ pub enum ChannelKind {
     ReliableOrdered {
         /// Seconds before a message not yet acked is included in a packet again, until
         /// the first ack; from then on the connection resends from the endpoint's
-        /// estimates (its retransmission timeout, or sooner once a later packet is acked).
+        /// estimates (its retransmission timeout, or sooner once the peer's packets show it missing: a later packet acked, or the peer's newest packet, arriving the path's smallest round trip after it left, does not ack it; a resend rides once more in the next packet).
         resend_delay: f64,
     },
     /// Resent until acked; delivered exactly once, as it arrives.
     ReliableUnordered {
         /// Seconds before a message not yet acked is included in a packet again, until
         /// the first ack; from then on the connection resends from the endpoint's
-        /// estimates (its retransmission timeout, or sooner once a later packet is acked).
+        /// estimates (its retransmission timeout, or sooner once the peer's packets show it missing: a later packet acked, or the peer's newest packet, arriving the path's smallest round trip after it left, does not ack it; a resend rides once more in the next packet).
         resend_delay: f64,
     },
     /// Never resent; a message older than the newest delivered one is dropped.

@@ -493,12 +493,6 @@ impl Endpoint {
             self.peer_max_ack_delay = Some(max);
         }
         let processed = self.process_datagram(now, datagram, ack_delay.unwrap_or(0.0));
-        // An RTT sample sets the RTO with the peer's interval; a reporting peer's
-        // allowance is at most its largest delay.
-        if self.has_rtt && self.peer_max_ack_delay.is_some() {
-            let allowance = self.ack_allowance();
-            stats::set_rto(&mut self.stats, allowance);
-        }
         match processed {
             Ok(Some((sequence, Payload::Datagram(start)))) => Ok(Some(Received {
                 sequence,

@@ -54,8 +54,9 @@ pub enum SendError {
         /// The limit.
         max: usize,
     },
-    /// `chunk.max_queued_chunks` blocks already wait behind the one in flight. Try again
-    /// after the peer acks the block in flight.
+    /// `chunk.max_queued_chunks` blocks already wait behind the blocks in flight
+    /// (`chunk.max_chunks_in_flight`). Try again after the peer acks the oldest block in
+    /// flight.
     BlockQueueFull {
         /// The queue's capacity.
         capacity: usize,
@@ -89,7 +90,7 @@ impl core::fmt::Display for SendError {
                 write!(
                     f,
                     "block queue full ({capacity} blocks wait); try again after the peer acks \
-                     the block in flight"
+                     the oldest block in flight"
                 )
             }
         }

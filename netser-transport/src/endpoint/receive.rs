@@ -281,7 +281,8 @@ impl Endpoint {
             path_rtt
         };
         self.rtt_history.push(path_rtt);
-        stats::update_rto(&mut self.stats, !self.has_rtt, path_rtt, self.peer_interval);
+        let allowance = self.ack_allowance();
+        stats::update_rto(&mut self.stats, !self.has_rtt, path_rtt, allowance);
         self.stats.rtt = self.stats.smoothed_rtt;
         self.has_rtt = true;
     }
