@@ -272,6 +272,30 @@ fn an_overstated_ack_delay_cannot_make_the_rtt_negative() {
     }
 }
 
+/// A reported delay at or past the whole sample is not taken off: on loopback, where the
+/// two sides' frame clocks are coarser than the path, the RTT stays above 0 (it fell to
+/// 0 before, and a release-built UDP test read `rtt 0`).
+#[test]
+fn a_delay_as_long_as_the_sample_leaves_the_sample() {
+    use netser_transport::endpoint::{Config, Endpoint};
+    let mut a = Endpoint::new(0.0, Config::default()).unwrap();
+    let mut b = Endpoint::new(0.0, Config::default()).unwrap();
+    for i in 0..20u32 {
+        let now = f64::from(i) * 0.1;
+        a.send_packet(now, b"x").unwrap();
+        let datagram = a.poll_transmit().unwrap().data.to_vec();
+        b.handle_datagram(now + 0.00001, &datagram).unwrap();
+        b.send_packet(now + 0.00002, b"y").unwrap();
+        let datagram = b.poll_transmit().unwrap().data.to_vec();
+        // The peer held it a tenth of a millisecond by its clock; we saw 30 us in all.
+        a.handle_datagram_with_ack_delay(now + 0.00003, &datagram, 0.0001)
+            .unwrap();
+    }
+    let stats = a.stats();
+    assert!((stats.rtt - 0.00003).abs() < 1e-9, "{stats:?}");
+    assert!((stats.min_rtt - 0.00003).abs() < 1e-9, "{stats:?}");
+}
+
 /// Acks lost, delayed and riding on packets of either side: every reliable message is
 /// delivered exactly once, in order, both ways.
 #[test]

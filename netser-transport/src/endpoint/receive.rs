@@ -270,11 +270,19 @@ impl Endpoint {
 
     /// Takes an RTT sample (`rtt` from send to ack, of which the peer held the ack
     /// `ack_delay`) into every estimate: the path's round trip is the sample less the
-    /// delay, as QUIC adjusts it. The peer is trusted up to the whole sample: one that
-    /// overstates its delay lowers only the timeouts of what is sent to it.
+    /// delay, as QUIC adjusts it. The peer is trusted below the whole sample: one that
+    /// overstates its delay lowers only the timeouts of what is sent to it. A delay at or
+    /// past the whole sample is not taken off (on a path shorter than the two sides'
+    /// frame clocks can tell, both stamps are coarse), so the estimate never falls to 0
+    /// from a sample above 0.
     fn take_rtt_sample(&mut self, rtt: f64, ack_delay: f64) {
         let finite = |x: f64| if x.is_finite() { x.max(0.0) } else { 0.0 };
-        let path_rtt = (finite(rtt) - finite(ack_delay)).max(0.0);
+        let (rtt, ack_delay) = (finite(rtt), finite(ack_delay));
+        let path_rtt = if ack_delay < rtt {
+            rtt - ack_delay
+        } else {
+            rtt
+        };
         self.stats.min_rtt = if self.has_rtt {
             self.stats.min_rtt.min(path_rtt)
         } else {
