@@ -389,8 +389,16 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
             .receive(|from, bytes| server.handle_datagram(now, from, bytes));
         self.isolate_refused();
         self.pump_events();
-        let mut clients = self.server.client_ids();
-        clients.retain(|id| self.announced.contains(id));
+        // The last frame's order gives its room back: no allocation per frame.
+        let mut clients = std::mem::take(&mut self.message_order);
+        clients.clear();
+        let announced = &self.announced;
+        clients.extend(
+            self.server
+                .netcode()
+                .client_ids()
+                .filter(|id| announced.contains(id)),
+        );
         for &client_id in &clients {
             let progress = self.block_progress(client_id);
             let last = self.blocks.get(&client_id).copied();

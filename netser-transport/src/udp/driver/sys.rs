@@ -13,6 +13,8 @@ mod linux {
 
     use nix::sys::socket::{self, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage};
 
+    use super::super::batch::MAX_BATCH;
+
     pub(crate) fn count_drops(socket: &UdpSocket) -> io::Result<()> {
         Ok(socket::setsockopt(socket, sockopt::RxqOvfl, &1)?)
     }
@@ -54,9 +56,15 @@ mod linux {
         Ok((msg.bytes, from, drops))
     }
 
-    /// One `sendmmsg` of `datagrams` (each an address and its bytes' range in `bytes`; at
-    /// most 1024, the kernel's limit); how many the kernel took, from the first. An
+    /// One `sendmmsg` of `datagrams` (each an address and its bytes' range in `bytes`;
+    /// the first [`MAX_BATCH`] of them); how many the kernel took, from the first. An
     /// error means it took none: it is the first datagram's.
+    ///
+    /// The message headers borrow the addresses and bytes, so they cannot outlive the
+    /// call: they live in arrays on the stack (about 15 KiB), and a steady stream of
+    /// batches allocates nothing. (`nix`'s `sendmmsg` keeps its headers across calls,
+    /// but the count it returns is read through an iterator over received messages,
+    /// which reads address slots a send leaves uninitialised.)
     pub(crate) fn send_many(
         socket: &UdpSocket,
         bytes: &[u8],
@@ -64,24 +72,30 @@ mod linux {
     ) -> io::Result<usize> {
         use rustix::net::addr::SocketAddrArg;
         use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags};
-        let addrs: Vec<_> = datagrams.iter().map(|(to, _, _)| to.as_any()).collect();
-        let iovs: Vec<[IoSlice<'_>; 1]> = datagrams
-            .iter()
-            .map(|&(_, start, end)| [IoSlice::new(&bytes[start..end])])
-            .collect();
-        let mut controls: Vec<SendAncillaryBuffer<'_, '_, '_>> = datagrams
-            .iter()
-            .map(|_| SendAncillaryBuffer::default())
-            .collect();
-        let mut messages: Vec<MMsgHdr<'_>> = addrs
-            .iter()
-            .zip(&iovs)
-            .zip(&mut controls)
-            .map(|((addr, iov), control)| MMsgHdr::new_with_addr(addr, iov, control))
-            .collect();
+        let datagrams = &datagrams[..datagrams.len().min(MAX_BATCH)];
+        let addrs: [_; MAX_BATCH] =
+            std::array::from_fn(|i| datagrams.get(i).map(|(to, _, _)| to.as_any()));
+        let iovs: [[IoSlice<'_>; 1]; MAX_BATCH] = std::array::from_fn(|i| {
+            [IoSlice::new(
+                datagrams
+                    .get(i)
+                    .map_or(&[][..], |&(_, start, end)| &bytes[start..end]),
+            )]
+        });
+        let mut controls: [SendAncillaryBuffer<'_, '_, '_>; MAX_BATCH] =
+            std::array::from_fn(|_| SendAncillaryBuffer::default());
+        let mut i = 0;
+        let mut messages = controls.each_mut().map(|control| {
+            let message = match &addrs[i] {
+                Some(addr) => MMsgHdr::new_with_addr(addr, &iovs[i], control),
+                None => MMsgHdr::new(&iovs[i], control),
+            };
+            i += 1;
+            message
+        });
         Ok(rustix::net::sendmmsg(
             socket,
-            &mut messages,
+            &mut messages[..datagrams.len()],
             SendFlags::empty(),
         )?)
     }
