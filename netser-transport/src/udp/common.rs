@@ -54,7 +54,7 @@ impl BlockProgress {
         }
     }
 
-    /// Sending side: slices acked of the block in flight.
+    /// Sending side: slices acked of the oldest block in flight.
     pub(crate) fn sending<Out: NetSerialize, In: NetSerialize>(
         connection: &Connection<Out, In>,
     ) -> Option<Self> {
