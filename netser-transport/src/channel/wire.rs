@@ -177,6 +177,15 @@ pub(crate) fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> Resul
         }
         return r.read_bits(1).map(drop);
     }
+    if E::PACKS_RUNS {
+        // A stream that writes whole words and traces nothing: shift the words straight
+        // into its buffer, one store each, instead of a checked write per word.
+        if let Some((buf, pending, used)) = e.lend_words() {
+            if let Some((total, last)) = shift_words_into(buf, pending, used, bytes, bits) {
+                return e.take_lent_words(total, last);
+            }
+        }
+    }
     let whole = (bits / 64) as usize;
     let (words, _) = bytes.as_chunks::<8>();
     for word in &words[..whole] {
@@ -191,6 +200,59 @@ pub(crate) fn copy_bits<E: Encoder>(e: &mut E, bytes: &[u8], bits: u64) -> Resul
         e.write_bits(u64::from_le_bytes(last) & (u64::MAX >> (64 - rest)), rest)?;
     }
     Ok(())
+}
+
+/// Stores the stream words made of `pending` (its low `used` bits) followed by the
+/// first `bits` bits of `bytes` into `buf` (lent from the word holding the pending
+/// bits), and returns the stream's length counted from that word and its new pending
+/// bits; `None`, with nothing stored, when they do not fit. Only whole words are
+/// stored, so the bytes past the last bit stay as they were. `bits` is at most
+/// `8 * bytes.len()`.
+#[inline]
+fn shift_words_into(
+    buf: &mut [u8],
+    pending: u64,
+    used: u32,
+    bytes: &[u8],
+    bits: u64,
+) -> Option<(u64, u64)> {
+    let total = u64::from(used) + bits;
+    if total > buf.len() as u64 * 8 {
+        return None;
+    }
+    // The high bits of a source word that spill into the next stream word (none when
+    // `used` is 0, without a shift by 64).
+    let spill = |w: u64| (w >> 1) >> (63 - used);
+    let whole_out = (total / 64) as usize;
+    let (out, _) = buf.as_chunks_mut::<8>();
+    let out = &mut out[..whole_out];
+    let full = (bits / 64) as usize;
+    let (src, _) = bytes.as_chunks::<8>();
+    let mut carry = pending;
+    // Stream word k holds source word k shifted up by `used`; `full <= whole_out`.
+    for (dst, word) in out[..full].iter_mut().zip(&src[..full]) {
+        let w = u64::from_le_bytes(*word);
+        *dst = (carry | w << used).to_le_bytes();
+        carry = spill(w);
+    }
+    let rest = (bits % 64) as u32;
+    if rest == 0 {
+        return Some((total, carry));
+    }
+    let tail = &bytes[full * 8..];
+    let mut last = [0u8; 8];
+    let n = tail.len().min(8);
+    last[..n].copy_from_slice(&tail[..n]);
+    let w = u64::from_le_bytes(last) & (u64::MAX >> (64 - rest));
+    let word = carry | w << used;
+    match out.get_mut(full) {
+        // The tail fills stream word `full`: its spill is the pending bits.
+        Some(dst) => {
+            *dst = word.to_le_bytes();
+            Some((total, spill(w)))
+        }
+        None => Some((total, word)),
+    }
 }
 
 /// A measure stream that notes where the first alignment happens: the only primitives
@@ -304,6 +366,48 @@ mod tests {
         let mut buf = [0u8; 64];
         let mut w = WriteStream::new(&mut buf);
         assert!(copy_bits(&mut w, &bytes, 321).is_err());
+    }
+
+    fn zeros(w: &mut WriteStream<'_>, bits: u32) -> Result<()> {
+        (0..bits).try_for_each(|_| w.write_bits(0, 1))
+    }
+
+    /// `bits` bits of `bytes` written one at a time after `offset` zero bits, into a
+    /// buffer of `room` bytes; the written bytes, or `None` when they do not fit.
+    fn bit_by_bit(bytes: &[u8], offset: u32, bits: u64, room: usize) -> Option<Vec<u8>> {
+        let mut buf = vec![0xa5u8; room];
+        let mut w = WriteStream::new(&mut buf);
+        zeros(&mut w, offset).ok()?;
+        let mut r = ReadStream::new(bytes);
+        for _ in 0..bits {
+            w.write_bits(r.read_bits(1).unwrap(), 1).ok()?;
+        }
+        w.write_bits(1, 1).ok()?; // a bit after the copy lands right after it
+        let len = w.finish();
+        Some(buf[..len].to_vec())
+    }
+
+    proptest::proptest! {
+        /// At random offsets, lengths and buffer sizes (a full buffer included), the
+        /// word copy writes what a bit-by-bit copy does, or fails when that one does.
+        #[test]
+        fn copy_bits_at_any_offset_equals_a_bit_by_bit_copy(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..80),
+            offset in 0u32..200,
+            cut in 0u64..700,
+            room in 0usize..120,
+        ) {
+            let bits = cut.min(bytes.len() as u64 * 8);
+            let expected = bit_by_bit(&bytes, offset, bits, room);
+            let mut buf = vec![0xa5u8; room];
+            let mut w = WriteStream::new(&mut buf);
+            let written = zeros(&mut w, offset)
+                .and_then(|()| copy_bits(&mut w, &bytes, bits))
+                .and_then(|()| w.write_bits(1, 1));
+            let len = w.finish();
+            let got = written.ok().map(|()| buf[..len].to_vec());
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 
     #[test]
