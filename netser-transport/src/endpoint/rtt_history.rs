@@ -34,6 +34,11 @@ pub(crate) struct RttHistory {
     next: usize,
     sum: u128,
     sum_squares: u128,
+    /// The values of the queues' fronts (0 when empty), kept here so that a summary
+    /// reads no heap memory: on a server of many connections that memory is rarely in
+    /// the cache.
+    min: u64,
+    max: u64,
     /// Samples came or went since the last summary (a summary of the same samples is
     /// the same, so it is not done again).
     changed: bool,
@@ -56,6 +61,8 @@ impl RttHistory {
             next: 0,
             sum: 0,
             sum_squares: 0,
+            min: 0,
+            max: 0,
             changed: true,
             min_candidates: VecDeque::with_capacity(capacity),
             max_candidates: VecDeque::with_capacity(capacity),
@@ -76,6 +83,7 @@ impl RttHistory {
     pub fn push(&mut self, rtt: f64) {
         let sample = to_nanos(rtt);
         let slot = self.next;
+        let mut front_left = false;
         if self.samples.len() < self.capacity {
             self.samples.push(sample);
         } else {
@@ -85,9 +93,11 @@ impl RttHistory {
             // The oldest sample leaves; it is the front of a queue if it is there at all.
             if self.min_candidates.front() == Some(&(slot as u16)) {
                 self.min_candidates.pop_front();
+                front_left = true;
             }
             if self.max_candidates.front() == Some(&(slot as u16)) {
                 self.max_candidates.pop_front();
+                front_left = true;
             }
             self.samples[slot] = sample;
         }
@@ -110,6 +120,12 @@ impl RttHistory {
             self.max_candidates.pop_back();
         }
         self.max_candidates.push_back(slot as u16);
+        // The fronts change when the new sample emptied a queue (it is the front) or
+        // the old front left (rare but for a run that rises or falls all the way).
+        if front_left || self.min_candidates.len() == 1 || self.max_candidates.len() == 1 {
+            self.min = samples[usize::from(self.min_candidates[0])];
+            self.max = samples[usize::from(self.max_candidates[0])];
+        }
         self.next = (slot + 1) % self.capacity;
         self.changed = true;
     }
@@ -121,6 +137,8 @@ impl RttHistory {
         self.sum_squares = 0;
         self.min_candidates.clear();
         self.max_candidates.clear();
+        self.min = 0;
+        self.max = 0;
         self.changed = true;
     }
 
@@ -136,8 +154,7 @@ impl RttHistory {
         if !std::mem::take(&mut self.changed) {
             return;
         }
-        let (Some(&min), Some(&max)) = (self.min_candidates.front(), self.max_candidates.front())
-        else {
+        if self.samples.is_empty() {
             stats.rtt_min = 0.0;
             stats.rtt_max = 0.0;
             stats.rtt_avg = 0.0;
@@ -145,11 +162,8 @@ impl RttHistory {
             stats.jitter_max_vs_min_rtt = 0.0;
             stats.jitter_stddev_vs_avg_rtt = 0.0;
             return;
-        };
-        let (min, max) = (
-            self.samples[usize::from(min)],
-            self.samples[usize::from(max)],
-        );
+        }
+        let (min, max) = (self.min, self.max);
         let count = self.samples.len() as u128;
         let avg = self.sum as f64 / count as f64;
         // n^2 * variance = n * sum(x^2) - sum(x)^2, exactly, and never negative.
