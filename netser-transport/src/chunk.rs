@@ -20,7 +20,11 @@
 //! in flight, oldest chunk first, from the oldest one not yet acked; the receiver
 //! reassembles as many at once and delivers them in order; each side holds at most that
 //! many chunk buffers. A slice of a chunk past that window is refused
-//! ([`ChunkPacketError::ChunkBeyondWindow`]) and never stored. Packets are the same; only
+//! ([`ChunkPacketError::ChunkBeyondWindow`]) and never stored. What is in flight is
+//! bounded in bytes too ([`ChunkConfig::max_bytes_in_flight`]): many small chunks fill a
+//! long path where a few large ones stay within the setting; a slice that would start
+//! a chunk past it is refused ([`ChunkPacketError::BytesBeyondWindow`]) unless that
+//! chunk is the oldest one not yet taken. Packets are the same; only
 //! which chunk ids may interleave changes. [`ChunkSender::cancel`] needs one chunk in
 //! flight. The connection keeps 32 in flight by default
 //! ([`DEFAULT_BLOCKS_IN_FLIGHT`](crate::connection::DEFAULT_BLOCKS_IN_FLIGHT)).
@@ -28,7 +32,8 @@
 //! One sender/receiver pair per direction: a server that also receives chunks from its
 //! clients keeps a `ChunkSender` and a `ChunkReceiver` per client. Both sides must use the
 //! same [`ChunkConfig::slice_size`], [`ChunkConfig::max_slices`],
-//! [`ChunkConfig::first_chunk_id`] and [`ChunkConfig::max_chunks_in_flight`].
+//! [`ChunkConfig::first_chunk_id`], [`ChunkConfig::max_chunks_in_flight`] and
+//! [`ChunkConfig::max_bytes_in_flight`].
 //!
 //! Slices are not authenticated at this layer (run it under netcode, whose AEAD is, for
 //! that). A corrupted or forged slice with a newer chunk id moves the receiver forward;
@@ -190,6 +195,20 @@ pub struct ChunkConfig {
     /// delivers them in order. Each side then holds up to this many chunks of
     /// `slice_size * max_slices` bytes.
     pub max_chunks_in_flight: usize,
+    /// Bytes of chunks in flight at once, at least 1; both sides must agree. A chunk
+    /// counts as its slice count times `slice_size` (what the receiver sets aside for
+    /// it). Default `256 * 1024`, one chunk of the default size. With
+    /// `max_chunks_in_flight` above 1, the sender starts a chunk only while the chunks
+    /// from the oldest one not yet acked to the newest started, plus the new one, fit
+    /// this (a chunk larger than it still goes alone, so any chunk up to
+    /// `slice_size * max_slices` can be sent); many small chunks fill a long path, a
+    /// few large ones cannot hold `max_chunks_in_flight` times the largest. The
+    /// receiver refuses ([`ChunkPacketError::BytesBeyondWindow`]) a slice that would
+    /// start a chunk past this, except the oldest chunk not yet taken, which it always
+    /// accepts: it holds at most this plus one chunk of `slice_size * max_slices`
+    /// bytes, and no more than this when the sender agrees and chunks are taken as they
+    /// complete.
+    pub max_bytes_in_flight: usize,
     /// Shortest time between two acks from the receiver, seconds (whatever chunks they
     /// ack). Default 0: one ack per [`ChunkReceiver::poll_ack`] call that has news.
     pub ack_interval: f64,
@@ -209,6 +228,7 @@ impl Default for ChunkConfig {
             resend_rtt_factor: 1.25,
             max_queued_chunks: 8,
             max_chunks_in_flight: 1,
+            max_bytes_in_flight: 256 * 1024,
             ack_interval: 0.0,
         }
     }
@@ -241,7 +261,8 @@ impl ChunkConfig {
     /// # Errors
     /// [`ChunkError::InvalidConfig`] naming the first field out of range: `slice_size`
     /// (`1..=65498`), `max_slices` (`1..=8192`), `packet_overhead` (`0..=65535`),
-    /// `max_chunks_in_flight` (`1..=1024`), `bandwidth` (finite, > 0),
+    /// `max_chunks_in_flight` (`1..=1024`), `max_bytes_in_flight` (at least 1),
+    /// `bandwidth` (finite, > 0),
     /// `budget_window`, `resend_delay`, `resend_rtt_factor`, `ack_interval` (finite, >= 0).
     ///
     /// ```
@@ -265,6 +286,9 @@ impl ChunkConfig {
         if self.max_chunks_in_flight == 0 || self.max_chunks_in_flight > MAX_CHUNKS_IN_FLIGHT_LIMIT
         {
             return invalid("max_chunks_in_flight", "must be 1..=1024");
+        }
+        if self.max_bytes_in_flight == 0 {
+            return invalid("max_bytes_in_flight", "must be at least 1");
         }
         if !(self.bandwidth.is_finite() && self.bandwidth > 0.0) {
             return invalid("bandwidth", "must be a finite number above 0");
@@ -428,6 +452,21 @@ pub enum ChunkPacketError {
         /// The chunk id found.
         found: ChunkId,
     },
+    /// A slice that would start a chunk other than the oldest one not yet taken while
+    /// the chunks held and it would pass `max_bytes_in_flight`, which no sender that
+    /// agrees on the setting sends (unless completed chunks wait to be taken). Refused
+    /// and not stored; the sender resends it.
+    BytesBeyondWindow {
+        /// The chunk id found.
+        found: ChunkId,
+        /// Bytes the receiver holds for its chunks (each a slice count times
+        /// `slice_size`).
+        held: usize,
+        /// Bytes the new chunk would take (its slice count times `slice_size`).
+        size: usize,
+        /// The configured `max_bytes_in_flight`.
+        max: usize,
+    },
     /// An ack for a chunk the sender is not sending (nor the one it just finished).
     AckChunkMismatch {
         /// The chunk in flight, if any.
@@ -495,6 +534,16 @@ impl fmt::Display for ChunkPacketError {
                 "slice of chunk {found}, beyond the chunks in flight from chunk \
                  {oldest_incomplete}"
             ),
+            Self::BytesBeyondWindow {
+                found,
+                held,
+                size,
+                max,
+            } => write!(
+                f,
+                "slice of chunk {found} of {size} bytes, {held} bytes held: past the \
+                 {max} bytes in flight"
+            ),
             Self::AckChunkMismatch {
                 expected: Some(expected),
                 found,
@@ -545,6 +594,8 @@ pub struct ChunkRejections {
     pub unexpected_chunk: u64,
     /// [`ChunkPacketError::ChunkBeyondWindow`].
     pub chunk_beyond_window: u64,
+    /// [`ChunkPacketError::BytesBeyondWindow`].
+    pub bytes_beyond_window: u64,
     /// [`ChunkPacketError::AckChunkMismatch`].
     pub ack_chunk_mismatch: u64,
     /// [`ChunkPacketError::AckLength`].
@@ -570,6 +621,7 @@ impl ChunkRejections {
             + self.last_slice_size
             + self.unexpected_chunk
             + self.chunk_beyond_window
+            + self.bytes_beyond_window
             + self.ack_chunk_mismatch
             + self.ack_length
             + self.ack_padding_bits
@@ -587,6 +639,7 @@ impl ChunkRejections {
             ChunkPacketError::LastSliceSize { .. } => &mut self.last_slice_size,
             ChunkPacketError::UnexpectedChunk { .. } => &mut self.unexpected_chunk,
             ChunkPacketError::ChunkBeyondWindow { .. } => &mut self.chunk_beyond_window,
+            ChunkPacketError::BytesBeyondWindow { .. } => &mut self.bytes_beyond_window,
             ChunkPacketError::AckChunkMismatch { .. } => &mut self.ack_chunk_mismatch,
             ChunkPacketError::AckLength { .. } => &mut self.ack_length,
             ChunkPacketError::AckPaddingBits => &mut self.ack_padding_bits,
@@ -708,10 +761,18 @@ mod tests {
                 "max_chunks_in_flight"
             );
         }
+        assert_eq!(
+            field(ChunkConfig {
+                max_bytes_in_flight: 0,
+                ..d()
+            }),
+            "max_bytes_in_flight"
+        );
         let limits = ChunkConfig {
             slice_size: MAX_SLICE_SIZE_LIMIT,
             max_slices: MAX_SLICES_LIMIT,
             max_chunks_in_flight: MAX_CHUNKS_IN_FLIGHT_LIMIT,
+            max_bytes_in_flight: usize::MAX,
             ..d()
         };
         assert!(limits.validate().is_ok());
@@ -757,6 +818,12 @@ mod tests {
                 oldest_incomplete: 1,
                 found: 9,
             },
+            ChunkPacketError::BytesBeyondWindow {
+                found: 2,
+                held: 10,
+                size: 5,
+                max: 12,
+            },
             ChunkPacketError::AckChunkMismatch {
                 expected: None,
                 found: 0,
@@ -782,6 +849,7 @@ mod tests {
             last_slice_size: 1,
             unexpected_chunk: 1,
             chunk_beyond_window: 1,
+            bytes_beyond_window: 1,
             ack_chunk_mismatch: 1,
             ack_length: 1,
             ack_padding_bits: 1,

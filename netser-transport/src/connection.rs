@@ -63,7 +63,7 @@ pub(crate) mod section;
 
 pub use config::{
     ConfigError, ConnectionConfig, DEFAULT_ACK_DELAY, DEFAULT_BLOCKS_IN_FLIGHT,
-    DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
+    DEFAULT_BYTES_IN_FLIGHT, DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MTU, MAX_CHANNELS,
 };
 pub use error::{ConnectionCounters, ReceiveError, SendError};
 pub use section::{ReceivedSection, SectionError};
@@ -611,11 +611,16 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ([`endpoint::Config::memory_bound`](crate::endpoint::Config::memory_bound), its
     /// bounded ack list and one outgoing packet), each channel's send queue full of the
     /// largest messages that fit a packet and its sent-packet map full, each receive
-    /// queue full, the block sender's queue and the `chunk.max_chunks_in_flight` blocks
-    /// in flight (with their per-chunk and per-slice state), the blocks being received
-    /// (as many, and at least two: with one in flight the chunk receiver may hold a
-    /// partial block a forged slice moved it away from) with their bitfields, and the
-    /// received blocks waiting, all at `max_block_size`, and the scratch buffers. Heap
+    /// queue full, the block sender's queue (at `max_block_size`) and the blocks in
+    /// flight, the blocks being received, and the received blocks waiting (at
+    /// `max_block_size`), and the scratch buffers. Blocks in flight: at most
+    /// `chunk.max_chunks_in_flight` of them, within the larger of
+    /// `chunk.max_bytes_in_flight` and one block (a larger block goes alone), with their
+    /// per-chunk and per-slice state. Blocks being received: with one in flight, two
+    /// blocks of `chunk.max_chunk_size()` (the chunk receiver may hold a partial block
+    /// a forged slice moved it away from); with more, at most as many as in flight,
+    /// within `chunk.max_bytes_in_flight` plus one such block (the oldest is always
+    /// accepted), each with its bitfield and state. Heap
     /// memory owned by received messages (a `Vec` or `String` field) comes on top,
     /// bounded by the message type's declared limits. A bound larger than `usize::MAX`
     /// (from huge queue settings) is reported as `usize::MAX`.
@@ -623,8 +628,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     /// use netser_transport::connection::{Connection, ConnectionConfig};
     /// let connection: Connection<u32> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
-    /// // About 25 MiB: 32 blocks of up to 256 KiB in flight each way make most of it.
-    /// assert!(connection.memory_bound() < 26 * 1024 * 1024);
+    /// // About 9 MiB, half of it blocks: 256 KiB in flight each way (and one more
+    /// // block on the receiving side), 8 queued and 8 received blocks of 256 KiB.
+    /// assert!(connection.memory_bound() < 10 * 1024 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
         // Saturating throughout: `chunk.max_queued_chunks` and `max_received_blocks` have
@@ -651,27 +657,43 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             channels = channels.saturating_add(channel.memory_bound());
             incoming = incoming.saturating_add(channel.incoming_bytes());
         }
-        let in_flight = config.chunk.max_chunks_in_flight;
-        let receiving = in_flight.max(2);
+        let chunk = &config.chunk;
+        let in_flight = chunk.max_chunks_in_flight;
+        let max_chunk = chunk.max_chunk_size();
+        // The sender: the blocks within the bytes limit, or one larger block alone, and
+        // never more than `in_flight` blocks (each counted at whole slices).
+        let sent_bytes = chunk
+            .max_bytes_in_flight
+            .max(max_chunk)
+            .min(in_flight.saturating_mul(max_chunk));
+        // Its per-slice state: each block's slices, the last one partial.
+        let sent_slices = (sent_bytes / chunk.slice_size.max(1))
+            .saturating_add(in_flight)
+            .min(in_flight.saturating_mul(chunk.max_slices));
+        let received_bytes = if in_flight == 1 {
+            max_chunk.saturating_mul(2)
+        } else {
+            chunk
+                .max_bytes_in_flight
+                .saturating_add(max_chunk)
+                .min(in_flight.saturating_mul(max_chunk))
+        };
         let blocks = config
             .chunk
             .max_queued_chunks
-            .saturating_add(in_flight)
             .saturating_mul(config.max_block_size)
+            .saturating_add(sent_bytes)
+            .saturating_add(received_bytes)
             .saturating_add(
-                config
-                    .chunk
-                    .max_chunk_size()
-                    .saturating_add(config.chunk.max_slices.div_ceil(8))
-                    .saturating_mul(receiving),
-            )
-            .saturating_add(
-                config
-                    .chunk
+                chunk
                     .max_slices
-                    .saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES)
-                    .saturating_add(crate::chunk::SENDER_PER_CHUNK_STATE_BYTES)
-                    .saturating_add(crate::chunk::RECEIVER_PER_CHUNK_STATE_BYTES)
+                    .div_ceil(8)
+                    .saturating_mul(in_flight.max(2)),
+            )
+            .saturating_add(sent_slices.saturating_mul(crate::chunk::PER_SLICE_STATE_BYTES))
+            .saturating_add(
+                (crate::chunk::SENDER_PER_CHUNK_STATE_BYTES
+                    + crate::chunk::RECEIVER_PER_CHUNK_STATE_BYTES)
                     .saturating_mul(in_flight),
             )
             .saturating_add(

@@ -236,29 +236,47 @@ fn lossy_transfers_stay_in_the_window() {
     }
 }
 
-/// `Connection::memory_bound` grows by one block sent and one received per block in
-/// flight, each at the largest block; the server preset stays small.
+/// `Connection::memory_bound` follows the bytes in flight, not the blocks in flight
+/// times the largest block: more blocks in flight add only their own state; more bytes
+/// in flight add as much sent and as much received; the server preset stays small.
 #[test]
-fn memory_bound_counts_each_block_in_flight() {
-    let bound = |k: usize| {
+fn memory_bound_follows_the_bytes_in_flight() {
+    let bound = |k: usize, bytes: usize| {
         let mut config = ConnectionConfig::default();
         config.chunk.max_chunks_in_flight = k;
+        config.chunk.max_bytes_in_flight = bytes;
         let connection: Connection<u32> = Connection::new(0.0, config).unwrap();
         connection.memory_bound()
     };
-    let per_block = bound(3) - bound(2);
-    assert_eq!(bound(33) - bound(32), per_block);
-    assert_eq!(bound(32) - bound(2), 30 * per_block);
-    // The block sent, the block received and its bitfield, the sender's slice state.
     let block = 256 * 1024;
-    assert!(per_block > 2 * block + 32, "{per_block}");
-    assert!(per_block < 2 * block + 32 + 256 * 32, "{per_block}");
-    // With one block in flight the receiver still counts two (a forged slice may set a
-    // partial block aside): K = 1 and 2 differ by the sent block and its state only.
-    assert!(bound(2) - bound(1) < per_block - block);
+    let default: Connection<u32> = Connection::new(0.0, ConnectionConfig::default()).unwrap();
+    assert_eq!(default.memory_bound(), bound(32, block));
+    // 32 blocks in flight cost about what one did: their state, not 31 more blocks.
+    let one = bound(1, block);
+    assert!(
+        default.memory_bound() - one < 16 * 1024,
+        "{}",
+        default.memory_bound() - one
+    );
+    // 30 more blocks in flight within the same bytes: each block's state, its
+    // bitfield and one more partial slice's state, no block.
+    let per_block = (bound(32, block) - bound(2, block)) / 30;
+    assert!(per_block > 32, "{per_block}");
+    assert!(per_block < 1024, "{per_block}");
+    // K = 1: the receiver counts two blocks (a forged slice may set a partial one
+    // aside), as many as the oldest plus the bytes in flight with more.
+    assert!(bound(2, block) - bound(1, block) < 1024);
+    // 512 KiB more in flight: 512 KiB more on each side, and the slices' state.
+    let more = bound(32, 3 * block) - bound(32, block);
+    assert!(more > 4 * block, "{more}");
+    assert!(more < 4 * block + 512 * 64, "{more}");
+    // Never more than K blocks each way, however many bytes are allowed.
+    assert_eq!(bound(2, usize::MAX), bound(2, 2 * block));
+    assert_eq!(bound(4, usize::MAX), bound(4, 4 * block));
 
     let preset = ConnectionConfig::default().for_many_clients();
     assert_eq!(preset.chunk.max_chunks_in_flight, 2);
+    assert_eq!(preset.chunk.max_bytes_in_flight, preset.max_block_size);
     let connection: Connection<u32> = Connection::new(0.0, preset).unwrap();
     assert!(connection.memory_bound() < 400 * 1024);
 }

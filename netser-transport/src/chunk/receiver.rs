@@ -533,6 +533,45 @@ impl ChunkReceiver {
         }
     }
 
+    /// Bytes of the buffers of the chunks held. With several chunks in flight, at most
+    /// [`ChunkConfig::max_bytes_in_flight`] plus one chunk of `slice_size * max_slices`
+    /// bytes (the oldest chunk not yet taken is always accepted); with one, at most two
+    /// such chunks.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkPacketError, ChunkReceiver};
+    /// let config = ChunkConfig {
+    ///     slice_size: 2,
+    ///     max_chunks_in_flight: 4,
+    ///     max_bytes_in_flight: 6,
+    ///     ..Default::default()
+    /// };
+    /// let mut receiver = ChunkReceiver::new(config).unwrap();
+    /// // Chunk 1, slice 0 of 2 (4 bytes): fits.
+    /// receiver.receive_slice(0.0, &[0xc1, 1, 0, 0, 0, 2, 0, 1, 2]).unwrap();
+    /// assert_eq!(receiver.bytes_held(), 4);
+    /// // Chunk 2, slice 0 of 2: 8 bytes would be held, past 6.
+    /// assert_eq!(
+    ///     receiver.receive_slice(0.0, &[0xc1, 2, 0, 0, 0, 2, 0, 1, 2]),
+    ///     Err(ChunkPacketError::BytesBeyondWindow { found: 2, held: 4, size: 4, max: 6 })
+    /// );
+    /// // Chunk 0, the oldest, is always accepted.
+    /// receiver.receive_slice(0.0, &[0xc1, 0, 0, 0, 0, 2, 0, 1, 2]).unwrap();
+    /// assert_eq!(receiver.bytes_held(), 8);
+    /// ```
+    pub fn bytes_held(&self) -> usize {
+        match &self.window {
+            Some(window) => window.bytes_held(),
+            None => {
+                self.cur.data.capacity()
+                    + self
+                        .suspended
+                        .as_ref()
+                        .map_or(0, |(_, r)| r.data.capacity())
+            }
+        }
+    }
+
     /// Whether an ack is owed.
     fn ack_owed(&self) -> bool {
         match &self.window {

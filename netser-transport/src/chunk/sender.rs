@@ -42,6 +42,12 @@ pub struct ChunkSender {
     flights: VecDeque<InFlight>,
     /// The newest chunk that went in flight.
     newest_started: Option<ChunkId>,
+    /// The chunks started from the oldest in flight to the newest, with their sizes as
+    /// the receiver counts them (slice count times `slice_size`): those completed behind
+    /// the oldest still wait on the receiver, which delivers in order.
+    span: VecDeque<(ChunkId, usize)>,
+    /// The sum of the sizes in `span`.
+    span_bytes: usize,
     /// The chunks finished or cancelled last (at most `max_chunks_in_flight`), whose
     /// late acks are expected and harmless.
     recent: VecDeque<ChunkId>,
@@ -103,15 +109,19 @@ impl SliceRtt {
 }
 
 /// The heap bytes the sender keeps per slice of a chunk in flight (its acked, resent,
-/// last-sent and send-order entries), for memory bounds.
+/// last-sent and send-order entries and its place in the resend order), for memory
+/// bounds.
 pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
     + core::mem::size_of::<Option<f64>>()
-    + core::mem::size_of::<u64>();
+    + core::mem::size_of::<u64>()
+    + core::mem::size_of::<u16>();
 
 /// The bytes the sender keeps per chunk in flight besides its data and per-slice
-/// state (its entry in the flights and in the chunks finished last), for memory bounds.
-pub(crate) const PER_CHUNK_STATE_BYTES: usize =
-    core::mem::size_of::<InFlight>() + core::mem::size_of::<ChunkId>();
+/// state (its entry in the flights, in the span and in the chunks finished last), for
+/// memory bounds.
+pub(crate) const PER_CHUNK_STATE_BYTES: usize = core::mem::size_of::<InFlight>()
+    + core::mem::size_of::<(ChunkId, usize)>()
+    + core::mem::size_of::<ChunkId>();
 
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -126,8 +136,13 @@ struct InFlight {
     resent: Vec<bool>,
     /// Each slice's place in the sender's order of sends (its last send).
     send_order: Vec<u64>,
-    /// Where this chunk's round-robin walk resumes.
-    cursor: usize,
+    /// Slices below this were sent at least once (or acked): the first sends go in
+    /// order, before any resend.
+    next_unsent: usize,
+    /// The slices sent, in the order of their last send, so by when they are due
+    /// (oldest first; see [`InFlight::due`]); acked ones leave when they reach the
+    /// front, which is kept unacked. A poll looks at its front only.
+    resends: VecDeque<u16>,
     /// Next slice of the initial burst, while it lasts.
     burst_next: Option<usize>,
 }
@@ -150,6 +165,34 @@ impl InFlight {
             }
             _ => timer,
         }
+    }
+
+    /// Drops acked slices from the front of the resend order and skips acked slices
+    /// not yet sent.
+    fn settle(&mut self) {
+        while self
+            .resends
+            .front()
+            .is_some_and(|&i| self.acked[usize::from(i)])
+        {
+            self.resends.pop_front();
+        }
+        let count = usize::from(self.slice_count);
+        while self.next_unsent < count && self.acked[self.next_unsent] {
+            self.next_unsent += 1;
+        }
+    }
+
+    /// The slice this chunk would send next and when it is due: the first never sent
+    /// (due at once), else the one sent longest ago. Sends come in order, so the resend
+    /// order is also the order of the due times: the loss delay (shorter than the
+    /// timer) applies to slices sent before the latest acked, a prefix of that order.
+    fn next_due(&self, timing: Timing) -> Option<(usize, f64)> {
+        if self.next_unsent < usize::from(self.slice_count) {
+            return Some((self.next_unsent, f64::NEG_INFINITY));
+        }
+        let i = usize::from(*self.resends.front()?);
+        Some((i, self.due(i, timing)))
     }
 
     fn slice_range(&self, slice_id: usize, slice_size: usize) -> std::ops::Range<usize> {
@@ -263,6 +306,8 @@ impl ChunkSender {
             queue: VecDeque::new(),
             flights: VecDeque::with_capacity(config.max_chunks_in_flight.min(64)),
             newest_started: None,
+            span: VecDeque::new(),
+            span_bytes: 0,
             recent: VecDeque::new(),
             next_order: 0,
             largest_acked_order: None,
@@ -317,7 +362,8 @@ impl ChunkSender {
                 max,
             });
         }
-        let starts_now = self.queue.is_empty() && self.window_has_room(self.next_id);
+        let starts_now =
+            self.queue.is_empty() && self.window_has_room(self.next_id, self.declared(&data));
         if !starts_now && self.queue.len() >= self.config.max_queued_chunks {
             return Err(ChunkError::QueueFull {
                 capacity: self.config.max_queued_chunks,
@@ -408,7 +454,17 @@ impl ChunkSender {
         if cur.last_sent[slice_id].is_some() {
             self.stats.slices_resent += 1;
             cur.resent[slice_id] = true;
+            // It is at the front (choose took it from there) or, sent by the burst out
+            // of turn, further on: either way it moves to the back.
+            if cur.resends.front() == Some(&(slice_id as u16)) {
+                cur.resends.pop_front();
+            } else if let Some(at) = cur.resends.iter().position(|&i| usize::from(i) == slice_id) {
+                cur.resends.remove(at);
+            }
         }
+        cur.next_unsent = cur.next_unsent.max(slice_id + 1);
+        cur.resends.push_back(slice_id as u16);
+        cur.settle();
         cur.last_sent[slice_id] = Some(self.now);
         cur.send_order[slice_id] = self.next_order;
         // 2^64 sends: never reached.
@@ -447,11 +503,8 @@ impl ChunkSender {
         let eligible = self
             .flights
             .iter()
-            .flat_map(|cur| {
-                (0..usize::from(cur.slice_count))
-                    .filter(|&i| !cur.acked[i])
-                    .map(move |i| cur.due(i, timing).max(self.now))
-            })
+            .filter_map(|cur| cur.next_due(timing))
+            .map(|(_, due)| due.max(self.now))
             .min_by(f64::total_cmp)?;
         let cost = (self.config.max_slice_packet_size() + self.config.packet_overhead) as f64;
         let funded = match self.budget_time {
@@ -541,6 +594,7 @@ impl ChunkSender {
                 }
             }
         }
+        cur.settle();
         let complete = cur.acked_count == usize::from(cur.slice_count);
         self.largest_acked_order = largest;
         if let Some(rtt) = sample {
@@ -686,21 +740,79 @@ impl ChunkSender {
         &self.stats
     }
 
-    /// Whether chunk `id` may go in flight: it is less than `max_chunks_in_flight` past
-    /// the oldest chunk in flight (the receiver's window), and that many are not already
-    /// in flight.
-    fn window_has_room(&self, id: ChunkId) -> bool {
+    /// Whether chunk `id` of `size` bytes (as [`declared`](Self::declared)) may go in
+    /// flight: always when none is; else it is less than `max_chunks_in_flight` past
+    /// the oldest chunk in flight (the receiver's window), that many are not already in
+    /// flight, and the chunks from the oldest in flight on plus it fit
+    /// `max_bytes_in_flight`.
+    fn window_has_room(&self, id: ChunkId, size: usize) -> bool {
         let k = self.config.max_chunks_in_flight;
         match self.flights.front() {
             None => true,
-            Some(oldest) => self.flights.len() < k && usize::from(id.wrapping_sub(oldest.id)) < k,
+            Some(oldest) => {
+                self.flights.len() < k
+                    && usize::from(id.wrapping_sub(oldest.id)) < k
+                    && self.span_bytes.saturating_add(size) <= self.config.max_bytes_in_flight
+            }
+        }
+    }
+
+    /// The bytes a chunk of `data` takes at the receiver: its slices times `slice_size`.
+    fn declared(&self, data: &[u8]) -> usize {
+        data.len().div_ceil(self.config.slice_size) * self.config.slice_size
+    }
+
+    /// Bytes in flight: the chunks from the oldest in flight to the newest started
+    /// (those completed between them included: the receiver delivers in order, so it
+    /// still holds them), each counted as its slice count times `slice_size`. At most
+    /// [`ChunkConfig::max_bytes_in_flight`], or one chunk's when a single chunk larger
+    /// than that is in flight.
+    ///
+    /// ```
+    /// use netser_transport::chunk::{ChunkConfig, ChunkSender};
+    /// let config = ChunkConfig {
+    ///     max_chunks_in_flight: 8,
+    ///     max_bytes_in_flight: 4096,
+    ///     ..Default::default()
+    /// };
+    /// let mut sender = ChunkSender::new(config).unwrap();
+    /// sender.send(vec![1u8; 1000]).unwrap(); // one 1024-byte slice
+    /// sender.send(vec![2u8; 3000]).unwrap(); // three
+    /// sender.send(vec![3u8; 10]).unwrap(); // would pass 4096: waits
+    /// assert_eq!((sender.chunks_in_flight(), sender.bytes_in_flight()), (2, 4096));
+    /// // A chunk larger than the limit goes alone.
+    /// let mut alone = ChunkSender::new(sender.config().clone()).unwrap();
+    /// alone.send(vec![0u8; 10_000]).unwrap();
+    /// assert_eq!(alone.bytes_in_flight(), 10 * 1024);
+    /// ```
+    pub fn bytes_in_flight(&self) -> usize {
+        self.span_bytes
+    }
+
+    /// Drops the chunks before the oldest in flight from the span (all when none is).
+    fn trim_span(&mut self) {
+        match self.flights.front().map(|c| c.id) {
+            None => {
+                self.span.clear();
+                self.span_bytes = 0;
+            }
+            Some(oldest) => {
+                while let Some(&(id, size)) = self.span.front() {
+                    if id == oldest {
+                        break;
+                    }
+                    self.span.pop_front();
+                    self.span_bytes -= size;
+                }
+            }
         }
     }
 
     /// Puts queued chunks in flight while the window has room.
     fn start_ready(&mut self) {
-        while let Some(&(id, _)) = self.queue.front() {
-            if !self.window_has_room(id) {
+        while let Some((id, data)) = self.queue.front() {
+            let (id, size) = (*id, self.declared(data));
+            if !self.window_has_room(id, size) {
                 break;
             }
             let Some((id, data)) = self.queue.pop_front() else {
@@ -718,9 +830,12 @@ impl ChunkSender {
                 last_sent: vec![None; count],
                 resent: vec![false; count],
                 send_order: vec![0; count],
-                cursor: 0,
+                next_unsent: 0,
+                resends: VecDeque::with_capacity(count),
                 burst_next: self.config.initial_burst.then_some(0),
             });
+            self.span.push_back((id, size));
+            self.span_bytes += size;
             self.newest_started = Some(id);
             self.stats.max_chunks_in_flight_seen = self
                 .stats
@@ -740,6 +855,7 @@ impl ChunkSender {
             self.recent.pop_front();
         }
         self.recent.push_back(done.id);
+        self.trim_span();
         if completed && index == 0 {
             let in_order = match self.flights.front() {
                 Some(oldest) => oldest.id.wrapping_sub(1),
@@ -759,8 +875,9 @@ impl ChunkSender {
     }
 
     /// The next slice to send, `(flight, slice)`: the initial burst of a chunk first,
-    /// then, oldest chunk first, the first due slice round-robin from the chunk's
-    /// cursor, within the budget (charged here).
+    /// then, oldest chunk first, the chunk's next slice never sent or else the one sent
+    /// longest ago, once due, within the budget (charged here). Looks at one slice per
+    /// chunk in flight: the work of a poll does not grow with the slices in flight.
     fn choose(&mut self, timing: Timing) -> Option<(usize, usize)> {
         let slice_size = self.config.slice_size;
         if let Some(flight) = self.flights.iter().position(|c| c.burst_next.is_some()) {
@@ -776,23 +893,19 @@ impl ChunkSender {
             self.stats.burst_packets += 1;
             return Some((flight, next));
         }
-        for (flight, cur) in self.flights.iter_mut().enumerate() {
-            let count = usize::from(cur.slice_count);
-            for step in 0..count {
-                let i = (cur.cursor + step) % count;
-                if cur.acked[i] || self.now < cur.due(i, timing) {
-                    continue;
-                }
-                let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
-                if self.budget + BUDGET_EPSILON < cost {
-                    // Out of budget: resume from this slice next time.
-                    cur.cursor = i;
-                    return None;
-                }
-                self.budget -= cost;
-                cur.cursor = (i + 1) % count;
-                return Some((flight, i));
+        for (flight, cur) in self.flights.iter().enumerate() {
+            let Some((i, due)) = cur.next_due(timing) else {
+                continue;
+            };
+            if self.now < due {
+                continue;
             }
+            let cost = (cur.packet_len(i, slice_size) + self.config.packet_overhead) as f64;
+            if self.budget + BUDGET_EPSILON < cost {
+                return None;
+            }
+            self.budget -= cost;
+            return Some((flight, i));
         }
         None
     }

@@ -15,8 +15,24 @@ pub const DEFAULT_MAX_BLOCK_SIZE: usize = 256 * 1024;
 /// ([`ChunkConfig::max_chunks_in_flight`] of [`ConnectionConfig::chunk`]): 32. A block
 /// costs at least a round trip, and under loss two or three; with one in flight, a
 /// path with a 2-second round trip delivers a block every 4 to 6 seconds, whatever its
-/// bandwidth. Each side holds up to this many blocks of `max_block_size` in flight.
+/// bandwidth. What they hold is bounded in bytes by [`DEFAULT_BYTES_IN_FLIGHT`].
+///
+/// ```
+/// assert_eq!(netser_transport::connection::DEFAULT_BLOCKS_IN_FLIGHT, 32);
+/// ```
 pub const DEFAULT_BLOCKS_IN_FLIGHT: usize = 32;
+
+/// The default bytes of blocks in flight at once, each way
+/// ([`ChunkConfig::max_bytes_in_flight`] of [`ConnectionConfig::chunk`]): 256 KiB, one
+/// block of the largest default size. 32 blocks of 4 KiB fill a long path; a block
+/// larger than this still goes, alone. Each side then holds at most this (the sender)
+/// or this plus one largest block (the receiver, which always accepts the oldest) of
+/// blocks in flight, not 32 times the largest block.
+///
+/// ```
+/// assert_eq!(netser_transport::connection::DEFAULT_BYTES_IN_FLIGHT, 256 * 1024);
+/// ```
+pub const DEFAULT_BYTES_IN_FLIGHT: usize = 256 * 1024;
 
 /// Blocks in flight in [`ConnectionConfig::for_many_clients`].
 const MANY_CLIENTS_BLOCKS_IN_FLIGHT: usize = 2;
@@ -34,7 +50,7 @@ pub const MAX_CHANNELS: usize = 64;
 /// A [`Connection`](super::Connection)'s settings. Both sides must use the same channel
 /// list, `mtu`-independent wire settings (each channel's kind, `receive_queue_size` and
 /// `max_messages_per_packet`), and chunk `slice_size` / `max_slices` / `first_chunk_id`
-/// / `max_chunks_in_flight`.
+/// / `max_chunks_in_flight` / `max_bytes_in_flight`.
 ///
 /// The default has two channels: 0 reliable-ordered, 1 unreliable.
 ///
@@ -108,8 +124,9 @@ pub struct ConnectionConfig {
     /// endpoint's retransmission timeout ([`Stats::rto`](crate::endpoint::Stats::rto)).
     /// `chunk.max_chunks_in_flight` blocks travel at once, default
     /// [`DEFAULT_BLOCKS_IN_FLIGHT`] (32, where [`ChunkConfig`]'s own default is the
-    /// article's 1): each side holds up to that many blocks of `max_block_size` in flight,
-    /// and the receiver refuses slices of blocks past them.
+    /// article's 1), within `chunk.max_bytes_in_flight` bytes, default
+    /// [`DEFAULT_BYTES_IN_FLIGHT`] (256 KiB; a larger block goes alone); the receiver
+    /// refuses slices of blocks past either (but always accepts the oldest block).
     pub chunk: ChunkConfig,
 }
 
@@ -138,6 +155,7 @@ impl Default for ConnectionConfig {
             },
             chunk: ChunkConfig {
                 max_chunks_in_flight: DEFAULT_BLOCKS_IN_FLIGHT,
+                max_bytes_in_flight: DEFAULT_BYTES_IN_FLIGHT,
                 ..ChunkConfig::default()
             },
         }
@@ -239,6 +257,8 @@ impl ConnectionConfig {
         self.max_received_blocks = 2;
         self.chunk.max_slices = 16;
         self.max_block_size = self.chunk.max_chunk_size();
+        // Two small blocks, or one of the largest.
+        self.chunk.max_bytes_in_flight = self.max_block_size;
         self
     }
 

@@ -69,8 +69,8 @@ impl From<DefaultChannel> for ChannelId {
 ///
 /// The id covers both message schemas (in their fixed order, client's first), the
 /// snapshot schema, each channel's kind, receive window and messages per packet, and the
-/// connection's MTU, largest block, slice size and blocks in flight (the receiver refuses
-/// slices of blocks past its window); settings that only pace one side (bandwidth, send
+/// connection's MTU, largest block, slice size and blocks and bytes in flight (the
+/// receiver refuses slices of blocks past either); settings that only pace one side (bandwidth, send
 /// queues, resend delays, priorities) may differ.
 ///
 /// ```
@@ -191,6 +191,7 @@ impl<C: NetSerialize, S: NetSerialize, Snap: NetDelta> Protocol<C, S, Snap> {
         id = combine(id, self.connection.max_block_size as u64);
         id = combine(id, self.connection.chunk.slice_size as u64);
         id = combine(id, self.connection.chunk.max_chunks_in_flight as u64);
+        id = combine(id, self.connection.chunk.max_bytes_in_flight as u64);
         if self.game_version != 0 {
             id = combine(combine(id, fnv1a(b"game version")), self.game_version);
         }

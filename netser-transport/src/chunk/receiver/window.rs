@@ -9,6 +9,14 @@
 //! within that reach but past the window (completed chunks wait to be taken) is dropped
 //! and counted, as the single-chunk receiver drops slices while a chunk waits: the
 //! sender resends it.
+//!
+//! The sender also keeps the chunks from its oldest in flight to its newest within
+//! `max_bytes_in_flight` (each counted as its slice count times `slice_size`), unless
+//! a single chunk is in flight. So a slice that would start a chunk other than the
+//! oldest one not yet taken, while the chunks held and it would pass that, is refused
+//! ([`ChunkPacketError::BytesBeyondWindow`]) and never stored. The oldest chunk is
+//! always accepted, so the window always moves: the chunks held take at most
+//! `max_bytes_in_flight` plus one chunk of `slice_size * max_slices` bytes.
 
 use std::collections::VecDeque;
 
@@ -22,6 +30,14 @@ use crate::sequence::sequence_greater_than;
 /// bitfield (its slot, and its entry among the chunks taken), for memory bounds.
 pub(crate) const PER_CHUNK_STATE_BYTES: usize =
     core::mem::size_of::<Slot>() + core::mem::size_of::<Taken>();
+
+/// The bytes held by the window's chunks and the most it may hold, for a slice of a
+/// chunk other than the oldest.
+#[derive(Debug, Clone, Copy)]
+struct Room {
+    held: usize,
+    max: usize,
+}
 
 /// One chunk id of the window.
 #[derive(Debug, Clone, Default)]
@@ -104,8 +120,18 @@ impl Window {
             return Ok(());
         }
         let offset = usize::from(id.wrapping_sub(self.base));
-        if let Some(slot) = self.slots.get_mut(offset) {
-            return Self::store(slot, slice, now, config, stats);
+        if offset < self.slots.len() {
+            // The oldest chunk is always accepted; any other may not take the bytes
+            // held past the limit, by starting or by restarting larger.
+            let grows = self.slots[offset]
+                .reassembly
+                .as_ref()
+                .is_none_or(|r| r.slice_count != slice.slice_count);
+            let room = (offset > 0 && grows).then(|| Room {
+                held: self.bytes_held(),
+                max: config.max_bytes_in_flight,
+            });
+            return Self::store(&mut self.slots[offset], slice, now, room, config, stats);
         }
         if sequence_greater_than(id, self.base) {
             let first = self.first_incomplete();
@@ -130,9 +156,24 @@ impl Window {
         slot: &mut Slot,
         slice: &SlicePacket<'_>,
         now: f64,
+        room: Option<Room>,
         config: &ChunkConfig,
         stats: &mut ChunkReceiverStats,
     ) -> Result<(), ChunkPacketError> {
+        let size = usize::from(slice.slice_count) * config.slice_size;
+        // Bytes the slot holds now (its buffer, reused when large enough).
+        let own = slot.reassembly.as_ref().map_or(0, |r| r.data.capacity());
+        let over = |room: Room| size > own && (room.held - own).saturating_add(size) > room.max;
+        if slot.reassembly.is_none() {
+            if let Some(room) = room.filter(|&r| over(r)) {
+                return Err(stats.rejected.record(ChunkPacketError::BytesBeyondWindow {
+                    found: slice.chunk_id,
+                    held: room.held,
+                    size,
+                    max: room.max,
+                }));
+            }
+        }
         let reassembly = slot.reassembly.get_or_insert_with(|| {
             let mut r = Reassembly::empty(config.max_slices.div_ceil(8));
             r.restart(slice.slice_count, config.slice_size, now);
@@ -144,6 +185,15 @@ impl Window {
                 return Err(stats.rejected.record(ChunkPacketError::SliceCountChanged {
                     expected: reassembly.slice_count,
                     found: slice.slice_count,
+                }));
+            }
+            if let Some(room) = room.filter(|&r| over(r)) {
+                // Restarted once it fits, or once it is the oldest.
+                return Err(stats.rejected.record(ChunkPacketError::BytesBeyondWindow {
+                    found: slice.chunk_id,
+                    held: room.held,
+                    size,
+                    max: room.max,
                 }));
             }
             stats.abandoned_chunks += 1;
@@ -257,5 +307,14 @@ impl Window {
     /// Chunks completed and waiting to be taken, or being received.
     pub(super) fn chunks_held(&self) -> usize {
         self.slots.iter().filter(|s| s.reassembly.is_some()).count()
+    }
+
+    /// Bytes of the buffers of the chunks held.
+    pub(super) fn bytes_held(&self) -> usize {
+        self.slots
+            .iter()
+            .filter_map(|s| s.reassembly.as_ref())
+            .map(|r| r.data.capacity())
+            .sum()
     }
 }
