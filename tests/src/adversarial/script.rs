@@ -397,6 +397,11 @@ pub struct ChunkScript {
     pub max_slices: u8,
     /// Send every slice once when a chunk starts.
     pub initial_burst: bool,
+    /// Chunks in flight 1..=8 (`max_chunks_in_flight % 8 + 1`).
+    pub max_chunks_in_flight: u8,
+    /// Bytes in flight 1..=4 largest chunks (`max_bytes_in_flight % (4 * largest) + 1`):
+    /// below one chunk, up to several.
+    pub max_bytes_in_flight: u16,
     /// The operations.
     pub ops: Vec<ChunkOp>,
 }
@@ -408,9 +413,18 @@ pub fn run_chunk_script(script: &ChunkScript) {
         max_slices: usize::from(script.max_slices % 32) + 1,
         initial_burst: script.initial_burst,
         bandwidth: 50_000.0,
+        max_chunks_in_flight: usize::from(script.max_chunks_in_flight % 8) + 1,
         ..ChunkConfig::default()
     };
     let max = config.slice_size * config.max_slices;
+    let config = ChunkConfig {
+        max_bytes_in_flight: usize::from(script.max_bytes_in_flight) % (4 * max) + 1,
+        ..config
+    };
+    let (k, bytes) = (config.max_chunks_in_flight, config.max_bytes_in_flight);
+    // The receiver holds the bytes in flight and the oldest chunk (always accepted);
+    // with one chunk in flight, the chunk and the one a forged slice moved it from.
+    let max_held = if k == 1 { 2 * max } else { bytes + max };
     let mut sender = ChunkSender::new(config.clone()).unwrap();
     let mut receiver = ChunkReceiver::new(config).unwrap();
     // [0]: slices towards the receiver, [1]: acks towards the sender.
@@ -543,5 +557,12 @@ pub fn run_chunk_script(script: &ChunkScript) {
         let s = receiver.stats();
         assert!(s.chunks_completed <= s.slices_received);
         assert!(sender.queued_chunks() <= ChunkConfig::default().max_queued_chunks);
+        assert!(receiver.chunks_held() <= k.max(2));
+        assert!(sender.chunks_in_flight() <= k);
+        assert!(sender.bytes_in_flight() <= bytes.max(max));
+        if sender.chunks_in_flight() > 1 {
+            assert!(sender.bytes_in_flight() <= bytes);
+        }
+        assert!(receiver.bytes_held() <= max_held);
     }
 }
