@@ -313,3 +313,67 @@ fn time_going_backwards_is_harmless() {
     assert!(drain(&mut sender, f64::NAN).is_empty());
     assert_eq!(drain(&mut sender, 5.2).len(), 2);
 }
+
+/// Each chunk sends its slices never sent first, then resends in the order of their
+/// last send (the order they fall due), oldest chunk first; acked slices leave that
+/// order, and a poll only looks at each chunk's next slice (the order tells which).
+#[test]
+fn resends_follow_the_order_of_the_last_sends() {
+    let config = ChunkConfig {
+        max_chunks_in_flight: 2,
+        bandwidth: 1e9,
+        budget_window: 1.0,
+        resend_delay: 1.0,
+        ..config(10, 8)
+    };
+    let mut sender = ChunkSender::new(config).unwrap();
+    sender.send(vec![1u8; 40]).unwrap(); // chunk 0, 4 slices
+    sender.send(vec![2u8; 40]).unwrap(); // chunk 1, 4 slices
+    let chunk_slice = |packets: &[Vec<u8>]| -> Vec<(u16, u16)> {
+        packets
+            .iter()
+            .map(|p| {
+                (
+                    u16::from_le_bytes([p[1], p[2]]),
+                    u16::from_le_bytes([p[3], p[4]]),
+                )
+            })
+            .collect()
+    };
+    let first = drain(&mut sender, 0.0);
+    assert_eq!(
+        chunk_slice(&first),
+        [
+            (0, 0),
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (1, 0),
+            (1, 1),
+            (1, 2),
+            (1, 3)
+        ]
+    );
+    assert!(drain(&mut sender, 0.5).is_empty());
+    assert_eq!(sender.next_send_time(), Some(1.0));
+    // Slices 1 and 3 of chunk 0, slice 2 of chunk 1 arrive.
+    sender.receive_ack(0.6, &ack(0, 4, &[1, 3])).unwrap();
+    sender.receive_ack(0.6, &ack(1, 4, &[2])).unwrap();
+    assert_eq!(
+        chunk_slice(&drain(&mut sender, 1.0)),
+        [(0, 0), (0, 2), (1, 0), (1, 1), (1, 3)]
+    );
+    // Slice 0 of chunk 0 arrives; the rest go again a resend delay later, in the order
+    // of their last send.
+    sender.receive_ack(1.2, &ack(0, 4, &[0, 1, 3])).unwrap();
+    assert_eq!(sender.next_send_time(), Some(2.0));
+    assert_eq!(
+        chunk_slice(&drain(&mut sender, 2.0)),
+        [(0, 2), (1, 0), (1, 1), (1, 3)]
+    );
+    // Chunk 0 complete: chunk 1 alone, its front the slice sent first last time.
+    sender.receive_ack(2.1, &ack(0, 4, &[0, 1, 2, 3])).unwrap();
+    sender.receive_ack(2.1, &ack(1, 4, &[0, 2])).unwrap();
+    assert_eq!(sender.chunks_in_flight(), 1);
+    assert_eq!(chunk_slice(&drain(&mut sender, 3.0)), [(1, 1), (1, 3)]);
+}
