@@ -203,9 +203,10 @@ pub struct ChunkConfig {
     /// this (a chunk larger than it still goes alone, so any chunk up to
     /// `slice_size * max_slices` can be sent); many small chunks fill a long path, a
     /// few large ones cannot hold `max_chunks_in_flight` times the largest. The
-    /// receiver refuses ([`ChunkPacketError::BytesBeyondWindow`]) a slice that would
-    /// start a chunk past this, except the oldest chunk not yet taken, which it always
-    /// accepts: it holds at most this plus one chunk of `slice_size * max_slices`
+    /// receiver stores a slice that would start a chunk past this only for the oldest
+    /// chunk not yet taken, which it always accepts (others are refused,
+    /// [`ChunkPacketError::BytesBeyondWindow`], or dropped while completed chunks wait
+    /// to be taken): it holds at most this plus one chunk of `slice_size * max_slices`
     /// bytes, and no more than this when the sender agrees and chunks are taken as they
     /// complete.
     pub max_bytes_in_flight: usize,
@@ -453,9 +454,12 @@ pub enum ChunkPacketError {
         found: ChunkId,
     },
     /// A slice that would start a chunk other than the oldest one not yet taken while
-    /// the chunks held and it would pass `max_bytes_in_flight`, which no sender that
-    /// agrees on the setting sends (unless completed chunks wait to be taken). Refused
-    /// and not stored; the sender resends it.
+    /// the chunks held from the oldest one not completed and it would pass
+    /// `max_bytes_in_flight`, which no sender that agrees on the setting sends (or
+    /// restart such a chunk larger past it). Refused and not stored. (A slice that
+    /// fits from the oldest chunk not completed but not with the completed chunks
+    /// waiting to be taken is dropped and counted in
+    /// [`ChunkReceiverStats::discarded_while_ready`] instead.)
     BytesBeyondWindow {
         /// The chunk id found.
         found: ChunkId,

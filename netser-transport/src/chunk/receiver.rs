@@ -34,10 +34,14 @@ const RETURN_AFTER_SECONDS: f64 = 30.0;
 ///
 /// With [`ChunkConfig::max_chunks_in_flight`] above 1, the receiver reassembles that many
 /// consecutive chunks at once, from the oldest one not yet taken, and delivers them in
-/// order: at most that many buffers and bitfields. A slice of a chunk at least
-/// `max_chunks_in_flight` past the oldest one not completed is refused
-/// ([`ChunkPacketError::ChunkBeyondWindow`]), never stored; one of a chunk the sender may
-/// send but past the window (completed chunks wait to be taken) is dropped and counted in
+/// order: at most that many buffers and bitfields, whose buffers take at most
+/// [`ChunkConfig::max_bytes_in_flight`] plus one chunk (the oldest, always accepted;
+/// see [`bytes_held`](Self::bytes_held)). A slice of a chunk at least
+/// `max_chunks_in_flight` past the oldest one not completed, or that would start a chunk
+/// past the bytes counted from there, is refused
+/// ([`ChunkPacketError::ChunkBeyondWindow`], [`ChunkPacketError::BytesBeyondWindow`]),
+/// never stored; one of a chunk the sender may send but past the window or the bytes
+/// (completed chunks wait to be taken) is dropped and counted in
 /// [`ChunkReceiverStats::discarded_while_ready`].
 ///
 /// ```

@@ -334,7 +334,9 @@ impl ChunkSender {
 
     /// Queues a chunk and returns its id. It goes on the wire at once if the window has
     /// room (fewer than `max_chunks_in_flight` chunks from the oldest one not yet acked
-    /// to this one), else after the chunks ahead of it.
+    /// to this one, and their bytes with it within `max_bytes_in_flight`, see
+    /// [`bytes_in_flight`](Self::bytes_in_flight); or none in flight), else after the
+    /// chunks ahead of it.
     ///
     /// # Errors
     /// [`ChunkError::EmptyChunk`], [`ChunkError::ChunkTooLarge`] above

@@ -172,6 +172,12 @@ impl<C: NetSerialize, S: NetSerialize, Snap: NetDelta> Protocol<C, S, Snap> {
     ///     Protocol::<u8, u8>::with_connection(one_block).id(),
     ///     Protocol::<u8, u8>::with_connection(ConnectionConfig::default()).id()
     /// );
+    /// let mut fewer_bytes = ConnectionConfig::default();
+    /// fewer_bytes.chunk.max_bytes_in_flight = 64 * 1024;
+    /// assert_ne!(
+    ///     Protocol::<u8, u8>::with_connection(fewer_bytes).id(),
+    ///     Protocol::<u8, u8>::with_connection(ConnectionConfig::default()).id()
+    /// );
     /// ```
     pub fn id(&self) -> u64 {
         let mut id = super::protocol_id_with_snapshot::<C, S, Snap>();

@@ -16,7 +16,10 @@
 //! oldest one not yet taken, while the chunks held and it would pass that, is refused
 //! ([`ChunkPacketError::BytesBeyondWindow`]) and never stored. The oldest chunk is
 //! always accepted, so the window always moves: the chunks held take at most
-//! `max_bytes_in_flight` plus one chunk of `slice_size * max_slices` bytes.
+//! `max_bytes_in_flight` plus one chunk of `slice_size * max_slices` bytes. As with the
+//! count, a slice that fits when counted from the oldest chunk not completed (the
+//! sender's bytes start there at the latest) but not with the completed chunks waiting
+//! to be taken is dropped and counted in `discarded_while_ready`, not refused.
 
 use std::collections::VecDeque;
 
@@ -131,6 +134,24 @@ impl Window {
                 held: self.bytes_held(),
                 max: config.max_bytes_in_flight,
             });
+            if let Some(room) = room.filter(|_| self.slots[offset].reassembly.is_none()) {
+                let size = usize::from(slice.slice_count) * config.slice_size;
+                let from_incomplete = self
+                    .slots
+                    .iter()
+                    .skip(self.first_incomplete())
+                    .filter_map(|s| s.reassembly.as_ref())
+                    .map(|r| r.data.capacity())
+                    .sum::<usize>();
+                if room.held.saturating_add(size) > room.max
+                    && from_incomplete.saturating_add(size) <= room.max
+                {
+                    // Within an agreeing sender's bytes, which start at the oldest chunk
+                    // not completed at the latest: completed chunks wait to be taken.
+                    stats.discarded_while_ready += 1;
+                    return Ok(());
+                }
+            }
             return Self::store(&mut self.slots[offset], slice, now, room, config, stats);
         }
         if sequence_greater_than(id, self.base) {
