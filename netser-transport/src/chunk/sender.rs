@@ -456,8 +456,8 @@ impl ChunkSender {
         if cur.last_sent[slice_id].is_some() {
             self.stats.slices_resent += 1;
             cur.resent[slice_id] = true;
-            // It is at the front (choose took it from there) or, sent by the burst out
-            // of turn, further on: either way it moves to the back.
+            // A slice sent before is chosen from the front only (the burst sends slices
+            // never sent); the search keeps each slice in the order once regardless.
             if cur.resends.front() == Some(&(slice_id as u16)) {
                 cur.resends.pop_front();
             } else if let Some(at) = cur.resends.iter().position(|&i| usize::from(i) == slice_id) {
