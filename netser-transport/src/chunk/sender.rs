@@ -48,9 +48,9 @@ pub struct ChunkSender {
     span: VecDeque<(ChunkId, usize)>,
     /// The sum of the sizes in `span`.
     span_bytes: usize,
-    /// The chunks finished or cancelled last (at most `max_chunks_in_flight`), whose
-    /// late acks are expected and harmless.
-    recent: VecDeque<ChunkId>,
+    /// The chunk finished or cancelled last, whose late acks are expected and harmless
+    /// (with one chunk in flight; see `finished_lately`).
+    last_finished: Option<ChunkId>,
     /// Every slice send gets the next place in this order; the latest place among the
     /// acked slices: a slice sent before that one and still unacked is lost once the
     /// loss delay has passed (slices of one burst leave at the same time, so the order,
@@ -117,11 +117,9 @@ pub(crate) const PER_SLICE_STATE_BYTES: usize = 2 * core::mem::size_of::<bool>()
     + core::mem::size_of::<u16>();
 
 /// The bytes the sender keeps per chunk in flight besides its data and per-slice
-/// state (its entry in the flights, in the span and in the chunks finished last), for
-/// memory bounds.
-pub(crate) const PER_CHUNK_STATE_BYTES: usize = core::mem::size_of::<InFlight>()
-    + core::mem::size_of::<(ChunkId, usize)>()
-    + core::mem::size_of::<ChunkId>();
+/// state (its entry in the flights and in the span), for memory bounds.
+pub(crate) const PER_CHUNK_STATE_BYTES: usize =
+    core::mem::size_of::<InFlight>() + core::mem::size_of::<(ChunkId, usize)>();
 
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -239,7 +237,7 @@ pub struct ChunkSenderStats {
     pub burst_packets: u64,
     /// Valid acks for the chunk in flight.
     pub acks_received: u64,
-    /// Acks for the chunk finished or cancelled last (late, harmless).
+    /// Acks for chunks finished or cancelled lately (late, harmless).
     pub stale_acks: u64,
     /// Chunks fully acked.
     pub chunks_completed: u64,
@@ -308,7 +306,7 @@ impl ChunkSender {
             newest_started: None,
             span: VecDeque::new(),
             span_bytes: 0,
-            recent: VecDeque::new(),
+            last_finished: None,
             next_order: 0,
             largest_acked_order: None,
             config,
@@ -522,8 +520,11 @@ impl ChunkSender {
     /// the window has room: the oldest chunk in flight must complete for the window to
     /// move).
     ///
-    /// An ack for one of the chunks finished or cancelled last is expected and only
-    /// counted in [`ChunkSenderStats::stale_acks`].
+    /// An ack for the chunk finished or cancelled last (with `max_chunks_in_flight` 1),
+    /// or for a chunk finished less than `3 * max_chunks_in_flight` chunk ids behind the
+    /// newest started (as far back as an agreeing receiver acks: the chunks it took last
+    /// and those it holds), is expected and only counted in
+    /// [`ChunkSenderStats::stale_acks`].
     ///
     /// # Errors
     /// A malformed packet ([`AckPacket::decode`]),
@@ -551,7 +552,7 @@ impl ChunkSender {
         };
         let slice_size = self.config.slice_size;
         let Some(flight) = self.flights.iter().position(|c| c.id == ack.chunk_id) else {
-            if self.recent.contains(&ack.chunk_id) {
+            if self.finished_lately(ack.chunk_id) {
                 self.stats.stale_acks += 1;
                 return Ok(());
             }
@@ -791,6 +792,22 @@ impl ChunkSender {
         self.span_bytes
     }
 
+    /// Whether chunk `id`, not in flight, may be one an agreeing receiver still acks.
+    /// With one chunk in flight, the article's: the chunk finished last. With `K`, the
+    /// receiver acks the `K` chunks it took last and the `K` of its window, which
+    /// starts at most `K` before the sender's oldest chunk in flight (it holds the
+    /// chunks acked from there on) and at most one past the newest started: every such
+    /// id is less than `3K` behind the newest started (the `K` finished last are not
+    /// enough when chunks complete out of order).
+    fn finished_lately(&self, id: ChunkId) -> bool {
+        let k = self.config.max_chunks_in_flight;
+        if k == 1 {
+            return self.last_finished == Some(id);
+        }
+        self.newest_started
+            .is_some_and(|newest| usize::from(newest.wrapping_sub(id)) < 3 * k)
+    }
+
     /// Drops the chunks before the oldest in flight from the span (all when none is).
     fn trim_span(&mut self) {
         match self.flights.front().map(|c| c.id) {
@@ -853,10 +870,7 @@ impl ChunkSender {
         let Some(done) = self.flights.remove(index) else {
             return;
         };
-        if self.recent.len() >= self.config.max_chunks_in_flight {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(done.id);
+        self.last_finished = Some(done.id);
         self.trim_span();
         if completed && index == 0 {
             let in_order = match self.flights.front() {

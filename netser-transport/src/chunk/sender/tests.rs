@@ -377,3 +377,32 @@ fn resends_follow_the_order_of_the_last_sends() {
     assert_eq!(sender.chunks_in_flight(), 1);
     assert_eq!(chunk_slice(&drain(&mut sender, 3.0)), [(1, 1), (1, 3)]);
 }
+
+/// With chunks completing out of order, a chunk finished more than `K` completions ago
+/// is still one the receiver acks (it took it among its last `K`, and a late copy of a
+/// slice came): a stale ack, not a refusal. Far older or never started ids still are.
+#[test]
+fn acks_of_chunks_finished_out_of_order_are_stale_not_refused() {
+    let config = ChunkConfig {
+        max_chunks_in_flight: 3,
+        ..config(4, 8)
+    };
+    let mut sender = ChunkSender::new(config).unwrap();
+    for byte in 0..6u8 {
+        sender.send(vec![byte; 4]).unwrap(); // one slice each
+    }
+    for id in [1, 2, 0, 4, 5] {
+        sender.receive_ack(0.0, &ack(id, 1, &[0])).unwrap();
+    }
+    // Five chunks finished since chunk 2; chunk 3 is the oldest in flight.
+    assert_eq!(sender.progress().unwrap().chunk_id, 3);
+    sender.receive_ack(0.1, &ack(2, 1, &[0])).unwrap();
+    assert_eq!(sender.stats().stale_acks, 1);
+    for id in [6, 100, 65_000] {
+        assert!(matches!(
+            sender.receive_ack(0.1, &ack(id, 1, &[0])),
+            Err(ChunkPacketError::AckChunkMismatch { .. })
+        ));
+    }
+    assert_eq!(sender.stats().rejected.ack_chunk_mismatch, 3);
+}
