@@ -193,7 +193,7 @@ fn run(k: usize, slice: usize, hostile: bool, ops: &[Op]) {
     }
     // An honest link, flushed until quiet: every chunk sent arrives.
     for _ in 0..10_000 {
-        if taken == sent.len() {
+        if taken == sent.len() && sender.is_idle() {
             break;
         }
         now += 0.05;
