@@ -84,9 +84,9 @@ struct Options {
 
 /// The connection settings of both sides: the game's, or with `--server-preset`
 /// [`ConnectionConfig::for_many_clients`]: queues of 64 messages a channel, 256-packet
-/// endpoint windows, a 64-sample RTT history, and blocks up to 16 KiB, two queued and
-/// two received (a connection holds about 47 KiB at rest instead of 221 KiB, and its
-/// bound is about 0.34 MiB instead of 8 MiB).
+/// endpoint windows, a 64-sample RTT history, and blocks up to 16 KiB, two in flight,
+/// two queued and two received (a connection holds about 47 KiB at rest instead of
+/// 221 KiB, and its bound is about 0.34 MiB instead of 9.2 MiB).
 fn connection_config(server_preset: bool) -> ConnectionConfig {
     let config = game::connection_config();
     if server_preset {

@@ -107,7 +107,9 @@ pub struct ConnectionConfig {
     /// TCP's delayed ack and QUIC's `max_ack_delay`). Default 0.05: a server sending 20
     /// or more packets a second, or a client sending inputs every frame, acks in its
     /// own packets and sends no packet of acks only. The ack goes at once when 16
-    /// packets wait for it (acks older than 32 packets cannot be sent at all).
+    /// packets wait for it (acks older than 32 packets cannot be sent at all), or when a
+    /// packet arrives with the one before it missing or after a newer one (as in QUIC:
+    /// the peer learns of a loss without the delay).
     /// `0.0..=1.0`. The time held is reported to the peer with the ack (18 bits in a
     /// packet that acks something new), which subtracts it from its RTT. 0 acks every
     /// packet of messages at once and reports nothing: the packets are bit for bit those
@@ -212,15 +214,16 @@ impl ConnectionConfig {
     /// on an unreliable one, and 256), endpoint windows of 256 packets (1024), an RTT
     /// history of 64 samples (512), blocks of at most 16 slices (`max_block_size` 16
     /// slices, 16 KiB with the default 1024-byte slices, where the default is 256 KiB),
-    /// two blocks in flight each way (32), two queued to send and two received waiting
-    /// (8 and 8). The channel kinds, MTU, bandwidth and ack delay are kept.
+    /// two blocks in flight each way within 16 KiB (32 within 256 KiB), two queued to
+    /// send and two received waiting (8 and 8). The channel kinds, MTU, bandwidth and
+    /// ack delay are kept.
     ///
     /// With the default two channels a connection then holds about 45 KiB once
-    /// connected and at most about 0.36 MiB under any load
+    /// connected and at most about 0.34 MiB under any load
     /// ([`Connection::memory_bound`](super::Connection::memory_bound)), where the
-    /// default holds about 220 KiB and is bounded by about 25 MiB (32 blocks of 256 KiB
-    /// in flight each way make most of it): a thousand clients take at most about
-    /// 360 MiB, whatever they send and however they ack.
+    /// default holds about 220 KiB and is bounded by about 9.2 MiB (blocks of 256 KiB
+    /// queued, in flight and received make most of it): a thousand clients take at
+    /// most about 340 MiB, whatever they send and however they ack.
     ///
     /// Both sides of a connection use the same preset: a channel's
     /// `receive_queue_size` and `max_messages_per_packet` are part of the wire
