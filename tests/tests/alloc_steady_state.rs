@@ -5,55 +5,17 @@
 //! encode to at most 22 bytes, which a queue stores in place; a larger message costs
 //! one allocation when it is sent (shared by every connection it is broadcast to).
 
-use std::cell::Cell;
-
 use netser::NetSerialize;
 use netser_transport::channel::{ChannelConfig, ChannelKind};
 use netser_transport::connection::{Connection, ConnectionConfig};
-use tracking_allocator::{AllocationGroupId, AllocationRegistry, AllocationTracker, Allocator};
+use tracking_allocator::Allocator;
 
 #[global_allocator]
 static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
 
-thread_local! {
-    /// Allocations on this thread while counting.
-    static COUNT: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-struct Counter;
-
-impl AllocationTracker for Counter {
-    fn allocated(&self, _addr: usize, _size: usize, _wrapped: usize, _group: AllocationGroupId) {
-        let _ = COUNT.try_with(|count| {
-            if let Some(n) = count.get() {
-                count.set(Some(n + 1));
-            }
-        });
-    }
-
-    fn deallocated(
-        &self,
-        _addr: usize,
-        _size: usize,
-        _wrapped: usize,
-        _source: AllocationGroupId,
-        _current: AllocationGroupId,
-    ) {
-    }
-}
-
-/// Runs `f` and returns what it returned and how many allocations it made on this thread.
-fn counted<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        AllocationRegistry::set_global_tracker(Counter).expect("one tracker");
-        AllocationRegistry::enable_tracking();
-    });
-    COUNT.with(|count| count.set(Some(0)));
-    let result = f();
-    let n = COUNT.with(|count| count.replace(None)).unwrap_or(0);
-    (result, n)
-}
+#[path = "support/alloc_count.rs"]
+mod alloc_count;
+use alloc_count::counted;
 
 #[derive(NetSerialize, Debug, Clone, Copy, PartialEq)]
 enum Message {
