@@ -2,9 +2,10 @@
 //! optional simulators, and a counted reason for every dropped datagram. On Linux,
 //! consecutive datagrams to one address leave in one system call (UDP generic
 //! segmentation offload, [`burst`]), datagrams to different addresses leave together
-//! (`sendmmsg`, [`batch`]), the kernel's own drops are counted (`SO_RXQ_OVFL`), and a
-//! flooding peer can be isolated on a socket of its own ([`isolate`]); elsewhere, and
-//! where the kernel refuses them, one `send_to` each.
+//! (`sendmmsg`, [`batch`]), datagrams are read many a call (`recvmmsg`, [`recv`]), the
+//! kernel's own drops are counted (`SO_RXQ_OVFL`), and a flooding peer can be isolated
+//! on a socket of its own ([`isolate`]); elsewhere, and where the kernel refuses them,
+//! one `send_to` or `recv_from` each.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -234,9 +235,9 @@ pub struct UdpStats {
     pub isolated_drops: u64,
     /// Times a peer was isolated ([`UdpDriver::isolate`]).
     pub isolations: u64,
-    /// System calls made (`send_to`, a burst's `sendmsg`, a batch's `sendmmsg` and
-    /// `recv_from`, including the one that finds nothing waiting), counted when
-    /// [`UdpConfig::measure_syscalls`] is on.
+    /// System calls made (`send_to`, a burst's `sendmsg`, a batch's `sendmmsg`,
+    /// `recv_from`, `recvmsg` and a batch's `recvmmsg`, including the one that finds
+    /// nothing waiting), counted when [`UdpConfig::measure_syscalls`] is on.
     pub syscalls: u64,
     /// Nanoseconds spent in them, when [`UdpConfig::measure_syscalls`] is on.
     pub syscall_nanos: u64,
@@ -255,9 +256,8 @@ pub struct UdpDriver {
     local_addr: SocketAddr,
     clock: Clock,
     config: UdpConfig,
-    /// One byte longer than the largest accepted datagram, so that a longer one (which
-    /// the kernel truncates to the buffer) is recognised and dropped.
-    recv_buf: Vec<u8>,
+    /// The buffers datagrams are read into; see [`recv`].
+    rx: recv::Receiver,
     /// Datagrams the kernel could not take yet, oldest first; at most `max_send_queue`.
     send_queue: VecDeque<(SocketAddr, Vec<u8>)>,
     send_sim: Option<Simulator<SocketAddr>>,
@@ -272,8 +272,6 @@ pub struct UdpDriver {
     /// Peers whose datagrams arrive on a socket of their own (at most
     /// [`MAX_ISOLATED_PEERS`]).
     isolated: Vec<isolate::Isolated>,
-    /// Room for the drop count the kernel attaches to a datagram (Linux).
-    control: Vec<u8>,
     /// The kernel's drop count for the shared socket as last reported, if it reports it.
     drops: Option<u32>,
 }
@@ -327,7 +325,7 @@ impl UdpDriver {
             socket,
             local_addr,
             clock: Clock::new(),
-            recv_buf: vec![0; max + 1],
+            rx: recv::Receiver::new(max, config.max_receive_per_poll),
             send_queue: VecDeque::new(),
             send_sim: config.send_simulator.clone().map(Simulator::new),
             receive_sim: config.receive_simulator.clone().map(Simulator::new),
@@ -337,7 +335,6 @@ impl UdpDriver {
             burst: burst::Burst::new(),
             batch: batch::Batch::new(),
             isolated: Vec::new(),
-            control: sys::control_buffer(),
             drops,
         })
     }
@@ -575,120 +572,6 @@ impl UdpDriver {
         self.drain_queue();
     }
 
-    /// Reads every datagram waiting in the kernel (at most
-    /// [`UdpConfig::max_receive_per_poll`], and from each isolated peer at most
-    /// [`ISOLATED_READS_PER_POLL`], [`ISOLATED_READS_PER_SECOND`] on average) and calls
-    /// `on_datagram(from, bytes)` for each that is delivered now (through the receive
-    /// simulator, if there is one). Returns how many were delivered. Never blocks.
-    ///
-    /// Oversize datagrams and receive errors are dropped, counted and logged; so are,
-    /// where the platform tells (Linux), the datagrams the kernel dropped before they
-    /// could be read ([`UdpStats::receive_buffer_drops`]).
-    pub fn receive(&mut self, mut on_datagram: impl FnMut(SocketAddr, &[u8])) -> usize {
-        let mut delivered = 0;
-        let now = self.clock.now();
-        for i in 0..self.config.max_receive_per_poll {
-            let timer = self.start_timer();
-            // The first read of a poll also brings the kernel's drop count.
-            let result = if i == 0 && self.drops.is_some() {
-                sys::recv_with_drops(&self.socket, &mut self.recv_buf, &mut self.control)
-            } else {
-                self.socket
-                    .recv_from(&mut self.recv_buf)
-                    .map(|(len, from)| (len, from, None))
-            };
-            self.stop_timer(timer);
-            match result {
-                Ok((len, from, drops)) => {
-                    if let (Some(now), Some(last)) = (drops, self.drops) {
-                        self.stats.receive_buffer_drops += u64::from(now.wrapping_sub(last));
-                        self.drops = Some(now);
-                    }
-                    delivered += self.take(len, from, now, &mut on_datagram);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => self.receive_error(&e),
-            }
-        }
-        for k in 0..self.isolated.len() {
-            let allowed = self.isolated[k].allowance(now);
-            let mut read = 0;
-            for i in 0..allowed {
-                let peer = &mut self.isolated[k];
-                let timer = self.config.measure_syscalls.then(Instant::now);
-                let result = if i == 0 {
-                    sys::recv_with_drops(&peer.socket, &mut self.recv_buf, &mut self.control)
-                } else {
-                    peer.socket
-                        .recv_from(&mut self.recv_buf)
-                        .map(|(len, from)| (len, from, None))
-                };
-                self.stop_timer(timer);
-                match result {
-                    Ok((len, from, drops)) => {
-                        read += 1;
-                        if let Some(n) = drops {
-                            let peer = &mut self.isolated[k];
-                            self.stats.isolated_drops += u64::from(n.wrapping_sub(peer.drops));
-                            peer.drops = n;
-                        }
-                        delivered += self.take(len, from, now, &mut on_datagram);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => self.receive_error(&e),
-                }
-            }
-            self.isolated[k].read(read);
-        }
-        if let Some(sim) = &mut self.receive_sim {
-            while let Some(delivery) = sim.receive(now) {
-                on_datagram(delivery.from, &delivery.data);
-                delivered += 1;
-            }
-        }
-        delivered
-    }
-
-    /// Counts the datagram of `len` bytes just read into the receive buffer and hands it
-    /// on (or to the receive simulator); returns 1 if it was delivered now.
-    fn take(
-        &mut self,
-        len: usize,
-        from: SocketAddr,
-        now: f64,
-        on_datagram: &mut impl FnMut(SocketAddr, &[u8]),
-    ) -> usize {
-        self.stats.datagrams_received += 1;
-        self.stats.bytes_received += len as u64;
-        if len > self.config.max_datagram_size {
-            self.stats.dropped_receive_oversize += 1;
-            let count = self.stats.dropped_receive_oversize;
-            self.dropped(from, DropReason::ReceiveOversize, count);
-            return 0;
-        }
-        let bytes = &self.recv_buf[..len];
-        match &mut self.receive_sim {
-            Some(sim) => {
-                sim.send(now, from, self.local_addr, bytes);
-                0
-            }
-            None => {
-                on_datagram(from, bytes);
-                1
-            }
-        }
-    }
-
-    /// ConnectionReset (Windows, after an ICMP port unreachable) and the like say
-    /// nothing about the next datagram: count and go on.
-    fn receive_error(&mut self, e: &io::Error) {
-        self.stats.receive_errors += 1;
-        let count = self.stats.receive_errors;
-        self.dropped(self.local_addr, DropReason::ReceiveError(e.kind()), count);
-    }
-
     /// Hands the kernel the burst gathered so far: one datagram as usual, several in one
     /// segmented send; on a refusal of segmentation, one by one, and never again.
     fn send_burst(&mut self) {
@@ -852,6 +735,7 @@ fn size_buffers(socket: &UdpSocket, size: usize) -> (usize, usize) {
 mod batch;
 mod burst;
 mod isolate;
+mod recv;
 mod sys;
 
 pub use isolate::{ISOLATED_READS_PER_POLL, ISOLATED_READS_PER_SECOND, MAX_ISOLATED_PEERS};

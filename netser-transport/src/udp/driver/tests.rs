@@ -100,6 +100,175 @@ fn system_calls_are_timed_only_when_asked() {
     assert!(b.stats().syscalls >= 2);
 }
 
+/// The system calls one poll makes on Linux to read `waiting` datagrams with a cap of
+/// `cap` and batches of `batch`: a `recvmsg` of one datagram (it brings the kernel's
+/// drop count), then batches until one comes back short or the cap is reached.
+fn reads_per_poll(waiting: usize, cap: usize, batch: usize) -> u64 {
+    let (mut calls, mut waiting, mut left) = (1, waiting, cap);
+    if waiting == 0 {
+        return calls;
+    }
+    waiting -= 1;
+    left -= 1;
+    while left > 0 {
+        let asked = left.min(batch);
+        let got = asked.min(waiting);
+        calls += 1;
+        waiting -= got;
+        left -= got;
+        if got < asked {
+            break;
+        }
+    }
+    calls
+}
+
+/// Datagrams waiting in the kernel are read in batches (Linux), never more a poll than
+/// the cap, whether it is below the batch, at it or above it; every one is delivered,
+/// in the order it was sent, and counted.
+#[test]
+fn receive_reads_in_batches_within_the_per_poll_cap() {
+    let linux = cfg!(target_os = "linux");
+    for (cap, sent) in [(3, 8), (32, 70), (33, 70), (40, 100), (64, 150)] {
+        let mut b = UdpDriver::bind(
+            "127.0.0.1:0",
+            UdpConfig {
+                max_receive_per_poll: cap,
+                measure_syscalls: true,
+                ..UdpConfig::default()
+            },
+        )
+        .unwrap();
+        let batch = b.rx.batch();
+        assert_eq!(batch, if linux { cap.min(recv::RECV_BATCH) } else { 1 });
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for i in 0..sent {
+            a.send_to(&(i as u32).to_be_bytes(), b.local_addr())
+                .unwrap();
+        }
+        let mut got = Vec::new();
+        let mut waiting = sent;
+        let mut calls = 0;
+        while waiting > 0 {
+            let before = got.len();
+            let delivered = b.receive(|from, bytes| {
+                assert_eq!(from, a.local_addr().unwrap());
+                got.push(u32::from_be_bytes(bytes.try_into().unwrap()) as usize);
+            });
+            assert_eq!(delivered, cap.min(waiting), "cap {cap}, {waiting} waiting");
+            assert_eq!(got.len() - before, delivered);
+            calls += if linux {
+                reads_per_poll(waiting, cap, batch)
+            } else {
+                // One each, and the one that finds nothing when fewer than the cap wait.
+                (cap.min(waiting) + usize::from(waiting < cap)) as u64
+            };
+            waiting -= delivered;
+        }
+        assert_eq!(got, (0..sent).collect::<Vec<_>>(), "cap {cap}");
+        assert_eq!(b.stats().datagrams_received, sent as u64);
+        assert_eq!(b.stats().bytes_received, 4 * sent as u64);
+        assert_eq!(b.stats().syscalls, calls, "cap {cap}, {sent} sent");
+        assert_eq!(b.receive(|_, _| {}), 0);
+    }
+    assert_eq!(reads_per_poll(100, 64, 32), 3); // 1 + 32 + 31
+    assert_eq!(reads_per_poll(36, 64, 32), 3); // 1 + 32 + 3, short
+    assert_eq!(reads_per_poll(33, 64, 32), 3); // 1 + 32 + 0, short
+}
+
+/// Oversize datagrams among normal ones, first in a poll or inside a batch: each is
+/// counted as oversize and never delivered (not even cut to size), and the others are
+/// delivered in order.
+#[test]
+fn oversize_datagrams_in_a_batch_are_counted_and_the_rest_delivered_in_order() {
+    let (_, mut b) = pair(UdpConfig {
+        max_datagram_size: 100,
+        ..UdpConfig::default()
+    });
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sent: Vec<Vec<u8>> = vec![
+        vec![0xB; 101],
+        vec![1; 100],
+        vec![0xB; 1000],
+        vec![2; 1],
+        vec![3; 50],
+        vec![0xB; 101],
+        vec![0xB; 60_000],
+        vec![4; 99],
+    ];
+    for datagram in &sent {
+        a.send_to(datagram, b.local_addr()).unwrap();
+    }
+    let mut got = Vec::new();
+    let delivered = b.receive(|_, bytes| got.push(bytes.to_vec()));
+    let normal: Vec<Vec<u8>> = sent.iter().filter(|d| d.len() <= 100).cloned().collect();
+    assert_eq!(delivered, 4);
+    assert_eq!(got, normal);
+    let stats = b.stats();
+    assert_eq!(stats.dropped_receive_oversize, 4);
+    assert_eq!(stats.datagrams_received, 8);
+    // An oversize datagram counts the bytes read of it: the buffer's 101.
+    assert_eq!(stats.bytes_received, 100 + 1 + 50 + 99 + 4 * 101);
+    assert_eq!(stats.receive_errors, 0);
+}
+
+/// A kernel that refuses the batched call: the driver reads one datagram a call from
+/// then on, and loses none.
+#[test]
+fn a_refused_batched_receive_falls_back_to_one_call_each() {
+    let (_, mut b) = pair(UdpConfig {
+        measure_syscalls: true,
+        ..UdpConfig::default()
+    });
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    b.rx.refuse = true;
+    for round in 0..2u8 {
+        for i in 0..5u8 {
+            a.send_to(&[round, i], b.local_addr()).unwrap();
+        }
+        let mut got = Vec::new();
+        assert_eq!(b.receive(|_, bytes| got.push(bytes.to_vec())), 5);
+        let want: Vec<Vec<u8>> = (0..5u8).map(|i| vec![round, i]).collect();
+        assert_eq!(got, want);
+        assert_eq!(b.rx.batch(), 1);
+    }
+    // Each round: five reads (the refused call and its fallback count as one) and the
+    // one that finds nothing.
+    assert_eq!(b.stats().syscalls, 12);
+    assert_eq!(b.stats().receive_errors, 0);
+}
+
+/// IPv6 sockets read in batches too (their message headers are apart from IPv4's, on
+/// the same thread).
+#[test]
+fn ipv6_and_ipv4_drivers_read_batches_on_one_thread() {
+    let Ok(mut v6) = UdpDriver::bind("[::1]:0", UdpConfig::default()) else {
+        // No IPv6 loopback here: nothing to test.
+        return;
+    };
+    let (_, mut v4) = pair(UdpConfig::default());
+    let a6 = UdpSocket::bind("[::1]:0").unwrap();
+    let a4 = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for round in 0..3u8 {
+        for i in 0..40u8 {
+            a6.send_to(&[6, round, i], v6.local_addr()).unwrap();
+            a4.send_to(&[4, round, i], v4.local_addr()).unwrap();
+        }
+        let mut got6 = Vec::new();
+        let mut got4 = Vec::new();
+        v6.receive(|from, bytes| got6.push((from, bytes.to_vec())));
+        v4.receive(|from, bytes| got4.push((from, bytes.to_vec())));
+        let want6: Vec<_> = (0..40u8)
+            .map(|i| (a6.local_addr().unwrap(), vec![6, round, i]))
+            .collect();
+        let want4: Vec<_> = (0..40u8)
+            .map(|i| (a4.local_addr().unwrap(), vec![4, round, i]))
+            .collect();
+        assert_eq!(got6, want6);
+        assert_eq!(got4, want4);
+    }
+}
+
 /// Datagrams 2.. of a run to one address wait for the flush (on Linux) and leave in
 /// one system call; all arrive in order, each counted.
 #[test]
