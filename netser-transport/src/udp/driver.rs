@@ -57,7 +57,8 @@ pub struct UdpConfig {
     pub max_datagram_size: usize,
     /// Most datagrams read from the socket by one [`UdpDriver::receive`] call, so one
     /// frame's work is bounded under a flood; the rest wait in the kernel for the next
-    /// frame (default 4096).
+    /// frame (default 4096). Exact whether they are read one a system call or, on
+    /// Linux, up to 32.
     pub max_receive_per_poll: usize,
     /// Most datagrams held while the kernel's send buffer is full (default 4096); beyond
     /// it datagrams are dropped and counted ([`DropReason::SendQueueFull`]).

@@ -454,6 +454,47 @@ fn the_kernels_drops_are_counted() {
     assert_eq!(b.stats().datagrams_received, got as u64);
 }
 
+/// Over several overflows read in batched polls, the kernel's drops stay exact: the
+/// first datagram read after an overflow brings every drop before it, so after each
+/// round sent = received + dropped for all the rounds before it, and at the end for
+/// all of them.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_kernels_drops_are_counted_across_batched_polls() {
+    let mut b = UdpDriver::bind(
+        "127.0.0.1:0",
+        UdpConfig {
+            socket_buffer_size: 16 * 1024,
+            max_receive_per_poll: 50,
+            ..UdpConfig::default()
+        },
+    )
+    .unwrap();
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut sent, mut got) = (0u64, 0u64);
+    for round in 0..3u8 {
+        let before = sent - got;
+        for _ in 0..1000 {
+            a.send_to(&[round; 100], b.local_addr()).unwrap();
+            sent += 1;
+        }
+        loop {
+            let n = b.receive(|_, bytes| assert_eq!(bytes, [round; 100]));
+            assert!(n <= 50);
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+        }
+        assert!(got < sent, "round {round}: the buffer holds fewer");
+        assert_eq!(b.stats().receive_buffer_drops, before, "round {round}");
+    }
+    a.send_to(b"last", b.local_addr()).unwrap();
+    got += receive_all(&mut b, 1).len() as u64;
+    assert_eq!(b.stats().receive_buffer_drops + got, sent + 1);
+    assert_eq!(b.stats().datagrams_received, got);
+}
+
 /// An isolated peer's datagrams arrive on its own socket: a flood from it, while the
 /// driver does not read, leaves room for everyone else; at most
 /// `ISOLATED_READS_PER_POLL` of its datagrams are read a poll, and its kernel's drops
