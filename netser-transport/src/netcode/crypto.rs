@@ -2,8 +2,7 @@
 //! randomness (`getrandom`); nothing cryptographic is written here, only how netcode builds
 //! nonces and where the tag sits.
 
-use chacha20poly1305::aead::AeadInPlace;
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{AeadInOut, ChaCha20Poly1305, KeyInit, Nonce, Tag, XChaCha20Poly1305};
 
 use super::MAC_BYTES;
 
@@ -80,11 +79,19 @@ fn sequence_nonce(sequence: u64) -> Nonce {
 /// `buffer` must be at least 16 bytes (callers size it).
 pub(crate) fn encrypt(buffer: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) {
     let (text, tag_out) = buffer.split_at_mut(buffer.len() - MAC_BYTES);
+    // The AEAD value only holds the key: building it per packet is a 32-byte copy (the
+    // per-message work, the ChaCha20 state for the nonce and the Poly1305 key, is
+    // inherent to the construction).
     let tag = ChaCha20Poly1305::new(key.into())
-        .encrypt_in_place_detached(&sequence_nonce(sequence), aad, text)
+        .encrypt_inout_detached(&sequence_nonce(sequence), aad, text.into())
         // Only fails for texts beyond 256 GiB.
         .unwrap_or_default();
     tag_out.copy_from_slice(&tag);
+}
+
+/// The tag in the last [`MAC_BYTES`] of `buffer` (callers size it).
+fn tag_of(tag: &[u8]) -> Tag {
+    Tag::try_from(tag).unwrap_or_default()
 }
 
 /// Checks the tag in the last 16 bytes and decrypts the rest in place; `false` (and the
@@ -92,9 +99,9 @@ pub(crate) fn encrypt(buffer: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) {
 #[must_use]
 pub(crate) fn decrypt(buffer: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) -> bool {
     let (text, tag) = buffer.split_at_mut(buffer.len() - MAC_BYTES);
-    let tag = Tag::clone_from_slice(tag);
+    let tag = tag_of(tag);
     ChaCha20Poly1305::new(key.into())
-        .decrypt_in_place_detached(&sequence_nonce(sequence), aad, text, &tag)
+        .decrypt_inout_detached(&sequence_nonce(sequence), aad, text.into(), &tag)
         .is_ok()
 }
 
@@ -102,7 +109,7 @@ pub(crate) fn decrypt(buffer: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) -
 pub(crate) fn encrypt_xnonce(buffer: &mut [u8], nonce: &[u8; 24], key: &Key, aad: &[u8]) {
     let (text, tag_out) = buffer.split_at_mut(buffer.len() - MAC_BYTES);
     let tag = XChaCha20Poly1305::new(key.into())
-        .encrypt_in_place_detached(XNonce::from_slice(nonce), aad, text)
+        .encrypt_inout_detached(nonce.into(), aad, text.into())
         .unwrap_or_default();
     tag_out.copy_from_slice(&tag);
 }
@@ -111,9 +118,9 @@ pub(crate) fn encrypt_xnonce(buffer: &mut [u8], nonce: &[u8; 24], key: &Key, aad
 #[must_use]
 pub(crate) fn decrypt_xnonce(buffer: &mut [u8], nonce: &[u8; 24], key: &Key, aad: &[u8]) -> bool {
     let (text, tag) = buffer.split_at_mut(buffer.len() - MAC_BYTES);
-    let tag = Tag::clone_from_slice(tag);
+    let tag = tag_of(tag);
     XChaCha20Poly1305::new(key.into())
-        .decrypt_in_place_detached(XNonce::from_slice(nonce), aad, text, &tag)
+        .decrypt_inout_detached(nonce.into(), aad, text.into(), &tag)
         .is_ok()
 }
 

@@ -21,8 +21,7 @@
 
 use std::net::SocketAddr;
 
-use chacha20poly1305::aead::AeadInPlace;
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Tag, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{AeadInOut, ChaCha20Poly1305, KeyInit, Tag, XChaCha20Poly1305};
 use netser_transport::netcode::packet::{decode, peek, sequence_bytes, Packet, PacketType};
 use netser_transport::netcode::{
     ClientState, ConnectToken, Key, NetcodeClient, NetcodeServer, PrivateConnectToken,
@@ -77,10 +76,10 @@ pub fn seal_packet(prefix: u8, sequence: u64, body: &[u8], key: &Key, protocol_i
     out.extend_from_slice(&bytes[..len]);
     let mut text = body.to_vec();
     let tag = ChaCha20Poly1305::new(key.into())
-        .encrypt_in_place_detached(
+        .encrypt_inout_detached(
             &packet_nonce(sequence),
             &packet_aad(protocol_id, prefix),
-            &mut text,
+            text.as_mut_slice().into(),
         )
         .expect("short texts seal");
     out.extend_from_slice(&text);
@@ -101,11 +100,11 @@ pub fn open_packet(datagram: &[u8], key: &Key, protocol_id: u64) -> Option<Vec<u
     let (text, tag) = rest[len..].split_at(rest.len() - len - MAC_BYTES);
     let mut text = text.to_vec();
     ChaCha20Poly1305::new(key.into())
-        .decrypt_in_place_detached(
+        .decrypt_inout_detached(
             &packet_nonce(u64::from_le_bytes(sequence)),
             &packet_aad(protocol_id, prefix),
-            &mut text,
-            Tag::from_slice(tag),
+            text.as_mut_slice().into(),
+            &Tag::try_from(tag).ok()?,
         )
         .ok()?;
     let mut out = vec![prefix];
@@ -136,10 +135,10 @@ pub fn seal_private(
     let len = plain.len().min(text.len());
     text[..len].copy_from_slice(&plain[..len]);
     let tag = XChaCha20Poly1305::new(key.into())
-        .encrypt_in_place_detached(
-            XNonce::from_slice(nonce),
+        .encrypt_inout_detached(
+            nonce.into(),
             &token_aad(protocol_id, expire_timestamp),
-            text,
+            text.into(),
         )
         .expect("short texts seal");
     tag_out.copy_from_slice(&tag);
@@ -157,11 +156,11 @@ pub fn open_private(
     let (text, tag) = data.split_at(CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES);
     let mut text = text.to_vec();
     XChaCha20Poly1305::new(key.into())
-        .decrypt_in_place_detached(
-            XNonce::from_slice(nonce),
+        .decrypt_inout_detached(
+            nonce.into(),
             &token_aad(protocol_id, expire_timestamp),
-            &mut text,
-            Tag::from_slice(tag),
+            text.as_mut_slice().into(),
+            &Tag::try_from(tag).ok()?,
         )
         .ok()?;
     Some(text)
