@@ -13,7 +13,7 @@ use super::packet::{
     self, decrypt_challenge, encrypt_challenge, Packet, PacketType, Refusal, RefusalCounters,
 };
 use super::payload::check_payload;
-use super::replay::{ReplayProtection, REPLAY_WINDOW};
+use super::replay::ReplayProtection;
 use super::token::PrivateConnectToken;
 #[cfg(doc)]
 use super::PACKET_SEND_INTERVAL;
@@ -407,8 +407,8 @@ impl NetcodeServer {
         use core::mem::size_of;
         let hash_entry = |key: usize, value: usize| key + value + 8;
         self.slots.capacity() * size_of::<Option<Slot>>()
-            // Each connected slot's boxed replay window and user data.
-            + self.by_id.len() * (size_of::<[u64; REPLAY_WINDOW]>() + USER_DATA_BYTES)
+            // Each connected slot's boxed user data (the replay window is inline).
+            + self.by_id.len() * USER_DATA_BYTES
             + self.by_addr.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<usize>())
             + self.by_id.capacity() * hash_entry(8, size_of::<usize>())
             + self.pending.capacity() * hash_entry(size_of::<AddrKey>(), size_of::<Pending>())
