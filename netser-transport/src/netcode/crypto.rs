@@ -2,6 +2,7 @@
 //! randomness (`getrandom`); nothing cryptographic is written here, only how netcode builds
 //! nonces and where the tag sits.
 
+use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::{AeadInOut, ChaCha20Poly1305, KeyInit, Nonce, Tag, XChaCha20Poly1305};
 
 use super::MAC_BYTES;
@@ -89,6 +90,21 @@ pub(crate) fn encrypt(buffer: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) {
     tag_out.copy_from_slice(&tag);
 }
 
+/// Encrypts `plain` into `out[..len - 16]` and writes the tag into the last 16 bytes:
+/// [`encrypt`] without copying `plain` in first. `out` is `plain.len() + 16` bytes
+/// (callers size it; otherwise `out` is left as it was, a packet that does not
+/// authenticate).
+pub(crate) fn encrypt_from(plain: &[u8], out: &mut [u8], sequence: u64, key: &Key, aad: &[u8]) {
+    let (text, tag_out) = out.split_at_mut(out.len().saturating_sub(MAC_BYTES));
+    let Ok(buffer) = InOutBuf::new(plain, text) else {
+        return;
+    };
+    let tag = ChaCha20Poly1305::new(key.into())
+        .encrypt_inout_detached(&sequence_nonce(sequence), aad, buffer)
+        .unwrap_or_default();
+    tag_out.copy_from_slice(&tag);
+}
+
 /// The tag in the last [`MAC_BYTES`] of `buffer` (callers size it).
 fn tag_of(tag: &[u8]) -> Tag {
     Tag::try_from(tag).unwrap_or_default()
@@ -151,6 +167,21 @@ mod tests {
         let mut flipped = buffer;
         flipped[3] ^= 1;
         assert!(!decrypt(&mut flipped, 9, &key, b"aad"));
+    }
+
+    /// Sealing from another buffer writes the same bytes as sealing in place.
+    #[test]
+    fn encrypt_from_equals_encrypt_in_place() {
+        let key = [3u8; 32];
+        for len in [0usize, 1, 40, 63, 64, 65, 1100] {
+            let plain: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let mut in_place = plain.clone();
+            in_place.extend_from_slice(&[0; MAC_BYTES]);
+            encrypt(&mut in_place, 77, &key, b"aad");
+            let mut from = vec![0xAA; len + MAC_BYTES];
+            encrypt_from(&plain, &mut from, 77, &key, b"aad");
+            assert_eq!(from, in_place, "len {len}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Datagrams waiting to be sent: one growing byte buffer and a list of (address, range),
 //! handed out one by one by `poll` and reused once all are out, with a bound on the bytes
-//! held.
+//! held. The buffer keeps its length when reused, so a packet is sealed straight into it
+//! (no zero-fill, no copy of the payload first).
 
 use std::net::SocketAddr;
 
@@ -9,7 +10,10 @@ use super::packet::Packet;
 
 #[derive(Debug)]
 pub(crate) struct Outbox {
+    /// Grows to the most ever queued at once; bytes past `used` are stale.
     bytes: Vec<u8>,
+    /// Bytes of `bytes` that hold queued datagrams.
+    used: usize,
     datagrams: Vec<(SocketAddr, usize, usize)>,
     /// The next datagram `poll` hands out.
     next: usize,
@@ -22,6 +26,7 @@ impl Outbox {
     pub(crate) fn new(max_bytes: usize) -> Self {
         Self {
             bytes: Vec::new(),
+            used: 0,
             datagrams: Vec::new(),
             next: 0,
             max_bytes,
@@ -43,8 +48,14 @@ impl Outbox {
             self.dropped += 1;
             return false;
         }
-        let start = self.bytes.len();
-        let len = packet.encode(sequence, protocol_id, key, &mut self.bytes);
+        let start = self.used;
+        let len = packet.encoded_len(sequence);
+        let end = start + len;
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        packet.encode_into(sequence, protocol_id, key, &mut self.bytes[start..end]);
+        self.used = end;
         self.datagrams.push((to, start, len));
         true
     }
@@ -53,7 +64,7 @@ impl Outbox {
     fn reuse_if_sent(&mut self) {
         if self.next > 0 && self.next == self.datagrams.len() {
             self.datagrams.clear();
-            self.bytes.clear();
+            self.used = 0;
             self.next = 0;
         }
     }
@@ -61,7 +72,7 @@ impl Outbox {
     /// Whether one more datagram of the largest size fits the bound.
     pub(crate) fn has_room(&mut self) -> bool {
         self.reuse_if_sent();
-        self.bytes.len() + super::MAX_PACKET_BYTES <= self.max_bytes
+        self.used + super::MAX_PACKET_BYTES <= self.max_bytes
     }
 
     /// Datagrams not yet handed out.
@@ -118,5 +129,43 @@ mod tests {
         assert!(outbox.has_room());
         assert_eq!(outbox.len(), 0);
         assert!(outbox.push(to, &packet, 2, 1, &[0; 32]));
+    }
+
+    /// Datagrams written over the stale bytes of a reused buffer are the bytes a fresh
+    /// `Packet::encode` writes, for every packet type sent through an outbox.
+    #[test]
+    fn reused_buffer_writes_what_encode_writes() {
+        let to: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let key = [4u8; 32];
+        let mut outbox = Outbox::new(8 * crate::netcode::MAX_PACKET_BYTES);
+        // Fill the buffer with other bytes first, then send them all.
+        for sequence in 0..4 {
+            assert!(outbox.push(to, &Packet::Payload(&[0xEE; 1200]), sequence, 9, &[1; 32]));
+        }
+        while outbox.poll().is_some() {}
+        let token = [6u8; crate::netcode::CHALLENGE_TOKEN_BYTES];
+        let packets = [
+            Packet::Payload(&[1, 2, 3]),
+            Packet::KeepAlive {
+                client_index: 3,
+                max_clients: 64,
+            },
+            Packet::Challenge {
+                token_sequence: 5,
+                token_data: &token,
+            },
+            Packet::Payload(&[9; 1100]),
+            Packet::Disconnect,
+            Packet::ConnectionDenied,
+        ];
+        for (sequence, packet) in (1u64 << 20..).zip(&packets) {
+            assert!(outbox.push(to, packet, sequence, 7, &key));
+        }
+        for (sequence, packet) in (1u64 << 20..).zip(&packets) {
+            let mut fresh = Vec::new();
+            packet.encode(sequence, 7, &key, &mut fresh);
+            assert_eq!(outbox.poll().map(|t| t.data.to_vec()), Some(fresh));
+        }
+        assert!(outbox.poll().is_none());
     }
 }

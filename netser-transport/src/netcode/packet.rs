@@ -5,7 +5,7 @@
 //! Useful on its own to craft packets in tests and tools; [`super::NetcodeServer`] and
 //! [`super::NetcodeClient`] use it for every datagram.
 
-use super::crypto::{decrypt, encrypt, Key};
+use super::crypto::{decrypt, encrypt, encrypt_from, Key};
 use super::replay::ReplayProtection;
 use super::{
     Layout, CHALLENGE_TOKEN_BYTES, CONNECTION_REQUEST_BYTES, CONNECT_TOKEN_NONCE_BYTES,
@@ -129,7 +129,27 @@ impl Packet<'_> {
         }
     }
 
-    fn write_body(&self, out: &mut Vec<u8>) {
+    /// Bytes of the body: what follows the prefix (a request) or the sequence (the rest),
+    /// before the tag.
+    fn body_len(&self) -> usize {
+        match self {
+            Packet::ConnectionRequest { .. } => CONNECTION_REQUEST_BYTES - 1,
+            Packet::Challenge { token_data, .. } | Packet::Response { token_data, .. } => {
+                8 + token_data.len()
+            }
+            Packet::KeepAlive { .. } => 8,
+            Packet::Payload(payload) => payload.len(),
+            Packet::ConnectionDenied | Packet::Disconnect => 0,
+        }
+    }
+
+    /// Writes the body into `out`, which is [`Self::body_len`] bytes.
+    fn write_body(&self, out: &mut [u8]) {
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
         match *self {
             Packet::ConnectionRequest {
                 protocol_id,
@@ -137,11 +157,11 @@ impl Packet<'_> {
                 nonce,
                 private_data,
             } => {
-                out.extend_from_slice(&VERSION_INFO);
-                out.extend_from_slice(&protocol_id.to_le_bytes());
-                out.extend_from_slice(&expire_timestamp.to_le_bytes());
-                out.extend_from_slice(nonce);
-                out.extend_from_slice(private_data);
+                put(&VERSION_INFO);
+                put(&protocol_id.to_le_bytes());
+                put(&expire_timestamp.to_le_bytes());
+                put(nonce);
+                put(private_data);
             }
             Packet::Challenge {
                 token_sequence,
@@ -151,18 +171,31 @@ impl Packet<'_> {
                 token_sequence,
                 token_data,
             } => {
-                out.extend_from_slice(&token_sequence.to_le_bytes());
-                out.extend_from_slice(token_data);
+                put(&token_sequence.to_le_bytes());
+                put(token_data);
             }
             Packet::KeepAlive {
                 client_index,
                 max_clients,
             } => {
-                out.extend_from_slice(&client_index.to_le_bytes());
-                out.extend_from_slice(&max_clients.to_le_bytes());
+                put(&client_index.to_le_bytes());
+                put(&max_clients.to_le_bytes());
             }
-            Packet::Payload(payload) => out.extend_from_slice(payload),
+            Packet::Payload(payload) => put(payload),
             Packet::ConnectionDenied | Packet::Disconnect => {}
+        }
+    }
+
+    /// Bytes [`Packet::encode`] appends for this packet under `sequence`.
+    ///
+    /// ```
+    /// use netser_transport::netcode::packet::Packet;
+    /// assert_eq!(Packet::Payload(b"hi").encoded_len(1000), 1 + 2 + 2 + 16);
+    /// ```
+    pub fn encoded_len(&self, sequence: u64) -> usize {
+        match self {
+            Packet::ConnectionRequest { .. } => CONNECTION_REQUEST_BYTES,
+            _ => 1 + sequence_bytes(sequence) + self.body_len() + MAC_BYTES,
         }
     }
 
@@ -185,26 +218,35 @@ impl Packet<'_> {
     /// ```
     pub fn encode(&self, sequence: u64, protocol_id: u64, key: &Key, out: &mut Vec<u8>) -> usize {
         let start = out.len();
+        let len = self.encoded_len(sequence);
+        out.resize(start + len, 0);
+        self.encode_into(sequence, protocol_id, key, &mut out[start..]);
+        len
+    }
+
+    /// [`Packet::encode`] into `out`, which is exactly [`Packet::encoded_len`] bytes
+    /// (whatever they held is overwritten). A payload is encrypted from the caller's bytes
+    /// straight into `out`, without a copy first.
+    pub(crate) fn encode_into(&self, sequence: u64, protocol_id: u64, key: &Key, out: &mut [u8]) {
         let kind = self.packet_type();
         if kind == PacketType::ConnectionRequest {
-            out.push(0);
-            self.write_body(out);
-            return out.len() - start;
+            out[0] = 0;
+            self.write_body(&mut out[1..]);
+            return;
         }
         let sequence_bytes = sequence_bytes(sequence);
         let prefix = kind as u8 | ((sequence_bytes as u8) << 4);
-        out.push(prefix);
-        out.extend_from_slice(&sequence.to_le_bytes()[..sequence_bytes]);
-        let body = out.len();
-        self.write_body(out);
-        out.extend_from_slice(&[0u8; MAC_BYTES]);
-        encrypt(
-            &mut out[body..],
-            sequence,
-            key,
-            &packet_aad(protocol_id, prefix),
-        );
-        out.len() - start
+        out[0] = prefix;
+        out[1..1 + sequence_bytes].copy_from_slice(&sequence.to_le_bytes()[..sequence_bytes]);
+        let sealed = &mut out[1 + sequence_bytes..];
+        let aad = packet_aad(protocol_id, prefix);
+        match self {
+            Packet::Payload(payload) => encrypt_from(payload, sealed, sequence, key, &aad),
+            _ => {
+                self.write_body(&mut sealed[..self.body_len()]);
+                encrypt(sealed, sequence, key, &aad);
+            }
+        }
     }
 }
 
