@@ -308,7 +308,6 @@ fn a_silent_client_times_out_and_its_slot_is_freed() {
         &mut cev,
         |s, c, _| { s.connected_clients() == 2 && c.iter().all(|c| c.is_connected()) }
     ));
-    let memory_full = server.netcode().memory_bytes();
 
     // Client 2 goes silent (its process froze); client 1 keeps playing.
     let silent = clients.pop().unwrap();
@@ -339,7 +338,6 @@ fn a_silent_client_times_out_and_its_slot_is_freed() {
     );
     assert_eq!(server.connected_clients(), 1);
     assert!(server.connection(2).is_none(), "its connection is freed");
-    assert!(server.netcode().memory_bytes() <= memory_full);
     assert!(server.connection(1).is_some() && clients[0].is_connected());
     drop(silent);
 
