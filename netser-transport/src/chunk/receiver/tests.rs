@@ -408,3 +408,60 @@ fn after_going_back_an_id_completed_ahead_is_acked_not_received_again() {
     // Past the window: chunk 2's late slices are old now, refused.
     assert!(r.receive_slice(t + 2.0, &slice(2, 0, 2, &[2; 4])).is_err());
 }
+
+/// The count of acks owed that several chunks in flight keep up to date equals a pass
+/// over the window and the chunks taken, through random slices (of chunks in, before
+/// and past the window, with changed slice counts), acks polled at random times and
+/// chunks taken, with chunk ids that wrap.
+#[test]
+fn the_window_count_of_acks_owed_equals_a_pass_over_its_chunks() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for in_flight in [2usize, 3, 8] {
+        let mut r = ChunkReceiver::new(ChunkConfig {
+            first_chunk_id: 65530,
+            max_chunks_in_flight: in_flight,
+            max_bytes_in_flight: 4 * 40,
+            ack_interval: 0.02,
+            ..config()
+        })
+        .unwrap();
+        let (mut now, mut polled, mut owed_seen, mut taken) = (0.0, 0, 0, 0);
+        for _ in 0..20_000 {
+            let roll = next();
+            now += (roll % 4) as f64 * 0.01;
+            match roll >> 8 & 7 {
+                0..=4 => {
+                    let window = r.window.as_ref().unwrap();
+                    let ahead = (roll >> 16) as u16 % (in_flight as u16 * 2 + 2);
+                    let id = window.base().wrapping_add(ahead).wrapping_sub(2);
+                    let count = if (roll >> 32) % 50 == 0 { 9 } else { 3 };
+                    let slice_id = (roll >> 40) as u16 % count;
+                    let len = if slice_id + 1 == count { 2 } else { 4 };
+                    let _ = r.receive_slice(now, &slice(id, slice_id, count, &[7; 4][..len]));
+                }
+                5 | 6 => {
+                    while r.poll_ack(now).is_some() {
+                        polled += 1;
+                    }
+                }
+                _ => {
+                    taken += usize::from(r.take_chunk().is_some());
+                }
+            }
+            let window = r.window.as_ref().unwrap();
+            assert_eq!(window.acks_owed(), window.count_acks_owed());
+            owed_seen += usize::from(window.acks_owed() > 1);
+            assert_eq!(r.next_ack_time().is_some(), window.count_acks_owed() > 0);
+        }
+        assert!(
+            polled > 1000 && taken > 100 && owed_seen > 100,
+            "{polled} {taken} {owed_seen}"
+        );
+    }
+}

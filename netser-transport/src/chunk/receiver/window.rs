@@ -74,6 +74,18 @@ pub(super) struct Window {
     slots: VecDeque<Slot>,
     /// The last `max_chunks_in_flight` chunks taken, oldest first.
     taken: VecDeque<Taken>,
+    /// Slots and chunks taken with `ack_owed` set: asked on every poll of a connection,
+    /// so kept up to date where a flag changes rather than found by a pass over both
+    /// queues (whose memory, on a server of many connections, is rarely in the cache).
+    acks_owed: usize,
+}
+
+/// Sets an ack owed, counting it if it was not.
+fn owe(flag: &mut bool, acks_owed: &mut usize) {
+    if !*flag {
+        *flag = true;
+        *acks_owed += 1;
+    }
 }
 
 impl Window {
@@ -83,6 +95,7 @@ impl Window {
             base: config.first_chunk_id,
             slots: (0..k).map(|_| Slot::default()).collect(),
             taken: VecDeque::with_capacity(k),
+            acks_owed: 0,
         }
     }
 
@@ -119,7 +132,7 @@ impl Window {
             } else {
                 stats.stale_slices += 1;
             }
-            taken.ack_owed = true;
+            owe(&mut taken.ack_owed, &mut self.acks_owed);
             return Ok(());
         }
         let offset = usize::from(id.wrapping_sub(self.base));
@@ -152,7 +165,15 @@ impl Window {
                     return Ok(());
                 }
             }
-            return Self::store(&mut self.slots[offset], slice, now, room, config, stats);
+            return Self::store(
+                &mut self.slots[offset],
+                &mut self.acks_owed,
+                slice,
+                now,
+                room,
+                config,
+                stats,
+            );
         }
         if sequence_greater_than(id, self.base) {
             let first = self.first_incomplete();
@@ -175,6 +196,7 @@ impl Window {
 
     fn store(
         slot: &mut Slot,
+        acks_owed: &mut usize,
         slice: &SlicePacket<'_>,
         now: f64,
         room: Option<Room>,
@@ -221,7 +243,7 @@ impl Window {
             stats.returned_to_older_chunk += 1;
             reassembly.restart(slice.slice_count, config.slice_size, now);
         }
-        slot.ack_owed = true;
+        owe(&mut slot.ack_owed, acks_owed);
         let i = usize::from(slice.slice_id);
         let (byte, bit) = (i / 8, 1u8 << (i % 8));
         if reassembly.received[byte] & bit != 0 {
@@ -246,14 +268,38 @@ impl Window {
     }
 
     pub(super) fn has_ack_owed(&self) -> bool {
-        self.taken.iter().any(|t| t.ack_owed) || self.slots.iter().any(|s| s.ack_owed)
+        debug_assert_eq!(self.acks_owed, self.count_acks_owed());
+        self.acks_owed > 0
+    }
+
+    /// The acks owed (kept up to date).
+    #[cfg(test)]
+    pub(super) fn acks_owed(&self) -> usize {
+        self.acks_owed
+    }
+
+    /// The oldest chunk id of the window.
+    #[cfg(test)]
+    pub(super) fn base(&self) -> ChunkId {
+        self.base
+    }
+
+    /// The acks owed, by a pass over the slots and the chunks taken: what `acks_owed`
+    /// must equal.
+    pub(super) fn count_acks_owed(&self) -> usize {
+        self.taken.iter().filter(|t| t.ack_owed).count()
+            + self.slots.iter().filter(|s| s.ack_owed).count()
     }
 
     /// The next ack owed (chunks taken first, then the window in order), its bitfield in
     /// `full_bits` for a chunk taken.
     pub(super) fn next_ack<'a>(&'a mut self, full_bits: &'a mut [u8]) -> Option<AckPacket<'a>> {
+        if self.acks_owed == 0 {
+            return None;
+        }
         if let Some(taken) = self.taken.iter_mut().find(|t| t.ack_owed) {
             taken.ack_owed = false;
+            self.acks_owed -= 1;
             let slice_count = taken.slice_count;
             let bytes = bitfield_bytes(slice_count);
             let bits = &mut full_bits[..bytes];
@@ -274,6 +320,7 @@ impl Window {
             .enumerate()
             .find(|(_, s)| s.ack_owed)?;
         slot.ack_owed = false;
+        self.acks_owed -= 1;
         let reassembly = slot.reassembly.as_ref()?;
         Some(AckPacket {
             chunk_id: base.wrapping_add(offset as u16),
@@ -295,9 +342,16 @@ impl Window {
         self.slots.push_back(Slot::default());
         let id = self.base;
         self.base = self.base.wrapping_add(1);
-        let reassembly = slot.reassembly?;
-        if self.taken.len() >= self.slots.len() {
-            self.taken.pop_front();
+        let Some(reassembly) = slot.reassembly else {
+            // Unreachable: a complete slot has its slices. Its ack leaves with it.
+            self.acks_owed -= usize::from(slot.ack_owed);
+            return None;
+        };
+        // The oldest chunk taken leaves when the list is full, and its ack with it.
+        if self.taken.len() >= self.slots.len()
+            && self.taken.pop_front().is_some_and(|t| t.ack_owed)
+        {
+            self.acks_owed -= 1;
         }
         self.taken.push_back(Taken {
             id,
