@@ -232,7 +232,7 @@ impl Endpoint {
                 // packet acked by an older bit waited for the peer's next packet, or
                 // an earlier ack was lost: its time says little about the path. The
                 // peer's reported ack delay is how long it held that newest ack.
-                if back == 0 || !self.has_rtt {
+                if back == 0 || !self.update.has_rtt {
                     let delay = if back == 0 { ack_delay } else { 0.0 };
                     self.take_rtt_sample(rtt, delay);
                 }
@@ -283,15 +283,16 @@ impl Endpoint {
         } else {
             rtt
         };
-        self.stats.min_rtt = if self.has_rtt {
+        self.stats.min_rtt = if self.update.has_rtt {
             self.stats.min_rtt.min(path_rtt)
         } else {
             path_rtt
         };
         self.rtt_history.push(path_rtt);
+        self.update.rtt_changed = true;
         let allowance = self.ack_allowance();
-        stats::update_rto(&mut self.stats, !self.has_rtt, path_rtt, allowance);
+        stats::update_rto(&mut self.stats, !self.update.has_rtt, path_rtt, allowance);
         self.stats.rtt = self.stats.smoothed_rtt;
-        self.has_rtt = true;
+        self.update.has_rtt = true;
     }
 }

@@ -39,9 +39,6 @@ pub(crate) struct RttHistory {
     /// the cache.
     min: u64,
     max: u64,
-    /// Samples came or went since the last summary (a summary of the same samples is
-    /// the same, so it is not done again).
-    changed: bool,
     /// Slots of the samples that are the smallest of everything pushed after them, oldest
     /// first (so their values increase): the front is the minimum. A sample with a
     /// smaller or equal one after it can never be the minimum again.
@@ -63,7 +60,6 @@ impl RttHistory {
             sum_squares: 0,
             min: 0,
             max: 0,
-            changed: true,
             min_candidates: VecDeque::with_capacity(capacity),
             max_candidates: VecDeque::with_capacity(capacity),
         }
@@ -127,7 +123,6 @@ impl RttHistory {
             self.max = samples[usize::from(self.max_candidates[0])];
         }
         self.next = (slot + 1) % self.capacity;
-        self.changed = true;
     }
 
     pub fn clear(&mut self) {
@@ -139,7 +134,6 @@ impl RttHistory {
         self.max_candidates.clear();
         self.min = 0;
         self.max = 0;
-        self.changed = true;
     }
 
     /// The samples in seconds, in slot order (for checks against a plain pass).
@@ -148,12 +142,9 @@ impl RttHistory {
         self.samples.iter().map(|&s| to_seconds(s as f64))
     }
 
-    /// Sets the min/max/avg RTT and the jitter fields of `stats`, in constant time; the
-    /// fields keep their values when no sample came or went since the last call.
-    pub fn summarize(&mut self, stats: &mut Stats) {
-        if !std::mem::take(&mut self.changed) {
-            return;
-        }
+    /// Sets the min/max/avg RTT and the jitter fields of `stats`, in constant time (the
+    /// endpoint calls it only when a sample came or went since the last call).
+    pub fn summarize(&self, stats: &mut Stats) {
         if self.samples.is_empty() {
             stats.rtt_min = 0.0;
             stats.rtt_max = 0.0;

@@ -90,7 +90,7 @@ fn the_latest_arrival_leaving_first_is_found_again() {
 fn assert_agree(endpoint: &mut Endpoint, now: f64, context: &str) {
     endpoint.handle_timeout(now);
     let fast = endpoint.measure(now);
-    let settle = settle_time(&endpoint.stats, endpoint.has_rtt);
+    let settle = settle_time(&endpoint.stats, endpoint.update.has_rtt);
     let slow = reference::measure(
         endpoint.sent.packets(),
         endpoint.received.packets(),
