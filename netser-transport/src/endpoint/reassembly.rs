@@ -241,8 +241,10 @@ impl Reassembly {
     }
 
     /// Moves the window to `sequence` (a packet received whole), dropping in-progress
-    /// packets that fall out of it and any in progress for `sequence` itself.
-    pub fn advance(&mut self, sequence: u16) {
+    /// packets that fall out of it and any in progress for `sequence` itself. Returns
+    /// whether it dropped any (most packets arrive whole with none in progress).
+    pub fn advance(&mut self, sequence: u16) -> bool {
+        let expired = self.dropped.expired;
         let used = &mut self.used;
         let dropped = &mut self.dropped;
         self.packets.advance_evicting(sequence, |_, packet| {
@@ -253,6 +255,7 @@ impl Reassembly {
             self.dropped.expired += 1;
             release(&mut self.used, &packet);
         }
+        self.dropped.expired != expired
     }
 
     pub fn reset(&mut self) {
@@ -554,10 +557,12 @@ mod tests {
             reassembly.store(fragment(10, 1, 2, &[0; 4])),
             Err(ReceiveError::Stale { sequence: 10 })
         );
-        reassembly.advance(20);
+        assert!(reassembly.advance(20), "packet 20 in progress is dropped");
         assert_eq!(reassembly.pending(), 0);
         assert_eq!(reassembly.dropped().expired, 2);
         assert_eq!(reassembly.used.find_free_run(64), Some(0));
+        assert!(!reassembly.advance(21), "nothing left to drop");
+        assert_eq!(reassembly.dropped().expired, 2);
     }
 
     #[test]

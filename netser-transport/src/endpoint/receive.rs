@@ -210,8 +210,9 @@ impl Endpoint {
             self.ack_bits |= 1 << -newer_by;
         }
 
-        self.reassembly.advance(sequence);
-        self.sync_reassembly_drops();
+        if self.reassembly.advance(sequence) {
+            self.sync_reassembly_drops();
+        }
 
         let mut bits = self.unseen_acks(header.ack, header.ack_bits);
         while bits != 0 {
