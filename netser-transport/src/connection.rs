@@ -296,8 +296,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             Receiver::Unreliable(receiver) => receiver.next(),
             Receiver::Reliable(receiver) => {
                 let blocks = &mut self.received_blocks;
+                let held = blocks.len();
                 let message = receiver.next(|chunk| take_block(blocks, chunk, counters));
-                self.refill_blocks();
+                // Blocks complete only as slices arrive, which refill then: there is
+                // room for more only once one is taken.
+                if self.received_blocks.len() < held {
+                    self.refill_blocks();
+                }
                 message
             }
         };
@@ -468,7 +473,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Hands parsed messages to their channels.
     fn deliver_incoming(&mut self) {
         for Incoming { channel, id, item } in self.incoming.drain(..) {
-            self.channels[channel].accept(id, item);
+            if self.channels[channel].accept(id, item) {
+                self.counters.messages_decoded += 1;
+            }
         }
     }
 

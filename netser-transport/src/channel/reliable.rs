@@ -5,6 +5,8 @@
 
 #[cfg(test)]
 mod delay_tests;
+#[cfg(test)]
+mod model_tests;
 mod ordered;
 mod sender;
 mod unordered;

@@ -203,8 +203,9 @@ impl<In: NetSerialize> Channel<In> {
         }
     }
 
-    /// Hands a parsed message to the receiver, counting what it drops.
-    pub fn accept(&mut self, id: u16, item: IncomingItem<In>) {
+    /// Hands a parsed message to the receiver, counting what it drops. Returns whether
+    /// one of the channel's receive counters counted it (`messages_received` or a drop).
+    pub fn accept(&mut self, id: u16, item: IncomingItem<In>) -> bool {
         let counters = &mut self.counters;
         match &mut self.receiver {
             Receiver::Reliable(receiver) => {
@@ -216,16 +217,18 @@ impl<In: NetSerialize> Channel<In> {
                     Ok(()) => counters.messages_received += 1,
                     Err(_) => counters.duplicates_dropped += 1,
                 }
+                true
             }
             Receiver::Unreliable(receiver) => {
                 let IncomingItem::Message(message) = item else {
-                    return; // unreliable channels carry no blocks
+                    return false; // unreliable channels carry no blocks
                 };
                 match receiver.accept(id, message) {
                     Ok(()) => counters.messages_received += 1,
                     Err(Dropped::Stale) => counters.stale_dropped += 1,
                     Err(Dropped::QueueFull) => counters.receive_queue_full_dropped += 1,
                 }
+                true
             }
         }
     }

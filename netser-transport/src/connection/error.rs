@@ -191,6 +191,24 @@ pub struct ConnectionCounters {
     pub packets_received: u64,
     /// Packets dropped because a message did not decode (or the framing was wrong).
     pub malformed_packets: u64,
+    /// Messages decoded from accepted packets, all channels: those queued for delivery
+    /// and those dropped as duplicates, stale or for a full receive queue (the sum of
+    /// the channels' `messages_received`, `duplicates_dropped`, `stale_dropped` and
+    /// `receive_queue_full_dropped`, kept as one count so that a server charging each
+    /// client for its messages does not walk the channels per datagram).
+    ///
+    /// ```
+    /// use netser_transport::connection::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default();
+    /// let mut a: Connection<u8> = Connection::new(0.0, config.clone()).unwrap();
+    /// let mut b: Connection<u8> = Connection::new(0.0, config).unwrap();
+    /// a.send_message(0, &1).unwrap();
+    /// a.send_message(1, &2).unwrap();
+    /// let datagram = a.poll_transmit(0.0).unwrap().to_vec();
+    /// b.handle_datagram(0.05, &datagram).unwrap();
+    /// assert_eq!(b.counters().messages_decoded, 2);
+    /// ```
+    pub messages_decoded: u64,
     /// Packets refused because a reliable receive queue was full.
     pub packets_refused: u64,
     /// Datagrams the endpoint refused (see its drop counters for why).

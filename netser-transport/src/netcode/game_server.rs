@@ -62,20 +62,6 @@ fn unread_messages<Out: NetSerialize, In: NetSerialize>(connection: &Connection<
         .sum()
 }
 
-/// Messages a connection decoded, all channels: those queued, duplicates, stale ones and
-/// those its full queue dropped (what a client's message budget is charged).
-fn messages_decoded<Out: NetSerialize, In: NetSerialize>(connection: &Connection<Out, In>) -> u64 {
-    (0..connection.config().channels.len())
-        .filter_map(|channel| connection.channel_counters(channel as u8))
-        .map(|c| {
-            c.messages_received
-                + c.duplicates_dropped
-                + c.stale_dropped
-                + c.receive_queue_full_dropped
-        })
-        .sum()
-}
-
 /// What happened to a client, from [`Server::poll_event`]. Each event carries what the
 /// game needs to know of it, still there when the client has already left: a client
 /// that connects and leaves between two polls gives its connect, then its disconnect.
@@ -281,10 +267,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             if let Some(Some(ClientSlot { connection, .. })) =
                 self.connections.get_mut(received.slot)
             {
-                let before = messages_decoded(connection);
+                // Messages decoded, all channels: those queued, duplicates, stale ones
+                // and those a full queue dropped (what a client's budget is charged).
+                let before = connection.counters().messages_decoded;
                 // Drops inside the connection are counted there.
                 let _ = connection.handle_datagram(now, received.payload);
-                let decoded = messages_decoded(connection).saturating_sub(before);
+                let decoded = connection.counters().messages_decoded - before;
                 self.budgets.charge_messages(received.slot, decoded);
             }
         }

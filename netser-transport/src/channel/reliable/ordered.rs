@@ -52,6 +52,11 @@ impl<In> OrderedReceiver<In> {
     /// The next message in order, if it is here. A block waits for `take_block` to find
     /// its bytes; a block whose bytes do not decode is skipped (the caller counts it).
     pub fn next(&mut self, mut take_block: impl FnMut(ChunkId) -> BlockState<In>) -> Option<In> {
+        // Nothing buffered: answered without touching the slots (a game polls every
+        // channel of every client each tick; the slot at `base` is a cache miss).
+        if self.buffered == 0 {
+            return None;
+        }
         loop {
             let index = usize::from(self.base) & self.mask;
             let message = match self.slots[index].take()? {

@@ -66,6 +66,9 @@ impl<In> UnorderedReceiver<In> {
     /// The oldest message waiting, else the oldest block whose bytes `take_block` finds;
     /// a block whose bytes do not decode is dropped (the caller counts it).
     pub fn next(&mut self, mut take_block: impl FnMut(ChunkId) -> BlockState<In>) -> Option<In> {
+        if self.ready.is_empty() {
+            return None;
+        }
         let position = self
             .ready
             .iter()
