@@ -95,6 +95,10 @@ pub struct Connection<Out, In = Out> {
     endpoint: Endpoint,
     chunk_sender: ChunkSender,
     chunk_receiver: ChunkReceiver,
+    /// Whether the block receiver may owe slice acks: set by every slice handed to it
+    /// (the only way it comes to owe one), cleared once it owes none. Asking it walks
+    /// its blocks in flight; a connection that receives no blocks never does.
+    slice_acks_owed: bool,
     channels: Vec<Channel<In>>,
     received_blocks: VecDeque<ReceivedChunk>,
     counters: ConnectionCounters,
@@ -149,6 +153,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             endpoint,
             chunk_sender,
             chunk_receiver,
+            slice_acks_owed: false,
             plan: Vec::with_capacity(channels.len()),
             channels,
             received_blocks: VecDeque::new(),
@@ -397,6 +402,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     ) -> Result<(), ReceiveError> {
         match bytes.first() {
             Some(&SLICE_PACKET_TYPE) => {
+                self.slice_acks_owed = true;
                 self.chunk_receiver
                     .receive_slice(now, bytes)
                     .map_err(ReceiveError::Block)?;
@@ -515,11 +521,15 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn poll_transmit(&mut self, now: f64) -> Option<&[u8]> {
         self.time = now;
-        if let Some(ack) = self.chunk_receiver.poll_ack(now) {
-            self.datagram.clear();
-            self.datagram.extend_from_slice(ack);
-            self.counters.slice_acks_sent += 1;
-            return Some(&self.datagram);
+        if self.slice_acks_owed {
+            if let Some(ack) = self.chunk_receiver.poll_ack(now) {
+                self.datagram.clear();
+                self.datagram.extend_from_slice(ack);
+                self.counters.slice_acks_sent += 1;
+                return Some(&self.datagram);
+            }
+            // None now: owed but not yet allowed (the ack interval), or none owed.
+            self.slice_acks_owed = self.chunk_receiver.next_ack_time().is_some();
         }
         if let Some(slice) = self.chunk_sender.poll_packet(now) {
             self.datagram.clear();
@@ -608,7 +618,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if let Some(t) = self.chunk_sender.next_send_time() {
             at(t);
         }
-        if let Some(t) = self.chunk_receiver.next_ack_time() {
+        if let Some(t) = self
+            .slice_acks_owed
+            .then(|| self.chunk_receiver.next_ack_time())
+            .flatten()
+        {
             at(t);
         }
         wakeup
@@ -860,6 +874,59 @@ fn take_block<In: NetSerialize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simulator::{Simulator, SimulatorConfig};
+
+    #[derive(netser::NetSerialize, Debug, Clone, PartialEq)]
+    struct Block(#[net(max_len = 20_000)] Vec<u8>);
+
+    /// The flag that lets a connection skip its block receiver is never clear while the
+    /// receiver owes a slice ack, over loss, duplicates and reordering, blocks in both
+    /// directions; and every block arrives (the acks went).
+    #[test]
+    fn slice_acks_are_skipped_only_when_none_is_owed() {
+        let net = SimulatorConfig {
+            latency: 0.04,
+            jitter: 0.02,
+            loss: 0.3,
+            duplicate: 0.1,
+            reorder: 0.2,
+            seed: 5,
+            ..Default::default()
+        };
+        let mut sim: Simulator = Simulator::new(net);
+        let config = ConnectionConfig::default();
+        let mut a: Connection<Block> = Connection::new(0.0, config.clone()).unwrap();
+        let mut b: Connection<Block> = Connection::new(0.0, config).unwrap();
+        let block = |i: u32| Block(vec![i as u8; 2000 + (i % 100) as usize * 300]);
+        let mut got = (Vec::new(), Vec::new());
+        for frame in 0..3000u32 {
+            let now = f64::from(frame) / 60.0;
+            if frame < 1200 && frame % 40 == 0 {
+                a.send_message(0, &block(frame / 40)).unwrap();
+                b.send_message(0, &block(frame / 40 + 100)).unwrap();
+            }
+            for (side, from, to) in [(&mut a, 1, 2), (&mut b, 2, 1)] {
+                side.handle_timeout(now);
+                while let Some(datagram) = side.poll_transmit(now) {
+                    sim.send(now, from, to, datagram);
+                }
+                assert!(
+                    side.slice_acks_owed || side.chunk_receiver.next_ack_time().is_none(),
+                    "frame {frame}"
+                );
+            }
+            while let Some(delivery) = sim.receive(now) {
+                let side = if delivery.to == 1 { &mut a } else { &mut b };
+                let _ = side.handle_datagram(now, &delivery.data);
+                assert!(side.slice_acks_owed || side.chunk_receiver.next_ack_time().is_none());
+            }
+            got.0.extend(std::iter::from_fn(|| a.receive_message(0)));
+            got.1.extend(std::iter::from_fn(|| b.receive_message(0)));
+        }
+        assert_eq!(got.1, (0..30).map(block).collect::<Vec<_>>());
+        assert_eq!(got.0, (100..130).map(block).collect::<Vec<_>>());
+        assert!(a.counters().slice_acks_sent > 0 && b.counters().slice_acks_sent > 0);
+    }
 
     /// Huge queue settings pass validation (they allocate nothing up front) and
     /// overflowed `memory_bound`; it now saturates.
