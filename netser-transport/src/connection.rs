@@ -53,6 +53,7 @@
 //! for the bits.
 
 mod acks;
+mod activity;
 mod build;
 mod channels;
 mod config;
@@ -80,7 +81,6 @@ use crate::chunk::{
     ChunkError, ChunkReceiver, ChunkSender, ReceivedChunk, ACK_PACKET_TYPE, SLICE_PACKET_TYPE,
 };
 use crate::endpoint::{Endpoint, Stats};
-use crate::sequence::sequence_less_than;
 use channels::{Channel, Receiver};
 
 /// Bytes charged per datagram for the IP and UDP headers.
@@ -100,6 +100,8 @@ pub struct Connection<Out, In = Out> {
     /// its blocks in flight; a connection that receives no blocks never does.
     slice_acks_owed: bool,
     channels: Vec<Channel<In>>,
+    /// Which channels may have anything queued or received.
+    activity: activity::Activity,
     received_blocks: VecDeque<ReceivedChunk>,
     counters: ConnectionCounters,
     /// Acks owed: packets with messages arrived since we last sent a packet.
@@ -155,6 +157,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             chunk_receiver,
             slice_acks_owed: false,
             plan: Vec::with_capacity(channels.len()),
+            activity: activity::Activity::new(&channels),
             channels,
             received_blocks: VecDeque::new(),
             counters: ConnectionCounters::default(),
@@ -253,6 +256,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         encoded: EncodedMessage,
     ) -> Result<(), SendError> {
         let index = self.check_room(channel)?;
+        // An idle reliable sender catches up with the acks it was spared first.
+        self.activity.on_send(index, &mut self.channels[index]);
         let state = &mut self.channels[index];
         // A message with alignment is sized at its worst offset (at most 7 bits more than
         // from bit 0), so it fits a packet wherever it lands.
@@ -295,6 +300,10 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn receive_message(&mut self, channel: impl Into<ChannelId>) -> Option<In> {
         let index = usize::from(channel.into().0);
+        // Never set for a channel that holds nothing (nor for an unknown one).
+        if !self.activity.may_have_received(index) {
+            return None;
+        }
         let state = self.channels.get_mut(index)?;
         let counters = &mut state.counters;
         let message = match &mut state.receiver {
@@ -311,9 +320,11 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                 message
             }
         };
+        let state = &mut self.channels[index];
         if message.is_some() {
-            self.channels[index].counters.messages_delivered += 1;
+            state.counters.messages_delivered += 1;
         }
+        self.activity.note_received(index, state.received());
         message
     }
 
@@ -469,9 +480,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         // before the ack of a later packet would (a reassembled packet's header is not
         // at hand: it only delays that news to the next packet).
         if let (true, Some(ack)) = (taken, ack_header) {
-            for channel in &mut self.channels {
-                channel.on_ack_header(now, ack);
-            }
+            self.on_ack_header(now, ack);
         }
         Ok(())
     }
@@ -479,25 +488,9 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// Hands parsed messages to their channels.
     fn deliver_incoming(&mut self) {
         for Incoming { channel, id, item } in self.incoming.drain(..) {
+            self.activity.on_receive(channel);
             if self.channels[channel].accept(id, item) {
                 self.counters.messages_decoded += 1;
-            }
-        }
-    }
-
-    /// Turns the endpoint's packet acks into message acks.
-    fn process_acks(&mut self) {
-        for sequence in self.endpoint.drain_acks() {
-            if let Some(first) = self.ack_report.first_carrier {
-                if !sequence_less_than(sequence, first) {
-                    self.ack_report.delivered = true;
-                }
-            }
-            for channel in &mut self.channels {
-                channel.on_packet_acked(sequence);
-            }
-            if self.sections.on_packet_acked(sequence) {
-                self.counters.acked_sections_dropped += 1;
             }
         }
     }
@@ -610,8 +603,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             at(deadline.max(self.time));
         }
         let budget = self.budget_time();
-        for channel in &self.channels {
-            if let Some(t) = channel.next_due_time(self.time, budget) {
+        for index in activity::bits(self.activity.queued()) {
+            if let Some(t) = self.channels[index].next_due_time(self.time, budget) {
                 at(t);
             }
         }

@@ -4,7 +4,7 @@
 
 use netser::NetSerialize;
 
-use super::{packet, Connection};
+use super::{activity, packet, Connection};
 use crate::sequence::{sequence_difference, sequence_less_than};
 
 /// Packets with messages received since the connection last sent a packet: the acks
@@ -39,6 +39,37 @@ pub(super) struct AckReport {
 }
 
 impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
+    /// Turns the endpoint's packet acks into message acks. Only reliable channels with
+    /// messages queued are told: the others have nothing an ack could release, and
+    /// catch up with the newest ack when given a message.
+    pub(super) fn process_acks(&mut self) {
+        for sequence in self.endpoint.drain_acks() {
+            if let Some(first) = self.ack_report.first_carrier {
+                if !sequence_less_than(sequence, first) {
+                    self.ack_report.delivered = true;
+                }
+            }
+            self.activity.peer.on_packet_acked(sequence);
+            for index in activity::bits(self.activity.reliable_queued()) {
+                let channel = &mut self.channels[index];
+                channel.on_packet_acked(sequence);
+                self.activity.note_queued(index, channel.queued());
+            }
+            if self.sections.on_packet_acked(sequence) {
+                self.counters.acked_sections_dropped += 1;
+            }
+        }
+    }
+
+    /// A packet of the peer's came in whose newest ack is `ack`: the reliable senders
+    /// with messages queued learn which of them the peer missed.
+    pub(super) fn on_ack_header(&mut self, now: f64, ack: u16) {
+        self.activity.peer.on_ack_header(now, ack);
+        for index in activity::bits(self.activity.reliable_queued()) {
+            self.channels[index].on_ack_header(now, ack);
+        }
+    }
+
     /// Notes the ack owed for packet `sequence`, received at `now`.
     pub(super) fn owe_ack(&mut self, now: f64, sequence: u16) {
         let gap = self.arrived_after_a_gap(sequence);

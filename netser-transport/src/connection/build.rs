@@ -3,7 +3,7 @@
 
 use netser::{NetSerialize, WriteStream};
 
-use super::{packet, Connection, UDP_IP_HEADER_BYTES};
+use super::{activity, packet, Connection, UDP_IP_HEADER_BYTES};
 use crate::endpoint::header::MAX_PACKET_HEADER_BYTES;
 
 impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
@@ -21,10 +21,14 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         // Which channels have something to send, and their weights.
         let mut weights = 0u64;
         let mut pending = 0u64; // bit mask of channels with messages due
-        for (index, channel) in self.channels.iter().enumerate() {
+                                // Only channels that may have messages queued are looked at.
+        for index in activity::bits(self.activity.queued()) {
+            let channel = &self.channels[index];
             if channel.has_due(now) {
                 pending |= 1 << index;
                 weights += u64::from(channel.config.priority);
+            } else {
+                self.activity.note_queued(index, channel.queued());
             }
         }
         self.refill_budget(now);

@@ -42,6 +42,56 @@ struct SendEntry {
     copy_owed: bool,
 }
 
+/// What the peer's packets told of ours: the newest acked, and the newest ack header
+/// and when it arrived. Every reliable sender of a connection folds the same packets
+/// into it, so a sender that was idle (nothing queued, skipped by the connection) takes
+/// the connection's copy when it is given a message (see
+/// [`ReliableSender::catch_up`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PeerAcks {
+    /// The newest packet the peer acked (any packet of the connection).
+    largest_acked: Option<u16>,
+    /// When the newest packet from the peer arrived (`-inf`: none yet, or nobody
+    /// reports them), and the ack header it carried (see
+    /// [`on_ack_header`](Self::on_ack_header)).
+    fresh_ack_time: f64,
+    newest_ack_header: Option<u16>,
+}
+
+impl Default for PeerAcks {
+    fn default() -> Self {
+        Self {
+            largest_acked: None,
+            fresh_ack_time: f64::NEG_INFINITY,
+            newest_ack_header: None,
+        }
+    }
+}
+
+impl PeerAcks {
+    /// Our packet `packet_sequence` was acked.
+    pub fn on_packet_acked(&mut self, packet_sequence: u16) {
+        if self
+            .largest_acked
+            .is_none_or(|largest| sequence_greater_than(packet_sequence, largest))
+        {
+            self.largest_acked = Some(packet_sequence);
+        }
+    }
+
+    /// A packet from the peer arrived at `now` with `ack` in its header; one whose ack
+    /// header is not older than any seen before is the peer's latest word.
+    pub fn on_ack_header(&mut self, now: f64, ack: u16) {
+        if self
+            .newest_ack_header
+            .is_none_or(|newest| !sequence_less_than(ack, newest))
+        {
+            self.newest_ack_header = Some(ack);
+            self.fresh_ack_time = now;
+        }
+    }
+}
+
 /// The sending half of a reliable channel.
 #[derive(Debug)]
 pub(crate) struct ReliableSender {
@@ -57,17 +107,12 @@ pub(crate) struct ReliableSender {
     resend_delay: f64,
     /// The configured resend delay, before the RTT is taken into account.
     min_resend_delay: f64,
-    /// The newest packet the peer acked (any packet of the connection).
-    largest_acked: Option<u16>,
+    /// The peer's acks and ack headers (see [`PeerAcks`]).
+    peer: PeerAcks,
     /// How long after it was sent a message not acked is taken as lost once the peer's
     /// packets show it missing (see [`set_rtt_stats`](Self::set_rtt_stats)); `None`
     /// until the RTT is known, and when the resends follow the timer alone.
     loss_delay: Option<f64>,
-    /// When the newest packet from the peer arrived (`-inf`: none yet, or nobody
-    /// reports them), and the ack header it carried (see
-    /// [`on_ack_header`](Self::on_ack_header)).
-    fresh_ack_time: f64,
-    newest_ack_header: Option<u16>,
     /// Ids at or past `oldest_unacked + window` are never sent: the receiver could not
     /// buffer them.
     window: u16,
@@ -110,10 +155,8 @@ impl ReliableSender {
             oldest_unacked: 0,
             resend_delay,
             min_resend_delay: resend_delay,
-            largest_acked: None,
+            peer: PeerAcks::default(),
             loss_delay: None,
-            fresh_ack_time: f64::NEG_INFINITY,
-            newest_ack_header: None,
             window: send_queue_size
                 .min(receive_queue_size)
                 .min(MAX_SEQUENCE_BUFFER_CAPACITY) as u16,
@@ -166,13 +209,17 @@ impl ReliableSender {
     /// had not reached the peer when it sent that packet, so it is lost (or later than
     /// a round trip), one send interval sooner than the ack of a later packet tells.
     pub fn on_ack_header(&mut self, now: f64, ack: u16) {
-        if self
-            .newest_ack_header
-            .is_none_or(|newest| !sequence_less_than(ack, newest))
-        {
-            self.newest_ack_header = Some(ack);
-            self.fresh_ack_time = now;
-        }
+        self.peer.on_ack_header(now, ack);
+    }
+
+    /// Takes `peer` (the connection's fold of every ack and ack header) for its own: a
+    /// sender with nothing queued may be skipped by the connection, and catches up here
+    /// before it is given a message. Nothing else reads it while the queue is empty, and
+    /// what the skipped acks would have removed (ids of packets whose messages were all
+    /// acked) the sent-packet map evicts as the sequence moves on.
+    pub fn catch_up(&mut self, peer: &PeerAcks) {
+        debug_assert_eq!(self.len(), 0, "only an idle sender is skipped");
+        self.peer = *peer;
     }
 
     /// When the message is due again (`-inf`: never sent).
@@ -183,9 +230,10 @@ impl ReliableSender {
         };
         let lost_at = entry.last_sent + delay - TIME_EPSILON;
         let later_acked = self
+            .peer
             .largest_acked
             .is_some_and(|largest| sequence_greater_than(largest, entry.last_packet));
-        if later_acked || self.fresh_ack_time >= lost_at {
+        if later_acked || self.peer.fresh_ack_time >= lost_at {
             timer.min(lost_at)
         } else {
             timer
@@ -375,12 +423,7 @@ impl ReliableSender {
     /// A packet was acked: its messages leave the send queue. Returns how many were
     /// acked now (not before).
     pub fn on_packet_acked(&mut self, packet_sequence: u16) -> usize {
-        if self
-            .largest_acked
-            .is_none_or(|largest| sequence_greater_than(packet_sequence, largest))
-        {
-            self.largest_acked = Some(packet_sequence);
-        }
+        self.peer.on_packet_acked(packet_sequence);
         let Some(ids) = self.sent_packets.remove(packet_sequence) else {
             return 0;
         };
