@@ -74,7 +74,7 @@ use std::marker::PhantomData;
 
 use netser::{NetSerialize, ReadStream};
 
-use crate::channel::reliable::{BlockState, Payload};
+use crate::channel::reliable::{BlockState, Payload, ResendTiming};
 use crate::channel::wire::EncodedMessage;
 use crate::channel::{ChannelCounters, ChannelId};
 use crate::chunk::{
@@ -99,6 +99,9 @@ pub struct Connection<Out, In = Out> {
     /// (the only way it comes to owe one), cleared once it owes none. Asking it walks
     /// its blocks in flight; a connection that receives no blocks never does.
     slice_acks_owed: bool,
+    /// The latest time `poll_transmit` was called at: the block receiver's clock, which
+    /// every poll moved before polls skipped it, is at least this.
+    transmit_time: f64,
     channels: Vec<Channel<In>>,
     /// Which channels may have anything queued or received.
     activity: activity::Activity,
@@ -156,6 +159,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             chunk_sender,
             chunk_receiver,
             slice_acks_owed: false,
+            transmit_time: f64::NEG_INFINITY,
             plan: Vec::with_capacity(channels.len()),
             activity: activity::Activity::new(&channels),
             channels,
@@ -278,6 +282,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     _ => SendError::BlockTooLarge { channel, size, max },
                 })?;
             sender.push(Payload::Block(chunk));
+            self.activity.on_block(index);
             state.counters.blocks_sent += 1;
         } else {
             return Err(SendError::MessageTooLarge {
@@ -514,6 +519,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
     /// ```
     pub fn poll_transmit(&mut self, now: f64) -> Option<&[u8]> {
         self.time = now;
+        self.transmit_time = self.transmit_time.max(now);
         if self.slice_acks_owed {
             if let Some(ack) = self.chunk_receiver.poll_ack(now) {
                 self.datagram.clear();
@@ -578,8 +584,13 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         // peer's ack delay.
         self.chunk_sender.set_rtt(has_rtt.then_some(stats.rto));
         let completed = self.chunk_sender.last_completed().map(|(chunk, _)| chunk);
-        for channel in &mut self.channels {
-            channel.update(has_rtt.then_some(stats), completed);
+        let timing = has_rtt.then(|| ResendTiming::from_stats(stats));
+        // Only reliable channels with messages queued or blocks held are told; the
+        // others take `timing` when given a message.
+        self.activity.timing = timing;
+        for index in activity::bits(self.activity.reliable_busy()) {
+            let holds_blocks = self.channels[index].update(timing, completed);
+            self.activity.note_blocks(index, holds_blocks);
         }
     }
 
@@ -616,7 +627,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             .then(|| self.chunk_receiver.next_ack_time())
             .flatten()
         {
-            at(t);
+            at(t.max(self.transmit_time));
         }
         wakeup
     }

@@ -12,7 +12,7 @@ mod sender;
 mod unordered;
 
 pub(crate) use ordered::OrderedReceiver;
-pub(crate) use sender::{PeerAcks, ReliableSender};
+pub(crate) use sender::{PeerAcks, ReliableSender, ResendTiming};
 pub(crate) use unordered::UnorderedReceiver;
 
 use super::wire::EncodedMessage;

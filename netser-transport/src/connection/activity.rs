@@ -4,7 +4,7 @@
 //! way only: a clear bit means the channel has nothing; a set bit means it may.
 
 use super::channels::{Channel, Sender};
-use crate::channel::reliable::PeerAcks;
+use crate::channel::reliable::{PeerAcks, ResendTiming};
 
 #[derive(Debug)]
 pub(super) struct Activity {
@@ -14,11 +14,16 @@ pub(super) struct Activity {
     /// Bit `i` clear: channel `i` holds nothing received. Set by a message received;
     /// cleared when the game takes the last.
     received: u64,
+    /// Bit `i` clear: reliable channel `i` has no block that may hold its window. Set
+    /// by a block sent; cleared when an update finds none.
+    blocks: u64,
     /// The reliable channels.
     reliable: u64,
-    /// The peer's acks as every reliable sender folds them: a sender skipped while its
-    /// queue was empty takes this copy before it is given a message.
+    /// The peer's acks as every reliable sender folds them, and the estimates last given
+    /// to them: a sender skipped while it had nothing to do takes these before it is
+    /// given a message.
     pub peer: PeerAcks,
+    pub timing: Option<ResendTiming>,
 }
 
 /// The indices of the set bits of `mask`, lowest first.
@@ -43,8 +48,10 @@ impl Activity {
         Self {
             queued: 0,
             received: 0,
+            blocks: 0,
             reliable,
             peer: PeerAcks::default(),
+            timing: None,
         }
     }
 
@@ -64,13 +71,31 @@ impl Activity {
         self.received & (1 << index) != 0
     }
 
+    /// Reliable channels that may have anything a new estimate or a block delivered
+    /// changes: messages queued, or blocks holding the window.
+    pub fn reliable_busy(&self) -> u64 {
+        (self.queued | self.blocks) & self.reliable
+    }
+
     /// Channel `index` is given a message to send; it catches up first if it was idle.
     pub fn on_send<In>(&mut self, index: usize, channel: &mut Channel<In>) {
         if self.queued & (1 << index) == 0 {
             if let Sender::Reliable(sender) = &mut channel.sender {
-                sender.catch_up(&self.peer);
+                sender.catch_up(&self.peer, self.timing);
             }
             self.queued |= 1 << index;
+        }
+    }
+
+    /// Channel `index` sent a block (after [`on_send`](Self::on_send)).
+    pub fn on_block(&mut self, index: usize) {
+        self.blocks |= 1 << index;
+    }
+
+    /// An update of channel `index` found whether a block still holds its window.
+    pub fn note_blocks(&mut self, index: usize, holds_blocks: bool) {
+        if !holds_blocks {
+            self.blocks &= !(1 << index);
         }
     }
 

@@ -4,7 +4,7 @@
 use netser::{Encoder, NetSerialize};
 
 use super::packet::{self, Incoming, IncomingItem};
-use crate::channel::reliable::{Item, Payload};
+use crate::channel::reliable::{Item, Payload, ResendTiming};
 use crate::channel::unreliable::Dropped;
 use crate::channel::wire::EncodedMessage;
 use crate::channel::{
@@ -12,7 +12,6 @@ use crate::channel::{
     UnreliableReceiver, UnreliableSender,
 };
 use crate::chunk::ChunkId;
-use crate::endpoint::Stats;
 
 #[derive(Debug)]
 pub(crate) enum Sender {
@@ -193,14 +192,16 @@ impl<In: NetSerialize> Channel<In> {
     }
 
     /// The endpoint's estimates (`None` before the first ack), and the block the peer
-    /// now holds whole, if any.
-    pub fn update(&mut self, stats: Option<&Stats>, completed: Option<ChunkId>) {
-        if let Sender::Reliable(sender) = &mut self.sender {
-            sender.set_rtt_stats(stats);
-            if let Some(chunk) = completed {
-                sender.on_block_delivered(chunk);
-            }
+    /// now holds whole, if any. Returns whether a block may still hold the window.
+    pub fn update(&mut self, timing: Option<ResendTiming>, completed: Option<ChunkId>) -> bool {
+        let Sender::Reliable(sender) = &mut self.sender else {
+            return false;
+        };
+        sender.set_resend_timing(timing);
+        if let Some(chunk) = completed {
+            sender.on_block_delivered(chunk);
         }
+        sender.holds_blocks()
     }
 
     /// Hands a parsed message to the receiver, counting what it drops. Returns whether

@@ -92,6 +92,23 @@ impl PeerAcks {
     }
 }
 
+/// The endpoint's estimates a reliable sender times its resends by (see
+/// [`ReliableSender::set_rtt_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ResendTiming {
+    rto: f64,
+    min_rtt: f64,
+}
+
+impl ResendTiming {
+    pub fn from_stats(stats: &Stats) -> Self {
+        Self {
+            rto: stats.rto,
+            min_rtt: stats.min_rtt,
+        }
+    }
+}
+
 /// The sending half of a reliable channel.
 #[derive(Debug)]
 pub(crate) struct ReliableSender {
@@ -189,11 +206,17 @@ impl ReliableSender {
     /// side waits before it takes a datagram in, and waiting for it cost a frame on
     /// most losses (a message slower than the fastest path is resent for nothing, as a
     /// fixed resend delay of one round trip would).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn set_rtt_stats(&mut self, stats: Option<&Stats>) {
-        match stats {
-            Some(stats) => {
-                self.resend_delay = stats.rto;
-                self.loss_delay = Some(stats.min_rtt.max(MIN_LOSS_DELAY));
+        self.set_resend_timing(stats.map(ResendTiming::from_stats));
+    }
+
+    /// [`set_rtt_stats`](Self::set_rtt_stats) from the estimates it takes.
+    pub fn set_resend_timing(&mut self, timing: Option<ResendTiming>) {
+        match timing {
+            Some(timing) => {
+                self.resend_delay = timing.rto;
+                self.loss_delay = Some(timing.min_rtt.max(MIN_LOSS_DELAY));
             }
             None => {
                 self.resend_delay = self.min_resend_delay;
@@ -212,14 +235,22 @@ impl ReliableSender {
         self.peer.on_ack_header(now, ack);
     }
 
-    /// Takes `peer` (the connection's fold of every ack and ack header) for its own: a
-    /// sender with nothing queued may be skipped by the connection, and catches up here
-    /// before it is given a message. Nothing else reads it while the queue is empty, and
-    /// what the skipped acks would have removed (ids of packets whose messages were all
-    /// acked) the sent-packet map evicts as the sequence moves on.
-    pub fn catch_up(&mut self, peer: &PeerAcks) {
+    /// Takes `peer` (the connection's fold of every ack and ack header) and `timing`
+    /// (the estimates last given to every sender) for its own: a sender with nothing
+    /// queued may be skipped by the connection, and catches up here before it is given
+    /// a message. Nothing reads either while the queue is empty, and what the skipped
+    /// acks would have removed (ids of packets whose messages were all acked) the
+    /// sent-packet map evicts as the sequence moves on.
+    pub fn catch_up(&mut self, peer: &PeerAcks, timing: Option<ResendTiming>) {
         debug_assert_eq!(self.len(), 0, "only an idle sender is skipped");
         self.peer = *peer;
+        self.set_resend_timing(timing);
+    }
+
+    /// Whether a block may still hold the window (see
+    /// [`on_block_delivered`](Self::on_block_delivered)).
+    pub fn holds_blocks(&self) -> bool {
+        !self.undelivered_blocks.is_empty()
     }
 
     /// When the message is due again (`-inf`: never sent).
