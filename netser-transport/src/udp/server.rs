@@ -401,7 +401,12 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         );
         for &client_id in &clients {
             let progress = self.block_progress(client_id);
-            let last = self.blocks.get(&client_id).copied();
+            // Most clients have no block in flight, nor had one: no look-up for them.
+            let last = if self.blocks.is_empty() {
+                None
+            } else {
+                self.blocks.get(&client_id).copied()
+            };
             if let Some(progress) = BlockProgress::change(last, progress) {
                 push_event(
                     &mut self.events,
@@ -411,10 +416,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
                     },
                 );
             }
-            match progress {
-                Some(p) => self.blocks.insert(client_id, p),
-                None => self.blocks.remove(&client_id),
-            };
+            match (progress, last) {
+                (Some(p), _) => {
+                    self.blocks.insert(client_id, p);
+                }
+                (None, Some(_)) => {
+                    self.blocks.remove(&client_id);
+                }
+                (None, None) => {}
+            }
         }
         clients.sort_unstable();
         self.message_order = clients;
