@@ -1,6 +1,7 @@
 //! What one datagram costs in system calls on this machine, over loopback: the floor a
-//! game server cannot go below, and whether batching (recvmmsg, GSO through `quinn-udp`)
-//! pays for itself against the plain `std` path the driver uses.
+//! game server cannot go below, and whether batching pays for itself against the plain
+//! `std` calls: the driver's (on Linux `sendmmsg` for datagrams to many addresses, GSO
+//! for runs to one, `recvmmsg` for receives) and `quinn-udp`'s.
 //!
 //! `cargo bench -p netser-transport --bench udp_syscalls` prints nanoseconds per datagram
 //! (the median of several rounds) for:
@@ -9,8 +10,8 @@
 //! - one such datagram to each of 64 addresses, as a server's snapshot tick sends them:
 //!   `send_to` one at a time, against the driver gathering them and flushing once (on
 //!   Linux one `sendmmsg` a batch of 64);
-//! - receiving 1000 datagrams from 100 peers: `recv_from` one at a time (and through the
-//!   driver), against `quinn-udp`'s `recvmmsg` in batches of up to 32;
+//! - receiving 1000 datagrams from 100 peers: `recv_from` one at a time, through the
+//!   driver (on Linux `recvmmsg` in batches of up to 32), and `quinn-udp`'s `recvmmsg`;
 //! - a 256-slice block to one peer: 256 `send_to` against GSO segments.
 //!
 //! Set `NETSER_BENCH_ROUNDS` for more rounds (default 15).
