@@ -454,6 +454,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
         self.netcode.poll_transmit()
     }
 
+    /// Every datagram [`poll_transmit`](Self::poll_transmit) would hand out, at once:
+    /// see [`NetcodeServer::drain_transmits`](super::NetcodeServer::drain_transmits).
+    pub(crate) fn drain_transmits(
+        &mut self,
+        send: impl FnOnce(&[u8], &[(SocketAddr, usize, usize)]),
+    ) {
+        self.netcode.drain_transmits(send);
+    }
+
     /// The next event, oldest first. Call it every frame: at most [`MAX_SERVER_EVENTS`]
     /// wait, and events past that are dropped and counted in
     /// [`dropped_events`](Self::dropped_events).

@@ -14,6 +14,7 @@ pub(crate) struct Outbox {
     bytes: Vec<u8>,
     /// Bytes of `bytes` that hold queued datagrams.
     used: usize,
+    /// Each datagram's address and the range (start, end) of its bytes in `bytes`.
     datagrams: Vec<(SocketAddr, usize, usize)>,
     /// The next datagram `poll` hands out.
     next: usize,
@@ -56,7 +57,7 @@ impl Outbox {
         }
         packet.encode_into(sequence, protocol_id, key, &mut self.bytes[start..end]);
         self.used = end;
-        self.datagrams.push((to, start, len));
+        self.datagrams.push((to, start, end));
         true
     }
 
@@ -83,11 +84,11 @@ impl Outbox {
     /// The next datagram to send, oldest first.
     pub(crate) fn poll(&mut self) -> Option<super::Transmit<'_>> {
         match self.datagrams.get(self.next) {
-            Some(&(to, start, len)) => {
+            Some(&(to, start, end)) => {
                 self.next += 1;
                 Some(super::Transmit {
                     to,
-                    data: &self.bytes[start..start + len],
+                    data: &self.bytes[start..end],
                 })
             }
             None => {
@@ -95,6 +96,17 @@ impl Outbox {
                 None
             }
         }
+    }
+
+    /// Hands every datagram not yet handed out to `send` at once: the buffer they lie in
+    /// and each one's address and range in it, oldest first (the layout a batched
+    /// system call takes, so they need no copy). They count as handed out afterwards.
+    pub(crate) fn drain(&mut self, send: impl FnOnce(&[u8], &[(SocketAddr, usize, usize)])) {
+        if self.next < self.datagrams.len() {
+            send(&self.bytes[..self.used], &self.datagrams[self.next..]);
+            self.next = self.datagrams.len();
+        }
+        self.reuse_if_sent();
     }
 
     /// Heap bytes held (capacity, not length).
@@ -167,5 +179,43 @@ mod tests {
             assert_eq!(outbox.poll().map(|t| t.data.to_vec()), Some(fresh));
         }
         assert!(outbox.poll().is_none());
+    }
+
+    /// `drain` hands out what `poll` would, in its order, from where `poll` left off;
+    /// afterwards nothing is left and the buffers are reused.
+    #[test]
+    fn drain_hands_out_what_poll_would() {
+        let key = [3u8; 32];
+        let fill = |outbox: &mut Outbox| {
+            for (i, len) in [10usize, 1200, 0, 55].into_iter().enumerate() {
+                let to = SocketAddr::from(([127, 0, 0, 1], 1 + i as u16));
+                assert!(outbox.push(to, &Packet::Payload(&vec![i as u8; len]), i as u64, 5, &key));
+            }
+        };
+        let mut polled = Outbox::new(8 * crate::netcode::MAX_PACKET_BYTES);
+        fill(&mut polled);
+        let mut want = Vec::new();
+        while let Some(t) = polled.poll() {
+            want.push((t.to, t.data.to_vec()));
+        }
+        let mut drained = Outbox::new(8 * crate::netcode::MAX_PACKET_BYTES);
+        fill(&mut drained);
+        let first = drained.poll().map(|t| (t.to, t.data.to_vec()));
+        assert_eq!(first.as_ref(), want.first());
+        let mut got = Vec::new();
+        drained.drain(|bytes, datagrams| {
+            got.extend(
+                datagrams
+                    .iter()
+                    .map(|&(to, start, end)| (to, bytes[start..end].to_vec())),
+            );
+        });
+        assert_eq!(got, want[1..]);
+        assert_eq!(drained.len(), 0);
+        assert!(drained.poll().is_none());
+        drained.drain(|_, _| panic!("nothing is left to drain"));
+        // Reused from the start: the next datagram is written at offset 0.
+        fill(&mut drained);
+        drained.drain(|_, datagrams| assert_eq!(datagrams[0].1, 0));
     }
 }

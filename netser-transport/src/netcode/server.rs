@@ -400,6 +400,16 @@ impl NetcodeServer {
         self.outbox.poll()
     }
 
+    /// Every datagram [`poll_transmit`](Self::poll_transmit) would hand out, at once and
+    /// in its order: `send` gets the buffer they lie in and each one's address and byte
+    /// range in it (for a batched send straight from the outbox).
+    pub(crate) fn drain_transmits(
+        &mut self,
+        send: impl FnOnce(&[u8], &[(SocketAddr, usize, usize)]),
+    ) {
+        self.outbox.drain(send);
+    }
+
     /// Heap bytes the server holds now, from the allocated capacity of every table and
     /// queue (hash tables counted at one control word per entry; queued events as if each
     /// held user data): the measure of its memory bound.

@@ -80,9 +80,56 @@ impl Batch {
     pub(super) fn disable(&mut self) {
         self.enabled = false;
     }
+
+    pub(super) fn is_enabled(&self) -> bool {
+        self.enabled
+    }
 }
 
 impl UdpDriver {
+    /// Sends `datagrams`, each an address and the range of its bytes in `bytes`, as
+    /// [`send`](UdpDriver::send) of each in turn would, then hands the kernel the batch
+    /// they gathered: the same datagrams leave in the same order, with the same counts,
+    /// drops and queueing. A datagram that would join the batch leaves straight from
+    /// `bytes` (a server's outbox, where netcode sealed it) instead of being copied into
+    /// the batch first; the rest (a simulator, a burst, the send queue, a platform or
+    /// kernel without `sendmmsg`) take `send`'s own path.
+    pub(crate) fn send_laid_out(&mut self, bytes: &[u8], datagrams: &[(SocketAddr, usize, usize)]) {
+        // What was gathered before leaves first.
+        self.send_batch();
+        // `datagrams[run..i]` wait to leave together, straight from `bytes`.
+        let mut run = 0;
+        for (i, &(to, start, end)) in datagrams.iter().enumerate() {
+            let len = end - start;
+            let mut straight = self.send_sim.is_none()
+                && self.batch.is_enabled()
+                && len <= self.config.max_datagram_size
+                && self.send_queue.is_empty()
+                && !self.burst.joins(to, len);
+            if straight && self.burst.len() > 0 {
+                // As in `send`: a burst gathered earlier leaves before this datagram
+                // (and the run is empty: it left before the burst began).
+                self.send_burst();
+                straight = self.send_queue.is_empty() && self.batch.is_enabled();
+            }
+            if straight {
+                self.burst.sent(to, len);
+                if i + 1 - run == MAX_BATCH {
+                    self.send_batch_of(bytes, &datagrams[run..=i]);
+                    run = i + 1;
+                }
+                continue;
+            }
+            self.send_batch_of(bytes, &datagrams[run..i]);
+            run = i + 1;
+            // Counted there when dropped.
+            let _ = self.send(to, &bytes[start..end]);
+            // Nothing may wait behind the run that leaves next.
+            self.send_batch();
+        }
+        self.send_batch_of(bytes, &datagrams[run..]);
+    }
+
     /// Hands the kernel the batch gathered so far in as few `sendmmsg` calls as it
     /// takes: what the kernel's full buffer leaves goes to the send queue, a datagram it
     /// refuses is dropped and counted, and a kernel without the call gets one `send_to`
@@ -92,6 +139,14 @@ impl UdpDriver {
             return;
         }
         let (bytes, datagrams) = self.batch.take();
+        self.send_batch_of(&bytes, &datagrams);
+        self.batch.give_back(bytes, datagrams);
+    }
+
+    /// [`send_batch`](Self::send_batch) of `datagrams`, each an address and the range
+    /// of its bytes in `bytes`, wherever those live (the batch's buffer, or a caller's
+    /// for [`send_laid_out`](UdpDriver::send_laid_out)).
+    fn send_batch_of(&mut self, bytes: &[u8], datagrams: &[(SocketAddr, usize, usize)]) {
         let mut next = 0;
         while next < datagrams.len() {
             if !self.send_queue.is_empty() {
@@ -106,10 +161,10 @@ impl UdpDriver {
             let result = if std::mem::take(&mut self.batch.refuse) {
                 Err(io::ErrorKind::Unsupported.into())
             } else {
-                sys::send_many(&self.socket, &bytes, &datagrams[next..])
+                sys::send_many(&self.socket, bytes, &datagrams[next..])
             };
             #[cfg(not(test))]
-            let result = sys::send_many(&self.socket, &bytes, &datagrams[next..]);
+            let result = sys::send_many(&self.socket, bytes, &datagrams[next..]);
             self.stop_timer(timer);
             let (to, start, end) = datagrams[next];
             match result {
@@ -144,6 +199,5 @@ impl UdpDriver {
                 }
             }
         }
-        self.batch.give_back(bytes, datagrams);
     }
 }

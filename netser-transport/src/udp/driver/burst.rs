@@ -49,27 +49,31 @@ impl Burst {
         self.count
     }
 
-    /// Gathers `datagram` if it can join (or start) a burst to `to`.
-    pub(super) fn push(&mut self, to: SocketAddr, datagram: &[u8]) -> bool {
-        let len = datagram.len();
+    /// Whether a datagram of `len` bytes to `to` would join (or start) a burst.
+    pub(super) fn joins(&self, to: SocketAddr, len: usize) -> bool {
         if !self.enabled || len == 0 {
             return false;
         }
         if self.count == 0 {
-            match self.last {
-                Some((addr, seg)) if addr == to && len <= seg && seg <= MAX_SEGMENT => {
-                    self.to = Some(to);
-                    self.segment = seg;
-                }
-                _ => return false,
-            }
-        } else if self.to != Some(to)
-            || self.closed
-            || len > self.segment
-            || self.count >= MAX_SEGMENTS
-            || self.bytes.len() + len > MAX_BYTES
-        {
+            matches!(self.last, Some((addr, seg)) if addr == to && len <= seg && seg <= MAX_SEGMENT)
+        } else {
+            self.to == Some(to)
+                && !self.closed
+                && len <= self.segment
+                && self.count < MAX_SEGMENTS
+                && self.bytes.len() + len <= MAX_BYTES
+        }
+    }
+
+    /// Gathers `datagram` if it can join (or start) a burst to `to`.
+    pub(super) fn push(&mut self, to: SocketAddr, datagram: &[u8]) -> bool {
+        let len = datagram.len();
+        if !self.joins(to, len) {
             return false;
+        }
+        if self.count == 0 {
+            self.to = Some(to);
+            self.segment = self.last.map_or(len, |(_, seg)| seg);
         }
         self.bytes.extend_from_slice(datagram);
         self.count += 1;

@@ -2,6 +2,8 @@
 
 use super::*;
 
+mod laid_out;
+
 fn pair(config: UdpConfig) -> (UdpDriver, UdpDriver) {
     let a = UdpDriver::bind("127.0.0.1:0", config.clone()).unwrap();
     let b = UdpDriver::bind("127.0.0.1:0", config).unwrap();
