@@ -477,6 +477,43 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> Serve
             .map(|slot| &mut slot.connection)
     }
 
+    /// The connection in `slot` if it is `client_id`'s: [`connection`](Self::connection)
+    /// for a caller that knows the slot ([`NetcodeServer::client_slots`]), without the
+    /// look-up by id.
+    pub(crate) fn connection_at(
+        &self,
+        slot: usize,
+        client_id: ClientId,
+    ) -> Option<&Connection<Out, In>> {
+        self.connections
+            .get(slot)?
+            .as_ref()
+            .filter(|c| c.client_id == client_id)
+            .map(|c| &c.connection)
+    }
+
+    /// [`receive_message`](Self::receive_message) for a caller that knows the client's
+    /// slot ([`NetcodeServer::client_slots`]): the same message, without the look-up by
+    /// id.
+    pub(crate) fn receive_message_at(
+        &mut self,
+        slot: usize,
+        client_id: ClientId,
+        channel: ChannelId,
+    ) -> Option<In> {
+        if !self.closing.is_empty() {
+            if let Some(message) = self.receive_closing_message(client_id, channel) {
+                return Some(message);
+            }
+        }
+        self.connections
+            .get_mut(slot)?
+            .as_mut()
+            .filter(|c| c.client_id == client_id)?
+            .connection
+            .receive_message(channel)
+    }
+
     /// The connection of a connected client (its channels, counters, endpoint).
     pub fn connection(&self, client_id: ClientId) -> Option<&Connection<Out, In>> {
         let slot = self.netcode.client_slot(client_id)?;

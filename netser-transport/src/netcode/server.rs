@@ -319,6 +319,15 @@ impl NetcodeServer {
         self.slots.iter().flatten().map(|slot| slot.client_id)
     }
 
+    /// Slots and ids of the connected clients, by slot: what [`client_ids`](Self::client_ids)
+    /// walks, with the slot [`client_slot`](Self::client_slot) would look up.
+    pub(crate) fn client_slots(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| slot.as_ref().map(|slot| (i, slot.client_id)))
+    }
+
     /// Whether a client with this id is connected.
     pub fn is_connected(&self, client_id: u64) -> bool {
         self.by_id.contains_key(&client_id)

@@ -273,8 +273,9 @@ pub struct UdpServer<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialE
     announced: HashSet<ClientId>,
     /// Last block progress reported per client, to report changes only.
     blocks: HashMap<ClientId, BlockProgress>,
-    /// Clients and channel walked by `poll_event` for messages, refreshed by `receive`.
-    message_order: Vec<ClientId>,
+    /// Clients (id and slot) and channel walked by `poll_event` for messages, refreshed
+    /// by `receive`; the slot spares a look-up by id per client and channel.
+    message_order: Vec<(ClientId, usize)>,
     message_cursor: (usize, u8),
     /// The game's clock less the driver's, as the last `receive_at` / `transmit_at` gave
     /// it (zero on the driver's clock).
@@ -396,11 +397,15 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         clients.extend(
             self.server
                 .netcode()
-                .client_ids()
-                .filter(|id| announced.contains(id)),
+                .client_slots()
+                .filter(|(_, id)| announced.contains(id))
+                .map(|(slot, id)| (id, slot)),
         );
-        for &client_id in &clients {
-            let progress = self.block_progress(client_id);
+        for &(client_id, slot) in &clients {
+            let progress = self
+                .server
+                .connection_at(slot, client_id)
+                .and_then(BlockProgress::sending);
             // Most clients have no block in flight, nor had one: no look-up for them.
             let last = if self.blocks.is_empty() {
                 None
@@ -534,10 +539,10 @@ impl<Out: NetSerialize, In: NetSerialize, S: NetDelta + PartialEq + Clone> UdpSe
         if let Some(event) = self.events.pop() {
             return Some(event);
         }
-        while let Some(&client_id) = self.message_order.get(self.message_cursor.0) {
+        while let Some(&(client_id, slot)) = self.message_order.get(self.message_cursor.0) {
             while usize::from(self.message_cursor.1) < self.channels {
                 let channel = ChannelId(self.message_cursor.1);
-                if let Some(message) = self.server.receive_message(client_id, channel) {
+                if let Some(message) = self.server.receive_message_at(slot, client_id, channel) {
                     return Some(UdpServerEvent::Message {
                         client_id,
                         channel,

@@ -280,3 +280,33 @@ fn a_payload_sent_by_slot_goes_only_to_the_client_in_that_slot() {
     let sent = server.poll_transmit().map(|t| t.to);
     assert_eq!(sent, Some(CLIENT_ADDR.parse().unwrap()));
 }
+
+/// Messages read by slot are those `receive_message` reads, in its order: a slot that
+/// does not hold the client, or another id, reads nothing and takes nothing; a client
+/// that disconnected is read from its closing connection, its slot freed.
+#[test]
+fn messages_read_by_slot_are_those_read_by_id() {
+    let mut link = Link::connected();
+    let client_addr: SocketAddr = CLIENT_ADDR.parse().unwrap();
+    let slots: Vec<_> = link.server.netcode.client_slots().collect();
+    let slot = link.server.netcode.client_slot(9).unwrap();
+    assert_eq!(slots, [(slot, 9)]);
+    let channel = ChannelId::from(DefaultChannel::ReliableOrdered);
+    for datagram in link.client_datagrams(1, 4) {
+        link.server.handle_datagram(link.t, client_addr, &datagram);
+    }
+    assert!(link.server.connection_at(slot, 9).is_some());
+    assert!(link.server.connection_at(slot, 10).is_none());
+    assert!(link.server.connection_at(slot + 1, 9).is_none());
+    assert_eq!(link.server.receive_message_at(slot + 1, 9, channel), None);
+    assert_eq!(link.server.receive_message_at(slot, 10, channel), None);
+    assert_eq!(link.server.receive_message_at(usize::MAX, 9, channel), None);
+    assert_eq!(link.server.receive_message_at(slot, 9, channel), Some(1));
+    assert_eq!(link.server.receive_message(9, channel), Some(2));
+    assert_eq!(link.server.receive_message_at(slot, 9, channel), Some(3));
+    assert!(link.server.disconnect(9));
+    assert!(link.server.connection_at(slot, 9).is_none());
+    assert_eq!(link.server.receive_message_at(slot, 9, channel), Some(4));
+    assert_eq!(link.server.receive_message_at(slot, 9, channel), None);
+    assert_eq!(link.server.receive_message(9, channel), None);
+}
