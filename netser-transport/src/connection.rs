@@ -578,7 +578,7 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         self.time = now;
         self.endpoint.handle_timeout(now);
         let stats = self.endpoint.stats();
-        let has_rtt = self.endpoint.counters().packets_acked > 0;
+        let has_rtt = self.endpoint.has_rtt();
         // The block sender waits `chunk.resend_rtt_factor` x the RTO between two sends of
         // a slice: the RTO follows the path within a few samples and allows for the
         // peer's ack delay.

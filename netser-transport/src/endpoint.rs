@@ -288,6 +288,29 @@ impl Endpoint {
         self.sequence
     }
 
+    /// Has a packet sent been acked, giving a first RTT sample? Until then
+    /// [`Stats::rtt`] and [`Stats::rto`] are the defaults, not measures of the path.
+    /// The same as `counters().packets_acked > 0`, read from the state every update
+    /// reads anyway.
+    ///
+    /// ```
+    /// # use netser_transport::endpoint::{Config, Endpoint};
+    /// let mut a = Endpoint::new(0.0, Config::default()).unwrap();
+    /// let mut b = Endpoint::new(0.0, Config::default()).unwrap();
+    /// a.send_packet(0.0, b"ping").unwrap();
+    /// let ping = a.poll_transmit().unwrap().data.to_vec();
+    /// b.handle_datagram(0.01, &ping).unwrap();
+    /// b.send_packet(0.01, b"pong").unwrap();
+    /// let pong = b.poll_transmit().unwrap().data.to_vec();
+    /// assert!(!a.has_rtt());
+    /// a.handle_datagram(0.02, &pong).unwrap();
+    /// assert!(a.has_rtt());
+    /// assert_eq!(a.counters().packets_acked, 1);
+    /// ```
+    pub fn has_rtt(&self) -> bool {
+        self.update.has_rtt
+    }
+
     /// The ack and ack_bits the next packet will carry.
     ///
     /// ```

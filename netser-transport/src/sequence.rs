@@ -274,9 +274,15 @@ impl<T> SequenceBuffer<T> {
     /// buffer.insert(9, ()).unwrap();
     /// assert!(buffer.contains(9));
     /// assert!(!buffer.contains(1)); // same slot, different sequence
+    /// assert!(!buffer.contains(10)); // newer than any stored
     /// ```
     #[inline]
     pub fn contains(&self, sequence: u16) -> bool {
+        // Only sequences before `sequence()` are stored: one at or past it (the newest
+        // packet yet, the common case) is answered without reading its slot.
+        if !sequence_less_than(sequence, self.sequence) {
+            return false;
+        }
         let slot = &self.slots[self.index(sequence)];
         slot.entry.is_some() && slot.sequence == sequence
     }
@@ -318,6 +324,25 @@ impl<T> SequenceBuffer<T> {
         } else {
             None
         }
+    }
+
+    /// Replaces the entry stored for `sequence`, which the caller knows is stored,
+    /// without reading the slot: on a cold buffer a store does not wait for memory the
+    /// way a load does.
+    #[inline]
+    pub(crate) fn overwrite(&mut self, sequence: u16, entry: T)
+    where
+        T: Copy,
+    {
+        debug_assert!(
+            self.contains(sequence),
+            "overwrite of {sequence}, not stored"
+        );
+        let index = self.index(sequence);
+        self.slots[index] = Slot {
+            sequence,
+            entry: Some(entry),
+        };
     }
 
     /// Stores `entry` for `sequence`, replacing any entry it had, and returns it.
@@ -524,6 +549,55 @@ impl<T> SequenceBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Whether the slot of `sequence` holds it: the answer of `contains` without its
+    /// shortcut for sequences at or past `sequence()`.
+    fn slot_holds<T>(buffer: &SequenceBuffer<T>, sequence: u16) -> bool {
+        let slot = &buffer.slots[buffer.index(sequence)];
+        slot.entry.is_some() && slot.sequence == sequence
+    }
+
+    proptest! {
+        /// `contains` answers as the slot does for every sequence, through inserts
+        /// (in order, late, far ahead, stale), advances and removals across the wrap.
+        #[test]
+        fn contains_answers_as_the_slot(
+            capacity_log in 0u32..6,
+            start in any::<u16>(),
+            steps in proptest::collection::vec((0u8..4, 0u16..80), 1..200),
+        ) {
+            let capacity = 1usize << capacity_log;
+            let mut buffer = SequenceBuffer::new(capacity);
+            let mut newest = start;
+            for (op, delta) in steps {
+                match op {
+                    0 => {
+                        newest = newest.wrapping_add(delta % 3);
+                        let _ = buffer.insert(newest, ());
+                    }
+                    1 => {
+                        let _ = buffer.insert(newest.wrapping_sub(delta), ());
+                    }
+                    2 => {
+                        newest = newest.wrapping_add(delta);
+                        buffer.advance(newest);
+                    }
+                    _ => {
+                        let _ = buffer.remove(newest.wrapping_sub(delta % 8));
+                    }
+                }
+                let around = buffer.sequence().wrapping_sub(100);
+                for i in 0..200u16 {
+                    let sequence = around.wrapping_add(i);
+                    prop_assert_eq!(buffer.contains(sequence), slot_holds(&buffer, sequence));
+                }
+                for sequence in [0, 1, 32767, 32768, 32769, 65535] {
+                    prop_assert_eq!(buffer.contains(sequence), slot_holds(&buffer, sequence));
+                }
+            }
+        }
+    }
 
     /// The largest buffer works from a fresh start, through several wraps of the
     /// sequence, and keeps a full window: every sequence of the last `capacity` is

@@ -78,6 +78,9 @@ pub(crate) struct SentWindow {
     /// is stored earlier).
     latest_time: f64,
     latest_bytes: u32,
+    /// The newest packet is acked: with its time and bytes above, its ack (usually
+    /// the one a header names first) reads and writes no slot.
+    latest_acked: bool,
 }
 
 impl SentWindow {
@@ -99,6 +102,7 @@ impl SentWindow {
             first_time: 0.0,
             latest_time: f64::NEG_INFINITY,
             latest_bytes: 0,
+            latest_acked: false,
         }
     }
 
@@ -116,6 +120,7 @@ impl SentWindow {
         self.settled_unacked = 0;
         self.latest_time = f64::NEG_INFINITY;
         self.latest_bytes = 0;
+        self.latest_acked = false;
     }
 
     /// The oldest packet's sequence.
@@ -137,6 +142,7 @@ impl SentWindow {
         let time = now.max(self.latest_time);
         self.latest_time = time;
         self.latest_bytes = bytes;
+        self.latest_acked = false;
         let mut first_left = false;
         let Self {
             packets,
@@ -192,12 +198,30 @@ impl SentWindow {
     /// acked before.
     pub fn ack(&mut self, sequence: u16, now: f64) -> Option<f64> {
         let first = self.first();
-        let packet = self.packets.get_mut(sequence)?;
-        if packet.acked {
-            return None;
-        }
-        packet.acked = true;
-        let (time, bytes) = (packet.time, packet.bytes);
+        let (time, bytes) =
+            if !self.packets.is_empty() && sequence == self.packets.sequence().wrapping_sub(1) {
+                // The newest packet: its time, bytes and ack are at hand; the slot is only
+                // written.
+                if self.latest_acked {
+                    return None;
+                }
+                self.latest_acked = true;
+                let (time, bytes) = (self.latest_time, self.latest_bytes);
+                let packet = SentPacket {
+                    time,
+                    bytes,
+                    acked: true,
+                };
+                self.packets.overwrite(sequence, packet);
+                (time, bytes)
+            } else {
+                let packet = self.packets.get_mut(sequence)?;
+                if packet.acked {
+                    return None;
+                }
+                packet.acked = true;
+                (packet.time, packet.bytes)
+            };
         self.acked += 1;
         self.acked_bytes += u64::from(bytes);
         let offset = usize::from(sequence.wrapping_sub(first));
@@ -346,6 +370,7 @@ impl SentWindow {
             assert_eq!(self.next_to_settle, next.time);
         }
         if let (Some((_, oldest)), Some((_, newest))) = (packets.first(), packets.last()) {
+            assert_eq!(self.latest_acked, newest.acked);
             assert_eq!(self.first_time, oldest.time);
             assert_eq!(
                 (self.latest_time, self.latest_bytes),

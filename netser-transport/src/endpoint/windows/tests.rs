@@ -263,6 +263,7 @@ fn sent_window_copies_equal_its_slots_under_random_sends_acks_and_settles() {
     for capacity in [1usize, 2, 8, 64] {
         let mut sent = SentWindow::new(capacity);
         let (mut now, mut sequence, mut inserted, mut measured) = (0.0f64, 0u16, 0u32, 0u32);
+        let mut newest_acks = 0u32;
         for _ in 0..150_000 {
             let roll = next();
             now += match roll % 16 {
@@ -283,7 +284,20 @@ fn sent_window_copies_equal_its_slots_under_random_sends_acks_and_settles() {
                 }
                 4 | 5 => {
                     let back = (roll >> 24) as u16 % (capacity as u16 + 4);
-                    let _ = sent.ack(sequence.wrapping_sub(back).wrapping_add(2), now);
+                    let acked = sequence.wrapping_sub(back).wrapping_add(2);
+                    // The answer from the slot, before the ack (the newest packet's
+                    // ack takes it from the copies in the window).
+                    let expected = sent
+                        .packets()
+                        .get(acked)
+                        .filter(|packet| !packet.acked)
+                        .map(|packet| (now - packet.time).max(0.0));
+                    newest_acks +=
+                        u32::from(expected.is_some() && acked == sequence.wrapping_sub(1));
+                    assert_eq!(sent.ack(acked, now), expected);
+                    if let Some(packet) = sent.packets().get(acked) {
+                        assert!(packet.acked, "{acked} stays in the window, acked");
+                    }
                 }
                 _ => {
                     let settle = [0.0, 0.05, 0.2, 1.0][(roll >> 24) as usize % 4];
@@ -303,6 +317,7 @@ fn sent_window_copies_equal_its_slots_under_random_sends_acks_and_settles() {
             sent.assert_consistent();
         }
         assert!(inserted > 65536, "the sequence wraps");
+        assert!(newest_acks > 200, "capacity {capacity}: {newest_acks}");
         if capacity > 1 {
             assert!(measured > 5000, "capacity {capacity}: {measured}");
         }
