@@ -113,9 +113,8 @@ pub struct Connection<Out, In = Out> {
     ack_report: AckReport,
     /// The channel that packs first in the next packet.
     rotation: usize,
-    /// Scratch: the packet being built, the channel plan, a datagram copied out,
-    /// messages being parsed.
-    packet: Vec<u8>,
+    /// Scratch: the channel plan, a datagram copied out, messages being parsed. (The
+    /// packet is built in the endpoint's outgoing queue.)
     plan: Vec<(usize, usize)>,
     datagram: Vec<u8>,
     incoming: Vec<Incoming<In>>,
@@ -168,12 +167,6 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             acks_owed: AcksOwed::default(),
             ack_report: AckReport::default(),
             rotation: 0,
-            packet: vec![
-                0;
-                config
-                    .packet_payload_bytes()
-                    .max(config.endpoint.max_packet_size)
-            ],
             datagram: Vec::new(),
             incoming: Vec::new(),
             sections: section::SectionAcks::new(sent_packets),

@@ -78,6 +78,7 @@ pub mod header;
 mod reassembly;
 mod receive;
 mod rtt_history;
+mod send;
 mod stats;
 mod windows;
 
@@ -86,7 +87,6 @@ use core::ops::Range;
 pub use config::{Config, ConfigError, DEFAULT_REASSEMBLY_MEMORY_BOUND, MAX_RTT_HISTORY_SIZE};
 pub use counters::{Counters, DropCounters};
 pub use error::{ReceiveError, SendError};
-use header::{FragmentHeader, PacketHeader, FRAGMENT_HEADER_BYTES};
 use reassembly::Reassembly;
 use rtt_history::RttHistory;
 pub use stats::{Stats, MIN_RTO};
@@ -166,7 +166,10 @@ pub struct Endpoint {
     ack_bits: u32,
     reassembly: Reassembly,
     acks: Vec<u16>,
+    /// The datagrams queued, in `outgoing[..outgoing_used]`. The buffer keeps its
+    /// length (packets are written into it in place), so reusing it clears nothing.
     outgoing: Vec<u8>,
+    outgoing_used: usize,
     /// Datagrams queued in `outgoing`; those before `next_transmit` have been polled.
     /// Both are emptied once everything is polled.
     transmits: Vec<QueuedTransmit>,
@@ -244,6 +247,7 @@ impl Endpoint {
             ),
             acks: Vec::new(),
             outgoing: Vec::new(),
+            outgoing_used: 0,
             transmits: Vec::new(),
             next_transmit: 0,
             rtt_history: RttHistory::new(config.rtt_history_size),
@@ -322,97 +326,6 @@ impl Endpoint {
         (self.ack, self.ack_bits)
     }
 
-    /// Sends `payload` as the next packet: one datagram, or fragments when it is longer
-    /// than [`Config::fragment_above`]. The datagrams wait for
-    /// [`poll_transmit`](Self::poll_transmit). Returns the packet's sequence; it will be
-    /// reported by [`drain_acks`](Self::drain_acks) once the other side receives it.
-    /// An empty payload is allowed (a packet that only carries acks).
-    ///
-    /// # Errors
-    ///
-    /// [`SendError::TooLarge`] if `payload` is longer than [`Config::max_packet_size`];
-    /// nothing is sent and the sequence does not advance.
-    ///
-    /// ```
-    /// # use netser_transport::endpoint::{Config, Endpoint};
-    /// let mut endpoint = Endpoint::new(0.0, Config::default()).unwrap();
-    /// assert_eq!(endpoint.send_packet(0.0, &[7; 2500]), Ok(0));
-    /// let sizes: Vec<usize> = std::iter::from_fn(|| endpoint.poll_transmit().map(|t| t.data.len())).collect();
-    /// // fragment header 5 (+ packet header 8 on fragment 0) + 1024, 1024, 452 bytes
-    /// assert_eq!(sizes, [5 + 8 + 1024, 5 + 1024, 5 + 452]);
-    /// ```
-    pub fn send_packet(&mut self, now: f64, payload: &[u8]) -> Result<u16, SendError> {
-        if payload.len() > self.config.max_packet_size {
-            self.counters.packets_too_large_to_send += 1;
-            return Err(SendError::TooLarge {
-                size: payload.len(),
-                max: self.config.max_packet_size,
-            });
-        }
-        let sequence = self.sequence;
-        self.sequence = sequence.wrapping_add(1);
-        self.update.time = now;
-        if self.next_transmit == self.transmits.len() {
-            // Everything handed out before has been sent: reuse the buffers.
-            self.outgoing.clear();
-            self.transmits.clear();
-            self.next_transmit = 0;
-        }
-        let (header, header_len) = PacketHeader {
-            sequence,
-            ack: self.ack,
-            ack_bits: self.ack_bits,
-        }
-        .encode();
-        let header = &header[..header_len];
-        let per_datagram = self.config.packet_header_size;
-
-        let wire_bytes = if payload.len() <= self.config.fragment_above {
-            let start = self.outgoing.len();
-            self.outgoing.extend_from_slice(header);
-            self.outgoing.extend_from_slice(payload);
-            self.transmits.push(QueuedTransmit {
-                sequence,
-                start,
-                end: self.outgoing.len(),
-            });
-            per_datagram + header_len + payload.len()
-        } else {
-            let num_fragments = payload.len().div_ceil(self.config.fragment_size);
-            self.outgoing
-                .reserve(payload.len() + header_len + num_fragments * FRAGMENT_HEADER_BYTES);
-            let mut wire_bytes = 0;
-            for (fragment_id, data) in payload.chunks(self.config.fragment_size).enumerate() {
-                let start = self.outgoing.len();
-                self.outgoing.extend_from_slice(
-                    &FragmentHeader {
-                        sequence,
-                        fragment_id: fragment_id as u8,
-                        num_fragments: num_fragments as u16,
-                    }
-                    .encode(),
-                );
-                if fragment_id == 0 {
-                    self.outgoing.extend_from_slice(header);
-                }
-                self.outgoing.extend_from_slice(data);
-                let end = self.outgoing.len();
-                self.transmits.push(QueuedTransmit {
-                    sequence,
-                    start,
-                    end,
-                });
-                wire_bytes += per_datagram + end - start;
-            }
-            self.counters.fragments_sent += num_fragments as u64;
-            wire_bytes
-        };
-        self.sent
-            .insert(sequence, now, u32::try_from(wire_bytes).unwrap_or(u32::MAX));
-        self.counters.packets_sent += 1;
-        Ok(sequence)
-    }
-
     /// The next datagram to send, oldest first; `None` when all are sent.
     ///
     /// ```
@@ -434,7 +347,7 @@ impl Endpoint {
                 })
             }
             None => {
-                self.outgoing.clear();
+                self.outgoing_used = 0;
                 self.transmits.clear();
                 self.next_transmit = 0;
                 None
@@ -760,6 +673,7 @@ impl Endpoint {
         self.reassembly.reset();
         self.acks.clear();
         self.outgoing.clear();
+        self.outgoing_used = 0;
         self.transmits.clear();
         self.next_transmit = 0;
         self.rtt_history.clear();
@@ -777,6 +691,7 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
+    use super::header::{FragmentHeader, PacketHeader};
     use super::*;
 
     fn pair() -> (Endpoint, Endpoint) {

@@ -87,22 +87,38 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
             }
             self.counters.ack_only_packets_sent += 1;
         }
-        let len = if self.plan.is_empty() && section.is_none() && ack_delay == 0 {
+        // The payload is written straight into the endpoint's outgoing queue. Its room:
+        // the packet budget, or a section larger than a packet with the tail's few bits
+        // (the `no more channels` and `section follows` bits and an ack delay).
+        let capacity = if self.plan.is_empty() && section.is_none() && ack_delay == 0 {
             0
         } else {
-            let mut w = WriteStream::new(&mut self.packet);
-            packet::write(
-                &mut w,
-                now,
-                packet_sequence,
-                &mut self.channels,
-                &self.plan,
-                ack_delay,
-                section,
-            )
-            .expect("the plan fits the packet budget");
-            w.finish()
+            let section_bytes = section.map_or(0, |(bytes, _)| bytes.len());
+            (self.config.packet_payload_bytes() + section_bytes + 4)
+                .min(self.config.endpoint.max_packet_size)
         };
+        let (channels, plan) = (&mut self.channels, &self.plan);
+        let mut len = 0;
+        self.endpoint
+            .send_packet_with(now, capacity, |buf| {
+                if capacity == 0 {
+                    return 0;
+                }
+                let mut w = WriteStream::new(buf);
+                packet::write(
+                    &mut w,
+                    now,
+                    packet_sequence,
+                    channels,
+                    plan,
+                    ack_delay,
+                    section,
+                )
+                .expect("the plan fits the packet budget");
+                len = w.finish();
+                len
+            })
+            .expect("packets fit max_packet_size");
         if ack_delay > 0 && self.ack_report.first_carrier.is_none() {
             self.ack_report.first_carrier = Some(packet_sequence);
         }
@@ -114,9 +130,6 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
         if section.is_some() {
             self.sections.on_packet_sent(packet_sequence);
         }
-        self.endpoint
-            .send_packet(now, &self.packet[..len])
-            .expect("packets fit max_packet_size");
         Some(packet_sequence)
     }
 }

@@ -110,7 +110,8 @@ pub struct Counters {
     pub packets_sent: u64,
     /// Fragments sent.
     pub fragments_sent: u64,
-    /// Payloads refused by [`Endpoint::send_packet`](super::Endpoint::send_packet) as too large.
+    /// Payloads refused by [`Endpoint::send_packet`](super::Endpoint::send_packet) as too
+    /// large, or by [`Endpoint::send_packet_with`](super::Endpoint::send_packet_with).
     pub packets_too_large_to_send: u64,
     /// Datagrams handed to [`Endpoint::handle_datagram`](super::Endpoint::handle_datagram),
     /// whatever became of them.

@@ -17,6 +17,14 @@ pub enum SendError {
         /// The limit.
         max: usize,
     },
+    /// The writer given to [`send_packet_with`](super::Endpoint::send_packet_with)
+    /// returned a length past the buffer it was handed.
+    WrittenPastCapacity {
+        /// The length it returned.
+        written: usize,
+        /// The buffer's length.
+        capacity: usize,
+    },
 }
 
 impl core::fmt::Display for SendError {
@@ -25,6 +33,10 @@ impl core::fmt::Display for SendError {
             Self::TooLarge { size, max } => {
                 write!(f, "payload of {size} bytes is over max_packet_size {max}")
             }
+            Self::WrittenPastCapacity { written, capacity } => write!(
+                f,
+                "the payload writer returned {written} bytes written into a buffer of {capacity}"
+            ),
         }
     }
 }
