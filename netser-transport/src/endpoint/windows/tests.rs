@@ -89,6 +89,12 @@ fn the_latest_arrival_leaving_first_is_found_again() {
 
 fn assert_agree(endpoint: &mut Endpoint, now: f64, context: &str) {
     endpoint.handle_timeout(now);
+    // `has_rtt` reads the update's flag for what the counters say.
+    assert_eq!(
+        endpoint.has_rtt(),
+        endpoint.counters().packets_acked > 0,
+        "{context}"
+    );
     let fast = endpoint.measure(now);
     let settle = settle_time(&endpoint.stats, endpoint.update.has_rtt);
     let slow = reference::measure(
