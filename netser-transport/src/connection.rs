@@ -720,6 +720,8 @@ impl<Out: NetSerialize, In: NetSerialize> Connection<Out, In> {
                     .saturating_mul(config.max_block_size),
             );
         let sections = section::SectionAcks::heap_bytes(config.endpoint.sent_packets_buffer_size);
+        // The first term: the room a packet is built in, in the endpoint's outgoing
+        // queue (its header goes in the queue's per-packet share above).
         let scratch = config
             .packet_payload_bytes()
             .max(config.endpoint.max_packet_size)
