@@ -85,8 +85,8 @@ struct Options {
 /// The connection settings of both sides: the game's, or with `--server-preset`
 /// [`ConnectionConfig::for_many_clients`]: queues of 64 messages a channel, 256-packet
 /// endpoint windows, a 64-sample RTT history, and blocks up to 16 KiB, two in flight,
-/// two queued and two received (a connection holds about 47 KiB at rest instead of
-/// 221 KiB, and its bound is about 0.34 MiB instead of 9.2 MiB).
+/// two queued and two received (a connection holds about 44 KiB at rest instead of
+/// 339 KiB, and its bound is about 0.34 MiB instead of 9.3 MiB).
 fn connection_config(server_preset: bool) -> ConnectionConfig {
     let config = game::connection_config();
     if server_preset {
