@@ -207,14 +207,15 @@ impl Window {
         // Bytes the slot holds now (its buffer, reused when large enough).
         let own = slot.reassembly.as_ref().map_or(0, |r| r.data.capacity());
         let over = |room: Room| size > own && (room.held - own).saturating_add(size) > room.max;
+        let beyond = |room: Room| ChunkPacketError::BytesBeyondWindow {
+            found: slice.chunk_id,
+            held: room.held,
+            size,
+            max: room.max,
+        };
         if slot.reassembly.is_none() {
             if let Some(room) = room.filter(|&r| over(r)) {
-                return Err(stats.rejected.record(ChunkPacketError::BytesBeyondWindow {
-                    found: slice.chunk_id,
-                    held: room.held,
-                    size,
-                    max: room.max,
-                }));
+                return Err(stats.rejected.record(beyond(room)));
             }
         }
         let reassembly = slot.reassembly.get_or_insert_with(|| {
@@ -232,12 +233,7 @@ impl Window {
             }
             if let Some(room) = room.filter(|&r| over(r)) {
                 // Restarted once it fits, or once it is the oldest.
-                return Err(stats.rejected.record(ChunkPacketError::BytesBeyondWindow {
-                    found: slice.chunk_id,
-                    held: room.held,
-                    size,
-                    max: room.max,
-                }));
+                return Err(stats.rejected.record(beyond(room)));
             }
             stats.abandoned_chunks += 1;
             stats.returned_to_older_chunk += 1;
